@@ -1,0 +1,82 @@
+#include "cost_models/uniform.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "schedules/error.hpp"
+
+namespace pipesim {
+namespace {
+
+void check_stage(const StageCosts& c, const std::string& where) {
+  if (c.fwd < 0 || c.bwd < 0 || c.wgrad < 0)
+    throw InputError(where + ": durations must be non-negative");
+  if (c.wgrad > c.bwd)
+    throw InputError(where + ": weight-gradient time (" + format_duration(c.wgrad) +
+                     ") must not exceed the full backward time (" + format_duration(c.bwd) + ")");
+}
+
+}  // namespace
+
+UniformCostModel::UniformCostModel(UniformCostConfig config) : config_(std::move(config)) {
+  check_stage(config_.stage, "cost model");
+  for (const auto& [stage, costs] : config_.overrides) {
+    if (stage < 0) throw InputError("cost model: stage override index must be >= 0, got " + std::to_string(stage));
+    check_stage(costs, "cost model, stage " + std::to_string(stage));
+  }
+  if (config_.optimizer < 0 || config_.activation_bytes < 0 || config_.message_bytes < 0 ||
+      config_.grad_bytes < 0 || config_.link_latency < 0)
+    throw InputError("cost model: times and sizes must be non-negative");
+  if (!(config_.link_bandwidth >= 0) || !std::isfinite(config_.link_bandwidth))
+    throw InputError("cost model: link bandwidth must be a positive finite number");
+  if (!(config_.input_grad_free_fraction >= 0 && config_.input_grad_free_fraction <= 1))
+    throw InputError("cost model: input-gradient free fraction must lie in [0, 1]");
+}
+
+const StageCosts& UniformCostModel::costs_of(int stage) const {
+  auto it = config_.overrides.find(stage);
+  return it == config_.overrides.end() ? config_.stage : it->second;
+}
+
+Tick UniformCostModel::compute_time(const Op& op, int chunks) const {
+  PIPESIM_ASSERT(chunks > 0);
+  const StageCosts& c = costs_of(op.stage);
+  Tick full = 0;
+  switch (op.kind) {
+    case OpKind::F: full = c.fwd; break;
+    case OpKind::B: full = c.bwd; break;
+    case OpKind::I: full = c.bwd - c.wgrad; break;
+    case OpKind::W: full = c.wgrad; break;
+    case OpKind::OptStep: full = config_.optimizer; break;
+    case OpKind::GradSync: PIPESIM_ASSERT(!"GradSync is not a compute op"); break;
+  }
+  return full / chunks;
+}
+
+ActivationCost UniformCostModel::activation(const Op&, int chunks) const {
+  const std::int64_t bytes = config_.activation_bytes / chunks;
+  const auto freed = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * config_.input_grad_free_fraction));
+  return {bytes, freed};
+}
+
+std::int64_t UniformCostModel::message_bytes(const Op&, int) const { return config_.message_bytes; }
+
+Tick UniformCostModel::occupancy(std::int64_t bytes) const {
+  if (config_.link_bandwidth <= 0 || bytes <= 0) return 0;
+  return static_cast<Tick>(std::llround(static_cast<double>(bytes) / config_.link_bandwidth * 1e9));
+}
+
+TransferCost UniformCostModel::transfer(int, int, std::int64_t bytes) const {
+  return {occupancy(bytes), config_.link_latency};
+}
+
+std::int64_t UniformCostModel::grad_bytes(const Op&, int chunks) const { return config_.grad_bytes / chunks; }
+
+Tick UniformCostModel::allreduce_time(int participants, std::int64_t bytes) const {
+  if (participants <= 1) return 0;
+  const double r = participants;
+  const Tick volume = occupancy(static_cast<std::int64_t>(std::llround(2.0 * (r - 1) / r * static_cast<double>(bytes))));
+  return volume + 2 * (participants - 1) * config_.link_latency;
+}
+
+}  // namespace pipesim

@@ -1,0 +1,37 @@
+#include "schedules/generator.hpp"
+
+#include "schedules/error.hpp"
+#include "schedules/generators/generators.hpp"
+
+namespace pipesim {
+
+const std::vector<GeneratorInfo>& generators() {
+  static const std::vector<GeneratorInfo> all = {
+      {"gpipe", "GPipe: all forwards, then all backwards, flush", &make_gpipe},
+      {"1f1b", "1F1B with flush (PipeDream-Flush / DAPPLE)", &make_1f1b},
+      {"interleaved", "interleaved 1F1B with v chunks per device (Megatron-LM)", &make_interleaved},
+      {"zb-h1", "Zero Bubble H1: split backward I/W, 1F1B memory", &make_zb_h1},
+      {"zb-h2", "Zero Bubble H2: split backward I/W, 2p-1 activations", &make_zb_h2},
+  };
+  return all;
+}
+
+const GeneratorInfo& find_generator(std::string_view name) {
+  for (const auto& g : generators())
+    if (g.name == name) return g;
+  std::string known;
+  for (const auto& g : generators()) known += (known.empty() ? "" : ", ") + std::string(g.name);
+  throw InputError("unknown schedule '" + std::string(name) + "' (known: " + known + ")");
+}
+
+void require_positive(std::string_view schedule, std::string_view flag, long long value) {
+  if (value <= 0)
+    throw InputError(std::string(schedule) + ": " + std::string(flag) + " must be a positive integer, got " +
+                     std::to_string(value));
+}
+
+void require(bool ok, std::string_view schedule, const std::string& what) {
+  if (!ok) throw InputError(std::string(schedule) + ": " + what);
+}
+
+}  // namespace pipesim

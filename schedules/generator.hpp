@@ -1,0 +1,42 @@
+#pragma once
+// The schedule generators: pure functions ScheduleParams -> Schedule, found by name.
+// Each generator checks its parameters and throws InputError naming the flag and the
+// constraint ("interleaved: m (6) must be a multiple of p (4)").
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedules/schedule.hpp"
+
+namespace pipesim {
+
+struct ScheduleParams {
+  int p = 4;           // pipeline stages = devices per pipeline
+  int m = 8;           // micro-batches per iteration per device
+  int v = 2;           // chunks per device (interleaved only)
+  int iterations = 1;  // optimizer steps to generate
+};
+
+using GeneratorFn = Schedule (*)(const ScheduleParams&);
+
+struct GeneratorInfo {
+  std::string_view name;     // CLI name, e.g. "1f1b"
+  std::string_view summary;  // one line for `pipesim schedule --list`
+  GeneratorFn fn;
+};
+
+// All generators, in the order `--schedules all` runs them.
+const std::vector<GeneratorInfo>& generators();
+
+// Looks a generator up by name; InputError listing the known names if absent.
+const GeneratorInfo& find_generator(std::string_view name);
+
+inline Schedule generate(std::string_view name, const ScheduleParams& params) {
+  return find_generator(name).fn(params);
+}
+
+// Shared parameter checks, so every generator words its errors the same way.
+void require_positive(std::string_view schedule, std::string_view flag, long long value);
+void require(bool ok, std::string_view schedule, const std::string& what);
+
+}  // namespace pipesim

@@ -1,0 +1,13 @@
+#pragma once
+// One function per schedule family; each lives in its own .cpp beside this header.
+#include "schedules/generator.hpp"
+
+namespace pipesim {
+
+Schedule make_gpipe(const ScheduleParams& params);
+Schedule make_1f1b(const ScheduleParams& params);
+Schedule make_interleaved(const ScheduleParams& params);
+Schedule make_zb_h1(const ScheduleParams& params);
+Schedule make_zb_h2(const ScheduleParams& params);
+
+}  // namespace pipesim

@@ -1,0 +1,78 @@
+#include "schedules/op_text.hpp"
+
+#include <charconv>
+#include <limits>
+
+namespace pipesim {
+namespace {
+
+// Reads a non-negative decimal int at text[pos..]; advances pos. False if none or overflow.
+bool read_int(std::string_view text, std::size_t& pos, std::int32_t& out) {
+  const char* first = text.data() + pos;
+  const char* last = text.data() + text.size();
+  if (first == last || *first < '0' || *first > '9') return false;
+  auto [ptr, ec] = std::from_chars(first, last, out);
+  if (ec != std::errc()) return false;
+  pos += static_cast<std::size_t>(ptr - first);
+  return true;
+}
+
+bool fail(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+  return false;
+}
+
+}  // namespace
+
+std::string to_string(const Op& op) {
+  std::string out;
+  if (op.pipeline != 0) out += std::to_string(op.pipeline) + ":";
+  out += std::to_string(op.stage);
+  out += op_kind_name(op.kind);
+  if (is_microbatch_op(op.kind)) out += std::to_string(op.microbatch);
+  return out;
+}
+
+std::optional<Op> parse_op(std::string_view text, std::string* error) {
+  static constexpr std::string_view kExpected =
+      "expected an op like 2F0, 3I5, 3W5, 1B4, 1:2F0, 2GRADSYNC or 2OPT";
+  auto bad = [&](std::string_view why) {
+    fail(error, "'" + std::string(text) + "': " + std::string(why) + " (" + std::string(kExpected) + ")");
+    return std::nullopt;
+  };
+  std::size_t pos = 0;
+  Op op;
+  std::int32_t first = 0;
+  if (!read_int(text, pos, first)) return bad("no stage number");
+  if (pos < text.size() && text[pos] == ':') {
+    op.pipeline = first;
+    ++pos;
+    if (!read_int(text, pos, first)) return bad("no stage number after the pipeline prefix");
+  }
+  op.stage = first;
+  const std::string_view rest = text.substr(pos);
+  struct Name { std::string_view text; OpKind kind; };
+  static constexpr Name kStageOps[] = {{"GRADSYNC", OpKind::GradSync}, {"REDUCE_GRAD", OpKind::GradSync},
+                                       {"OPT", OpKind::OptStep}};
+  for (const auto& n : kStageOps) {
+    if (rest == n.text) {
+      op.kind = n.kind;
+      op.microbatch = -1;
+      return op;
+    }
+  }
+  if (rest.empty()) return bad("no op kind");
+  switch (rest[0]) {
+    case 'F': op.kind = OpKind::F; break;
+    case 'B': op.kind = OpKind::B; break;
+    case 'I': op.kind = OpKind::I; break;
+    case 'W': op.kind = OpKind::W; break;
+    default: return bad("unknown op kind");
+  }
+  ++pos;
+  if (!read_int(text, pos, op.microbatch)) return bad("no micro-batch number");
+  if (pos != text.size()) return bad("trailing characters");
+  return op;
+}
+
+}  // namespace pipesim

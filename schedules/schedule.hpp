@@ -1,0 +1,49 @@
+#pragma once
+// Schedule: pure data, never time. Per-device ordered op lists plus the placement
+// (pipeline, stage) -> device. The engine (sim/) gives it time; generators
+// (schedules/generators/) and readers (schedule_io.hpp) produce it.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schedules/op.hpp"
+
+namespace pipesim {
+
+struct Schedule {
+  std::string name;          // e.g. "1f1b"; free text for imported schedules
+  int num_devices = 0;
+  int num_stages = 0;        // stages per pipeline (p*v for interleaved)
+  int num_pipelines = 1;     // model replicas running as separate pipelines (Chimera: 2)
+  int microbatches = 0;      // micro-batches per iteration per device (the spec's m = N)
+  int iterations = 1;        // optimizer steps the op lists cover
+  bool blocking_grad_sync = false;  // GradSync stalls its device until the collective ends
+
+  // placement[pipeline][stage] = device holding that stage replica.
+  std::vector<std::vector<int>> placement;
+  // ops[device] = that device's ops in execution order.
+  std::vector<std::vector<Op>> ops;
+
+  int device_of(int pipeline, int stage) const { return placement[pipeline][stage]; }
+  int device_of(const Op& op) const { return placement[op.pipeline][op.stage]; }
+
+  // How many chunks one device's share of the model is cut into: num_stages divided by
+  // the number of distinct devices pipeline 0 spans (interleaved: v, ZB-V: 2, plain: 1).
+  // A cost model gives each chunk 1/chunks_per_device() of a full stage's time.
+  int chunks_per_device() const;
+
+  // Chunk index of a stage on its device: its rank among the stages of that pipeline
+  // held by the same device, in stage order (interleaved rank r: stage c*p + r -> c).
+  int chunk_of(const Op& op) const;
+
+  // The (pipeline, stage) replicas held by device d, in (pipeline, stage) order.
+  std::vector<std::pair<int, int>> replicas_on(int device) const;
+
+  std::size_t total_ops() const;
+};
+
+// Fills placement for a single plain pipeline: stage s on device s % num_devices
+// (so interleaved chunk c of rank r is stage c*p + r).
+std::vector<std::vector<int>> round_robin_placement(int num_stages, int num_devices);
+
+}  // namespace pipesim

@@ -1,0 +1,47 @@
+#pragma once
+// The discrete-event engine: gives a Schedule time under a CostModel.
+//
+// Rules: integer-nanosecond time; events ordered by (time, insertion order), so ties are
+// FIFO and runs are deterministic. Each device runs its op list in order, one compute op
+// at a time. A data dependency that crosses devices becomes a transfer on the directed
+// link (src, dst) when the producer finishes: the bytes/bandwidth part occupies the link
+// (FIFO behind earlier transfers), the latency part is pipelined. Sends and receives
+// overlap compute. GradSync is a collective on the participants' communication streams:
+// it starts when every participant has reached it (and its comm stream is free), and does
+// not stall its device unless the schedule says blocking_grad_sync. OptStep bumps the
+// weight version of its stage replica on its device.
+//
+// The engine never computes a duration (it asks the CostModel) and never formats output
+// (it emits records to a SimObserver).
+#include <cstdint>
+#include <vector>
+
+#include "cost_models/cost_model.hpp"
+#include "schedules/schedule.hpp"
+#include "sim/observer.hpp"
+
+namespace pipesim {
+
+struct DeviceStats {
+  Tick busy = 0;         // total compute time
+  Tick first_start = 0;  // start of the device's first compute op
+  Tick last_end = 0;     // end of its last compute op
+  std::int32_t peak_activations = 0;
+  std::int64_t peak_activation_bytes = 0;
+  std::int64_t final_activation_bytes = 0;  // held after the last op (0 for a complete schedule)
+};
+
+struct SimResult {
+  Tick makespan = 0;  // end of the last op (compute or collective); time starts at 0
+  std::vector<DeviceStats> devices;
+  // The chain of ops that determined the makespan, first to last: each op started when
+  // its predecessor in this chain (on its device, or through a transfer) let it.
+  std::vector<OpRef> critical_path;
+  std::uint64_t events = 0;  // events processed, for benchmarks
+};
+
+// Runs the schedule. Throws InputError if the schedule's dependencies are broken (missing
+// producers, duplicates) or if it deadlocks; the message names the waiting ops.
+SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr);
+
+}  // namespace pipesim
