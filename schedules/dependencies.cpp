@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "schedules/error.hpp"
@@ -21,6 +23,44 @@ struct KeyHash {
   std::size_t operator()(const Key& k) const noexcept { return OpHash{}(k.op) * 31 + static_cast<std::size_t>(k.occurrence); }
 };
 
+std::string str(long long v) { return std::to_string(v); }
+
+// The schedule's shape must be consistent before any op can be looked at.
+void check_shape(const Schedule& s) {
+  if (s.num_devices <= 0 || s.num_stages <= 0 || s.num_pipelines <= 0)
+    throw InputError("schedule: devices (" + str(s.num_devices) + "), stages (" + str(s.num_stages) +
+                     ") and pipelines (" + str(s.num_pipelines) + ") must all be positive");
+  if (static_cast<int>(s.ops.size()) != s.num_devices)
+    throw InputError("schedule: " + str(static_cast<long long>(s.ops.size())) + " op lists for " + str(s.num_devices) +
+                     " devices");
+  if (static_cast<int>(s.placement.size()) != s.num_pipelines)
+    throw InputError("schedule: placement has " + str(static_cast<long long>(s.placement.size())) +
+                     " pipelines, expected " + str(s.num_pipelines));
+  for (std::size_t c = 0; c < s.placement.size(); ++c) {
+    if (static_cast<int>(s.placement[c].size()) != s.num_stages)
+      throw InputError("schedule: placement of pipeline " + str(static_cast<long long>(c)) + " has " +
+                       str(static_cast<long long>(s.placement[c].size())) + " stages, expected " + str(s.num_stages));
+    for (std::size_t st = 0; st < s.placement[c].size(); ++st)
+      if (s.placement[c][st] < 0 || s.placement[c][st] >= s.num_devices)
+        throw InputError("schedule: pipeline " + str(static_cast<long long>(c)) + " stage " +
+                         str(static_cast<long long>(st)) + " is placed on device " + str(s.placement[c][st]) +
+                         ", outside [0, " + str(s.num_devices) + ")");
+  }
+}
+
+// Why an op cannot run on device d, or nullopt if it can.
+std::optional<std::string> misplaced(const Schedule& s, const Op& op, int d) {
+  if (op.pipeline < 0 || op.pipeline >= s.num_pipelines)
+    return "pipeline " + str(op.pipeline) + " outside [0, " + str(s.num_pipelines) + ")";
+  if (op.stage < 0 || op.stage >= s.num_stages) return "stage " + str(op.stage) + " outside [0, " + str(s.num_stages) + ")";
+  if (is_microbatch_op(op.kind) && op.microbatch < 0) return "negative micro-batch id";
+  const int holder = s.device_of(op);
+  if (holder != d)
+    return "runs on device " + str(d) + ", but pipeline " + str(op.pipeline) + " stage " + str(op.stage) +
+           " is placed on device " + str(holder);
+  return std::nullopt;
+}
+
 }  // namespace
 
 int DependencyGraph::device_of(OpId id) const {
@@ -29,6 +69,7 @@ int DependencyGraph::device_of(OpId id) const {
 }
 
 DependencyGraph build_dependencies(const Schedule& schedule, std::vector<DependencyProblem>& problems) {
+  check_shape(schedule);
   DependencyGraph g;
   const auto num_devices = static_cast<std::size_t>(schedule.num_devices);
   g.device_offset.resize(num_devices + 1, 0);
@@ -41,10 +82,16 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
   where.reserve(n);
   std::map<std::tuple<int, int, int>, std::int32_t> seen_stage_ops;  // (kind, pipeline, stage) -> count
   std::vector<std::int32_t> occurrence(n, 0);
+  std::vector<bool> valid(n, true);
   for (std::size_t d = 0; d < num_devices; ++d) {
     for (std::size_t i = 0; i < schedule.ops[d].size(); ++i) {
       const Op& op = schedule.ops[d][i];
       const OpId id = g.device_offset[d] + static_cast<OpId>(i);
+      if (auto why = misplaced(schedule, op, static_cast<int>(d))) {
+        problems.push_back({static_cast<int>(d), static_cast<int>(i), to_string(op) + ": " + *why});
+        valid[id] = false;
+        continue;
+      }
       if (!is_microbatch_op(op.kind))
         occurrence[id] = seen_stage_ops[{static_cast<int>(op.kind), op.pipeline, op.stage}]++;
       auto [it, inserted] = where.emplace(Key{op, occurrence[id]}, id);
@@ -70,6 +117,7 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
       const Op& op = schedule.ops[d][i];
       const OpId id = g.device_offset[d] + static_cast<OpId>(i);
       g.pred_begin.push_back(static_cast<OpId>(g.preds.size()));
+      if (!valid[id]) continue;
       auto need = [&](const Op& producer, std::int32_t occ, const char* what) {
         const std::int64_t p = find(producer, occ);
         if (p < 0)

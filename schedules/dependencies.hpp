@@ -40,8 +40,11 @@ struct DependencyProblem {
   std::string message;  // "2B0 needs 2F0, which no device runs"
 };
 
-// Builds the graph; problems (missing producers, duplicate ops, unmatched collectives)
-// are appended to `problems` and the offending edge is left out.
+// Builds the graph. Throws InputError if the schedule's shape is inconsistent (op lists vs
+// devices, placement size, devices out of range). Problems with single ops (out-of-range
+// stage or pipeline, op on a device that does not hold its stage, duplicates, missing
+// producers, unmatched collectives) are appended to `problems`, and the offending op or
+// edge is left out.
 DependencyGraph build_dependencies(const Schedule& schedule, std::vector<DependencyProblem>& problems);
 
 }  // namespace pipesim

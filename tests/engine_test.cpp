@@ -1,0 +1,212 @@
+// The engine on hand-written schedules: link costs, FIFO link queueing, collectives,
+// versions, memory, deadlocks and broken inputs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "cost_models/uniform.hpp"
+#include "schedules/error.hpp"
+#include "schedules/op_text.hpp"
+#include "sim/engine.hpp"
+#include "sim/timeline.hpp"
+
+namespace pipesim {
+namespace {
+
+using testing::HasSubstr;
+
+// Builds a single-pipeline schedule from text lists, stage s on device s % devices.
+Schedule from_text(int devices, int stages, const std::vector<std::vector<std::string>>& lists) {
+  Schedule s;
+  s.name = "hand";
+  s.num_devices = devices;
+  s.num_stages = stages;
+  s.placement = round_robin_placement(stages, devices);
+  for (const auto& list : lists) {
+    s.ops.emplace_back();
+    for (const auto& text : list) s.ops.back().push_back(*parse_op(text));
+  }
+  return s;
+}
+
+UniformCostConfig ms_costs(int fwd_ms, int bwd_ms) {
+  UniformCostConfig c;
+  c.stage.fwd = fwd_ms * kNsPerMs;
+  c.stage.bwd = bwd_ms * kNsPerMs;
+  return c;
+}
+
+std::map<std::string, OpRecord> by_name(const Timeline& t) {
+  std::map<std::string, OpRecord> out;
+  for (const auto& r : t.ops) out[to_string(r.op)] = r;
+  return out;
+}
+
+TEST(Engine, ZeroCostLinksGiveDependencyOnlyTiming) {
+  // 2 stages, 2 micro-batches, 1F1B order. F=1ms, B=2ms.
+  const Schedule s = from_text(2, 2, {{"0F0", "0F1", "0B0", "0B1"}, {"1F0", "1B0", "1F1", "1B1"}});
+  TimelineRecorder rec;
+  const SimResult r = simulate(s, UniformCostModel(ms_costs(1, 2)), &rec);
+  auto ops = by_name(rec.timeline);
+  EXPECT_EQ(ops["1F0"].start, 1 * kNsPerMs);
+  EXPECT_EQ(ops["1B0"].start, 2 * kNsPerMs);
+  EXPECT_EQ(ops["1F1"].start, 4 * kNsPerMs);
+  EXPECT_EQ(ops["0B0"].start, 4 * kNsPerMs);
+  EXPECT_EQ(r.makespan, (2 + 2 - 1) * 3 * kNsPerMs);  // (m+p-1)(tF+tB)
+  EXPECT_EQ(r.devices[0].busy, 6 * kNsPerMs);
+  EXPECT_EQ(rec.timeline.ops.size(), 8u);
+}
+
+TEST(Engine, LinkDelaysDependentByExactlyLatencyPlusBytesOverBandwidth) {
+  const Schedule s = from_text(2, 2, {{"0F0", "0B0"}, {"1F0", "1B0"}});
+  UniformCostConfig c = ms_costs(1, 2);
+  c.link_latency = 10 * kNsPerUs;
+  c.link_bandwidth = 1e9;         // 1 GB/s
+  c.message_bytes = 2'000'000;    // 2 ms on the link
+  TimelineRecorder rec;
+  simulate(s, UniformCostModel(c), &rec);
+  auto ops = by_name(rec.timeline);
+  const Tick hop = 2 * kNsPerMs + 10 * kNsPerUs;
+  EXPECT_EQ(ops["1F0"].start, 1 * kNsPerMs + hop);
+  EXPECT_EQ(ops["0B0"].start, ops["1B0"].end + hop);
+  ASSERT_EQ(rec.timeline.transfers.size(), 2u);
+  EXPECT_EQ(rec.timeline.transfers[0].bytes, 2'000'000);
+  EXPECT_EQ(rec.timeline.transfers[0].arrival - rec.timeline.transfers[0].ready, hop);
+}
+
+TEST(Engine, TransfersQueueFifoOnTheLinkButLatencyIsPipelined) {
+  // Device 0 sends two forwards back to back with F = 0: both messages are ready at t = 0.
+  const Schedule s = from_text(2, 2, {{"0F0", "0F1", "0B0", "0B1"}, {"1F0", "1F1", "1B0", "1B1"}});
+  UniformCostConfig c = ms_costs(0, 0);
+  c.link_latency = 5 * kNsPerMs;
+  c.link_bandwidth = 1e9;
+  c.message_bytes = 1'000'000;  // 1 ms occupancy
+  TimelineRecorder rec;
+  simulate(s, UniformCostModel(c), &rec);
+  auto ops = by_name(rec.timeline);
+  EXPECT_EQ(ops["1F0"].start, 6 * kNsPerMs);  // 1 ms on the link + 5 ms latency
+  EXPECT_EQ(ops["1F1"].start, 7 * kNsPerMs);  // waits 1 ms for the link, latency overlaps
+}
+
+TEST(Engine, CollectiveWaitsForAllParticipantsAndCostsRingAllreduce) {
+  // Two pipelines each with one stage, on devices 0 and 1: a data-parallel pair.
+  Schedule s;
+  s.num_devices = 2;
+  s.num_stages = 1;
+  s.num_pipelines = 2;
+  s.placement = {{0}, {1}};
+  s.ops = {{*parse_op("0F0"), *parse_op("0B0"), *parse_op("0GRADSYNC"), *parse_op("0OPT")},
+           {*parse_op("1:0F1"), *parse_op("1:0B1"), *parse_op("1:0B2"), *parse_op("1:0GRADSYNC"), *parse_op("1:0OPT")}};
+  s.ops[1].insert(s.ops[1].begin() + 2, *parse_op("1:0F2"));
+  UniformCostConfig c = ms_costs(1, 2);
+  c.grad_bytes = 4'000'000;
+  c.link_bandwidth = 1e9;
+  c.link_latency = 1 * kNsPerUs;
+  c.optimizer = 1 * kNsPerMs;
+  TimelineRecorder rec;
+  const SimResult r = simulate(s, UniformCostModel(c), &rec);
+  ASSERT_EQ(rec.timeline.collectives.size(), 1u);
+  const auto& col = rec.timeline.collectives[0];
+  EXPECT_EQ(col.start, 6 * kNsPerMs);  // device 1 reaches it after F B F B = 6 ms
+  // ring: 2(r-1)/r * bytes / bw + 2(r-1) latency = 4 ms + 2 us
+  EXPECT_EQ(col.end - col.start, 4 * kNsPerMs + 2 * kNsPerUs);
+  auto ops = by_name(rec.timeline);
+  EXPECT_EQ(ops["0OPT"].start, col.end);
+  EXPECT_EQ(r.makespan, col.end + 1 * kNsPerMs);
+}
+
+TEST(Engine, NonBlockingSyncOverlapsComputeAndBlockingSyncStalls) {
+  Schedule s;
+  s.num_devices = 2;
+  s.num_stages = 1;
+  s.num_pipelines = 2;
+  s.placement = {{0}, {1}};
+  s.ops = {{*parse_op("0F0"), *parse_op("0B0"), *parse_op("0GRADSYNC"), *parse_op("0F1"), *parse_op("0B1")},
+           {*parse_op("1:0F2"), *parse_op("1:0B2"), *parse_op("1:0GRADSYNC"), *parse_op("1:0F3"), *parse_op("1:0B3")}};
+  UniformCostConfig c = ms_costs(1, 1);
+  c.grad_bytes = 10'000'000;
+  c.link_bandwidth = 1e9;  // 10 ms allreduce
+  TimelineRecorder rec;
+  EXPECT_EQ(simulate(s, UniformCostModel(c), &rec).devices[0].last_end, 4 * kNsPerMs);
+  s.blocking_grad_sync = true;
+  EXPECT_EQ(simulate(s, UniformCostModel(c)).devices[0].last_end, 2 * kNsPerMs + 10 * kNsPerMs + 2 * kNsPerMs);
+}
+
+TEST(Engine, OptStepBumpsVersionSeenByLaterOps) {
+  const Schedule s = from_text(1, 1, {{"0F0", "0B0", "0OPT", "0F1", "0B1", "0OPT"}});
+  TimelineRecorder rec;
+  simulate(s, UniformCostModel(ms_costs(1, 1)), &rec);
+  auto ops = by_name(rec.timeline);
+  EXPECT_EQ(ops["0F0"].weight_version, 0);
+  EXPECT_EQ(ops["0B0"].weight_version, 0);
+  EXPECT_EQ(ops["0F1"].weight_version, 1);
+  EXPECT_EQ(ops["0B1"].weight_version, 1);
+}
+
+TEST(Engine, SplitBackwardFreesMemoryInTwoParts) {
+  const Schedule s = from_text(1, 1, {{"0F0", "0F1", "0I0", "0W0", "0I1", "0W1"}});
+  UniformCostConfig c = ms_costs(1, 2);
+  c.stage.wgrad = 1 * kNsPerMs;
+  c.activation_bytes = 1000;
+  c.input_grad_free_fraction = 0.25;
+  TimelineRecorder rec;
+  const SimResult r = simulate(s, UniformCostModel(c), &rec);
+  EXPECT_EQ(r.devices[0].peak_activations, 2);
+  EXPECT_EQ(r.devices[0].peak_activation_bytes, 2000);
+  EXPECT_EQ(r.devices[0].final_activation_bytes, 0);
+  std::vector<std::int64_t> bytes;
+  for (const auto& m : rec.timeline.memory) bytes.push_back(m.bytes);
+  EXPECT_EQ(bytes, (std::vector<std::int64_t>{1000, 2000, 1750, 1000, 750, 0}));
+}
+
+TEST(Engine, DeadlockNamesTheWaitingOps) {
+  // Device 0 wants the backward before sending its forward on: each waits on the other.
+  const Schedule s = from_text(2, 2, {{"0B0", "0F0"}, {"1F0", "1B0"}});
+  try {
+    simulate(s, UniformCostModel(ms_costs(1, 1)));
+    FAIL() << "expected a deadlock";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("deadlock"));
+    EXPECT_THAT(e.what(), HasSubstr("device 0 waits at 0B0 for 0F0 (device 0), 1B0 (device 1)"));
+    EXPECT_THAT(e.what(), HasSubstr("device 1 waits at 1F0 for 0F0 (device 0)"));
+  }
+}
+
+TEST(Engine, MissingProducerAndWrongDeviceAreInputErrors) {
+  EXPECT_THAT([] { simulate(from_text(2, 2, {{"0F0", "0B0"}, {"1B0"}}), UniformCostModel(ms_costs(1, 1))); },
+              testing::ThrowsMessage<InputError>(HasSubstr("1B0 needs its forward 1F0, which no device runs")));
+  try {
+    simulate(from_text(2, 2, {{"0F0", "1F0"}, {}}), UniformCostModel(ms_costs(1, 1)));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("1F0: runs on device 0, but pipeline 0 stage 1 is placed on device 1"));
+  }
+}
+
+TEST(Engine, CriticalPathEndsAtTheLastOpAndIsChained) {
+  const Schedule s = from_text(2, 2, {{"0F0", "0F1", "0B0", "0B1"}, {"1F0", "1B0", "1F1", "1B1"}});
+  const SimResult r = simulate(s, UniformCostModel(ms_costs(1, 2)));
+  ASSERT_FALSE(r.critical_path.empty());
+  EXPECT_EQ(r.critical_path.front(), (OpRef{0, 0}));
+  EXPECT_EQ(r.critical_path.back(), (OpRef{0, 3}));
+}
+
+TEST(Engine, SameInputSameOutput) {
+  const Schedule s = from_text(2, 2, {{"0F0", "0F1", "0B0", "0B1"}, {"1F0", "1B0", "1F1", "1B1"}});
+  UniformCostConfig c = ms_costs(1, 2);
+  c.link_latency = 3;
+  c.message_bytes = 77;
+  c.link_bandwidth = 1e6;
+  TimelineRecorder a, b;
+  simulate(s, UniformCostModel(c), &a);
+  simulate(s, UniformCostModel(c), &b);
+  ASSERT_EQ(a.timeline.ops.size(), b.timeline.ops.size());
+  for (std::size_t i = 0; i < a.timeline.ops.size(); ++i) {
+    EXPECT_EQ(a.timeline.ops[i].ref, b.timeline.ops[i].ref);
+    EXPECT_EQ(a.timeline.ops[i].start, b.timeline.ops[i].start);
+  }
+}
+
+}  // namespace
+}  // namespace pipesim
