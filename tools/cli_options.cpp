@@ -1,0 +1,97 @@
+#include "tools/cli_options.hpp"
+
+#include "schedules/error.hpp"
+#include "schedules/schedule_io.hpp"
+#include "schedules/validate.hpp"
+
+namespace pipesim {
+
+void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name) {
+  if (with_name) {
+    auto* name = app.add_option("--schedule", o.name, "Schedule generator (see `pipesim schedule --list`)")
+                     ->capture_default_str();
+    app.add_option("--schedule-file", o.file, "Read the schedule from a CSV (PyTorch compute_only) or JSON file")
+        ->excludes(name);
+  }
+  app.add_option("-p,--stages", o.params.p, "Pipeline stages (devices per pipeline)")->capture_default_str();
+  app.add_option("-m,--microbatches", o.params.m, "Micro-batches per iteration")->capture_default_str();
+  app.add_option("-v,--chunks", o.params.v, "Chunks per device (interleaved)")->capture_default_str();
+  app.add_option("--iterations", o.params.iterations, "Iterations (optimizer steps)")->capture_default_str();
+}
+
+void add_cost_flags(CLI::App& app, CostOptions& o) {
+  app.add_option("--fwd", o.fwd, "Forward time of one micro-batch on one full stage")->capture_default_str();
+  app.add_option("--bwd", o.bwd, "Full backward time (input + weight gradient)")->capture_default_str();
+  app.add_option("--wgrad", o.wgrad, "Weight-gradient part of --bwd for split schedules [default: bwd/2]");
+  app.add_option("--optimizer-time", o.optimizer, "Optimizer step time of one full stage")->capture_default_str();
+  app.add_option("--link-latency", o.link_latency, "Link latency (pipelined)")->capture_default_str();
+  app.add_option("--link-bandwidth", o.link_bandwidth, "Link bandwidth, e.g. 50GB/s [default: infinite]");
+  app.add_option("--activation-bytes", o.activation_bytes, "Activation message per micro-batch per stage boundary")
+      ->capture_default_str();
+  app.add_option("--activation-memory", o.activation_memory,
+                 "Activation memory one micro-batch holds on one stage [default: --activation-bytes]");
+  app.add_option("--input-grad-free-fraction", o.input_grad_free_fraction,
+                 "Share of a micro-batch's activation memory freed by I (W frees the rest)")
+      ->capture_default_str();
+  app.add_option("--stage-cost", o.stage_overrides, "Per-stage override STAGE:FWD:BWD[:WGRAD], repeatable");
+}
+
+Schedule make_schedule(const ScheduleOptions& o, const std::string& name) {
+  if (o.file.empty()) return generate(name, o.params);
+  Schedule s = read_schedule_file(o.file);
+  const ValidationReport report = validate(s);
+  if (!report.ok())
+    throw InputError(o.file + ": " + report.errors.front() +
+                     (report.errors.size() > 1 ? " (and " + std::to_string(report.errors.size() - 1) +
+                                                     " more problems; run `pipesim check` for all)"
+                                               : ""));
+  return s;
+}
+
+namespace {
+
+StageCosts stage_costs(const std::string& fwd, const std::string& bwd, const std::string& wgrad, const std::string& flag) {
+  StageCosts c;
+  c.fwd = parse_duration(fwd, flag);
+  c.bwd = parse_duration(bwd, flag);
+  c.wgrad = wgrad.empty() ? c.bwd / 2 : parse_duration(wgrad, flag);
+  return c;
+}
+
+}  // namespace
+
+UniformCostConfig make_cost_config(const CostOptions& o) {
+  UniformCostConfig c;
+  c.stage.fwd = parse_duration(o.fwd, "--fwd");
+  c.stage.bwd = parse_duration(o.bwd, "--bwd");
+  c.stage.wgrad = o.wgrad.empty() ? c.stage.bwd / 2 : parse_duration(o.wgrad, "--wgrad");
+  c.optimizer = parse_duration(o.optimizer, "--optimizer-time");
+  c.link_latency = parse_duration(o.link_latency, "--link-latency");
+  c.link_bandwidth = o.link_bandwidth.empty() ? 0.0 : parse_bandwidth(o.link_bandwidth, "--link-bandwidth");
+  c.message_bytes = parse_bytes(o.activation_bytes, "--activation-bytes");
+  c.activation_bytes = o.activation_memory.empty() ? c.message_bytes : parse_bytes(o.activation_memory, "--activation-memory");
+  c.input_grad_free_fraction = o.input_grad_free_fraction;
+  c.grad_bytes = 0;
+  for (const std::string& text : o.stage_overrides) {
+    const std::string flag = "--stage-cost '" + text + "'";
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    for (std::size_t colon; (colon = text.find(':', start)) != std::string::npos; start = colon + 1)
+      parts.push_back(text.substr(start, colon - start));
+    parts.push_back(text.substr(start));
+    if (parts.size() < 3 || parts.size() > 4)
+      throw InputError(flag + ": expected STAGE:FWD:BWD[:WGRAD], e.g. 3:1.5ms:3ms");
+    int stage = -1;
+    try {
+      std::size_t used = 0;
+      stage = std::stoi(parts[0], &used);
+      if (used != parts[0].size()) stage = -1;
+    } catch (const std::exception&) {
+    }
+    if (stage < 0) throw InputError(flag + ": STAGE must be a non-negative integer, got '" + parts[0] + "'");
+    c.overrides[stage] = stage_costs(parts[1], parts[2], parts.size() == 4 ? parts[3] : "", flag);
+  }
+  return c;
+}
+
+}  // namespace pipesim

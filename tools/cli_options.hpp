@@ -1,0 +1,41 @@
+#pragma once
+// The flag groups the subcommands share: where the schedule comes from and what things
+// cost. Flags take units ("1ms", "64MiB", "50GB/s"); bad values are InputErrors naming the flag.
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cost_models/uniform.hpp"
+#include "schedules/generator.hpp"
+
+namespace pipesim {
+
+struct ScheduleOptions {
+  std::string name = "1f1b";
+  std::string file;  // --schedule-file: CSV or JSON, replaces --schedule
+  ScheduleParams params;
+};
+
+struct CostOptions {
+  std::string fwd = "1ms";
+  std::string bwd = "2ms";
+  std::string wgrad;  // default: half of bwd
+  std::string optimizer = "0ns";
+  std::string link_latency = "0ns";
+  std::string link_bandwidth;  // empty: links have no occupancy
+  std::string activation_bytes = "0B";
+  std::string activation_memory;  // default: activation_bytes
+  double input_grad_free_fraction = 0.5;
+  std::vector<std::string> stage_overrides;  // "STAGE:FWD:BWD[:WGRAD]"
+};
+
+// `with_name` adds --schedule (simulate, schedule); compare adds its own --schedules.
+void add_schedule_flags(CLI::App& app, ScheduleOptions& options, bool with_name);
+void add_cost_flags(CLI::App& app, CostOptions& options);
+
+// The schedule the flags describe: a generator run, or a file (read and validated).
+Schedule make_schedule(const ScheduleOptions& options, const std::string& name);
+UniformCostConfig make_cost_config(const CostOptions& options);
+
+}  // namespace pipesim

@@ -1,0 +1,96 @@
+// `pipesim schedule` (print or export op lists) and `pipesim check` (validate a schedule).
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cost_models/uniform.hpp"
+#include "schedules/error.hpp"
+#include "schedules/schedule_io.hpp"
+#include "schedules/validate.hpp"
+#include "sim/engine.hpp"
+#include "sim/timeline.hpp"
+#include "tools/cli_options.hpp"
+#include "tools/commands.hpp"
+#include "tools/table.hpp"
+#include "traces/ascii_timeline.hpp"
+
+namespace pipesim {
+namespace {
+
+std::string text_form(const Schedule& s, const UniformCostConfig& costs) {
+  std::string out = s.name + ": " + std::to_string(s.num_devices) + " devices, " + std::to_string(s.num_stages) +
+                    " stages, " + std::to_string(s.total_ops()) + " ops\n\n" + render_ascii_order(s) + "\n";
+  TimelineRecorder rec;
+  simulate(s, UniformCostModel(costs), &rec);
+  return out + render_ascii_timeline(s, rec.timeline);
+}
+
+std::string list_generators() {
+  Table t;
+  t.add_column("schedule", Table::Align::Left);
+  t.add_column("what it is", Table::Align::Left);
+  for (const auto& g : generators()) t.add_row({std::string(g.name), std::string(g.summary)});
+  return t.render();
+}
+
+}  // namespace
+
+void add_schedule_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("schedule", "Print a schedule's op lists (text timeline, CSV or JSON)");
+  auto so = std::make_shared<ScheduleOptions>();
+  auto co = std::make_shared<CostOptions>();
+  auto format = std::make_shared<std::string>("text");
+  auto out = std::make_shared<std::string>();
+  auto list = std::make_shared<bool>(false);
+  add_schedule_flags(*cmd, *so, true);
+  add_cost_flags(*cmd, *co);
+  cmd->add_option("--format", *format, "text (op lists and a timeline), csv (PyTorch compute_only) or json")
+      ->check(CLI::IsMember({"text", "csv", "json"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--out", *out, "Write to this file instead of standard output");
+  cmd->add_flag("--list", *list, "List the schedule generators");
+  cmd->callback([=] {
+    if (*list) {
+      std::cout << list_generators();
+      return;
+    }
+    const Schedule s = make_schedule(*so, so->name);
+    const std::string text = *format == "csv"    ? schedule_to_csv(s)
+                             : *format == "json" ? schedule_to_json(s)
+                                                 : text_form(s, make_cost_config(*co));
+    if (out->empty()) {
+      std::cout << text;
+      return;
+    }
+    std::ofstream file(*out, std::ios::binary);
+    if (!(file << text)) throw InputError("--out: cannot write '" + *out + "'");
+  });
+}
+
+void add_check_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("check", "Validate a schedule: missing ops, placement, deadlocks, critical path");
+  auto so = std::make_shared<ScheduleOptions>();
+  auto co = std::make_shared<CostOptions>();
+  add_schedule_flags(*cmd, *so, true);
+  add_cost_flags(*cmd, *co);
+  cmd->callback([=] {
+    Schedule s = so->file.empty() ? generate(so->name, so->params) : read_schedule_file(so->file);
+    const UniformCostModel model(make_cost_config(*co));
+    const int chunks = s.chunks_per_device();
+    const ValidationReport r = validate(s, [&](const Op& op) -> std::int64_t {
+      return op.kind == OpKind::GradSync ? 0 : model.compute_time(op, chunks);
+    });
+    const std::string source = so->file.empty() ? s.name : so->file;
+    if (!r.ok()) {
+      std::cout << source << ": " << r.errors.size() << " problem(s)\n";
+      for (const auto& e : r.errors) std::cout << "  " << e << "\n";
+      throw InputError(source + ": schedule is not valid");
+    }
+    std::cout << source << ": valid (" << s.total_ops() << " ops on " << s.num_devices << " devices)\n"
+              << "critical-path lower bound " << format_duration(r.critical_path) << " over "
+              << r.critical_path_ops.size() << " ops (zero-cost links): " << r.critical_path_ops.front() << " ... "
+              << r.critical_path_ops.back() << "\n";
+  });
+}
+
+}  // namespace pipesim

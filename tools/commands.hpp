@@ -1,0 +1,12 @@
+#pragma once
+// The subcommands of the `pipesim` CLI; each adds itself to the app.
+#include <CLI/CLI.hpp>
+
+namespace pipesim {
+
+void add_simulate_command(CLI::App& app);  // tools/cmd_simulate.cpp
+void add_compare_command(CLI::App& app);   // tools/cmd_simulate.cpp
+void add_schedule_command(CLI::App& app);  // tools/cmd_schedule.cpp
+void add_check_command(CLI::App& app);     // tools/cmd_schedule.cpp
+
+}  // namespace pipesim

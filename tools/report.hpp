@@ -1,0 +1,18 @@
+#pragma once
+// Metrics for people (aligned tables with units) and for programs (JSON).
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/metrics.hpp"
+
+namespace pipesim {
+
+// The --json object of `simulate` (one schedule); `compare` prints a list of them.
+nlohmann::ordered_json metrics_json(const Metrics& m);
+
+std::string summary_text(const Metrics& m);       // settings and headline numbers
+std::string device_table(const Metrics& m);       // one row per device
+std::string compare_table(const std::vector<Metrics>& all);  // one row per schedule
+
+}  // namespace pipesim

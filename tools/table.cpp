@@ -1,0 +1,51 @@
+#include "tools/table.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "schedules/error.hpp"
+
+namespace pipesim {
+
+void Table::add_column(std::string header, Align align) {
+  headers_.push_back(std::move(header));
+  aligns_.push_back(align);
+}
+
+void Table::add_row(std::vector<std::string> cells) {
+  PIPESIM_ASSERT(cells.size() == headers_.size());
+  rows_.push_back(std::move(cells));
+}
+
+std::string Table::render() const {
+  std::vector<std::size_t> width(headers_.size());
+  for (std::size_t c = 0; c < headers_.size(); ++c) {
+    width[c] = headers_[c].size();
+    for (const auto& row : rows_) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::string pad(width[c] - cells[c].size(), ' ');
+      if (c) out += "  ";
+      out += aligns_[c] == Align::Left ? cells[c] + (c + 1 < cells.size() ? pad : "") : pad + cells[c];
+    }
+    return out + "\n";
+  };
+  std::string out = line(headers_);
+  std::size_t total = 0;
+  for (std::size_t c = 0; c < width.size(); ++c) total += width[c] + (c ? 2 : 0);
+  out += std::string(total, '-') + "\n";
+  for (const auto& row : rows_) out += line(row);
+  return out;
+}
+
+std::string format_fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
+}
+
+std::string format_percent(double fraction) { return format_fixed(fraction * 100.0, 2) + " %"; }
+
+}  // namespace pipesim
