@@ -1,0 +1,158 @@
+// The `pipesim` binary end to end: outputs, JSON fields, exit codes and one-line errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace {
+
+using testing::HasSubstr;
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(PIPESIM_CLI) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("pipesim_cli_test_" + name)).string();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void expect_one_line_error(const Result& r, const std::string& needle) {
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(needle));
+  EXPECT_THAT(r.out, testing::StartsWith("pipesim: error: "));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
+TEST(Cli, SimulateJsonHasTheDocumentedFields) {
+  const Result r = run("simulate --schedule 1f1b -p 4 -m 8 --fwd 1ms --bwd 2ms --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schedule"], "1f1b");
+  EXPECT_EQ(j["devices"], 4);
+  EXPECT_EQ(j["stages"], 4);
+  EXPECT_EQ(j["microbatches"], 8);
+  EXPECT_DOUBLE_EQ(j["makespan_s"].get<double>(), 0.033);  // (m+p-1)(tF+tB)
+  EXPECT_DOUBLE_EQ(j["bubble_ratio"].get<double>(), 3.0 / 11.0);
+  ASSERT_EQ(j["per_device"].size(), 4u);
+  for (const char* key : {"device", "busy_s", "idle_s", "peak_activations", "peak_activation_bytes"})
+    EXPECT_TRUE(j["per_device"][0].contains(key)) << key;
+  EXPECT_EQ(j["per_device"][0]["peak_activations"], 4);
+}
+
+TEST(Cli, SimulateTableHasUnits) {
+  const Result r = run("simulate --schedule gpipe -p 2 -m 2 --activation-bytes 1MiB");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("makespan      9.000 ms"));
+  EXPECT_THAT(r.out, HasSubstr("2.0 MiB"));
+}
+
+TEST(Cli, CompareRunsTheDefaultSetAndWritesTraces) {
+  const std::string dir = temp_path("traces");
+  std::filesystem::remove_all(dir);
+  const Result r = run("compare --trace-dir " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* name : {"gpipe", "1f1b", "interleaved", "zb-h1"}) {
+    EXPECT_THAT(r.out, HasSubstr(name));
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + name + ".trace.json")) << name;
+  }
+  const auto trace = nlohmann::json::parse(slurp(dir + "/1f1b.trace.json"));
+  EXPECT_FALSE(trace["traceEvents"].empty());
+}
+
+TEST(Cli, CompareJsonListsEverySchedule) {
+  const Result r = run("compare --schedules 1f1b,zb-h1 -p 4 -m 8 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["schedules"].size(), 2u);
+  EXPECT_EQ(j["schedules"][1]["schedule"], "zb-h1");
+}
+
+TEST(Cli, TracesAreByteIdenticalAcrossRuns) {
+  const std::string a = temp_path("a.json"), b = temp_path("b.json");
+  const std::string args = "simulate --schedule interleaved -p 4 -m 8 -v 2 --link-latency 5us --link-bandwidth 10GB/s "
+                           "--activation-bytes 16MiB --trace ";
+  ASSERT_EQ(run(args + a).code, 0);
+  ASSERT_EQ(run(args + b).code, 0);
+  EXPECT_EQ(slurp(a), slurp(b));
+  EXPECT_GT(slurp(a).size(), 1000u);
+}
+
+TEST(Cli, ScheduleCsvRoundTripsThroughScheduleFile) {
+  const std::string csv = temp_path("zb.csv");
+  ASSERT_EQ(run("schedule --schedule zb-h2 -p 4 -m 8 --format csv -o " + csv).code, 0);
+  const Result direct = run("simulate --schedule zb-h2 -p 4 -m 8 --json");
+  const Result from_file = run("simulate --schedule-file " + csv + " --json");
+  ASSERT_EQ(from_file.code, 0) << from_file.out;
+  EXPECT_EQ(nlohmann::json::parse(direct.out)["makespan_ns"], nlohmann::json::parse(from_file.out)["makespan_ns"]);
+}
+
+TEST(Cli, ScheduleTextShowsOrderAndTimeline) {
+  const Result r = run("schedule --schedule 1f1b -p 2 -m 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("dev0: 0F0 0F1 0B0 0B1 0OPT"));
+  EXPECT_THAT(r.out, HasSubstr("dev1 |"));
+}
+
+TEST(Cli, CheckReportsTheDeadlockCycle) {
+  const std::string csv = temp_path("deadlock.csv");
+  std::ofstream(csv) << "0B0,0F0\n1F0,1B0\n";
+  const Result r = run("check --schedule-file " + csv);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.out, HasSubstr("deadlock: "));
+  EXPECT_THAT(r.out, HasSubstr("waits for"));
+  const Result ok = run("check --schedule 1f1b -p 4 -m 8");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_THAT(ok.out, HasSubstr("critical-path lower bound 33.000 ms"));
+}
+
+TEST(Cli, BadInputGivesOneLineErrorAndExitCode2) {
+  expect_one_line_error(run("simulate --schedule nope"), "unknown schedule 'nope' (known: gpipe, 1f1b");
+  expect_one_line_error(run("simulate --fwd 3"), "--fwd");
+  expect_one_line_error(run("simulate --link-bandwidth fast"), "--link-bandwidth");
+  expect_one_line_error(run("simulate -p 0"), "must be a positive integer");
+  expect_one_line_error(run("simulate --schedule interleaved -p 4 -m 6"), "m (6) must be a multiple of p (4)");
+  expect_one_line_error(run("simulate --schedule-file /nonexistent/x.csv"), "cannot read '/nonexistent/x.csv'");
+  expect_one_line_error(run("simulate --stage-cost 1:2ms"), "expected STAGE:FWD:BWD[:WGRAD]");
+  expect_one_line_error(run("simulate --bogus"), "--bogus");
+  expect_one_line_error(run("compare --schedules 1f1b,1f1b"), "listed twice");
+  const std::string bad = temp_path("bad.csv");
+  std::ofstream(bad) << "0F0,0B0\n1F0,1X0\n";
+  expect_one_line_error(run("simulate --schedule-file " + bad), ":2:");
+  const std::string missing = temp_path("missing.csv");
+  std::ofstream(missing) << "0F0\n1F0,1B0\n";
+  expect_one_line_error(run("simulate --schedule-file " + missing), "0F0 has no backward");
+}
+
+TEST(Cli, HelpAndVersionExitZero) {
+  EXPECT_EQ(run("--help").code, 0);
+  EXPECT_EQ(run("--version").code, 0);
+  EXPECT_EQ(run("").code, 2);
+}
+
+}  // namespace
