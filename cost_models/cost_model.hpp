@@ -2,15 +2,25 @@
 // CostModel: the engine's only source of durations and sizes. Pure: the same question
 // always gets the same answer, and nothing here knows about time passing.
 //
-// Times are for one device's share of the model (one stage of a plain pipeline). A
-// schedule that cuts that share into `chunks` chunks (interleaved v, ZB-V 2) gets
-// 1/chunks of it per chunk op, so every schedule is compared on the same model.
+// Times are for one device's share of the model (one stage of a plain pipeline) and one
+// micro-batch. A schedule that cuts that share into `chunks` chunks (interleaved v, ZB-V 2)
+// gets 1/chunks of it per chunk op, so every schedule is compared on the same model; one
+// that splits micro-batches (Chimera's backward halving) gets 1/microbatch_split of it.
 #include <cstdint>
 
 #include "cost_models/units.hpp"
 #include "schedules/op.hpp"
+#include "schedules/schedule.hpp"
 
 namespace pipesim {
+
+// How much of a full stage and a full micro-batch one op covers.
+struct OpScale {
+  int chunks = 1;            // the device's share of the model is cut into this many chunks
+  int microbatch_split = 1;  // each op covers 1/microbatch_split of a micro-batch
+};
+
+inline OpScale scale_of(const Schedule& s) { return OpScale{s.chunks_per_device(), s.microbatch_split}; }
 
 // A point-to-point transfer on a directed link: `occupancy` (bytes / bandwidth) holds the
 // link, transfers queue FIFO behind each other; `latency` is pipelined and holds nothing.
@@ -32,13 +42,13 @@ class CostModel {
   virtual ~CostModel() = default;
 
   // Duration of a compute op (F, B, I, W, OptStep).
-  virtual Tick compute_time(const Op& op, int chunks) const = 0;
-  virtual ActivationCost activation(const Op& op, int chunks) const = 0;
+  virtual Tick compute_time(const Op& op, OpScale scale) const = 0;
+  virtual ActivationCost activation(const Op& op, OpScale scale) const = 0;
   // Bytes sent from `producer` (an F sends activations forward, B/I send gradients back).
-  virtual std::int64_t message_bytes(const Op& producer, int chunks) const = 0;
+  virtual std::int64_t message_bytes(const Op& producer, OpScale scale) const = 0;
   virtual TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const = 0;
   // Gradient bytes GradSync reduces for one stage replica.
-  virtual std::int64_t grad_bytes(const Op& grad_sync, int chunks) const = 0;
+  virtual std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const = 0;
   // An allreduce of `bytes` over `participants` devices (one of them: no cost).
   virtual Tick allreduce_time(int participants, std::int64_t bytes) const = 0;
 };

@@ -38,8 +38,8 @@ const StageCosts& UniformCostModel::costs_of(int stage) const {
   return it == config_.overrides.end() ? config_.stage : it->second;
 }
 
-Tick UniformCostModel::compute_time(const Op& op, int chunks) const {
-  PIPESIM_ASSERT(chunks > 0);
+Tick UniformCostModel::compute_time(const Op& op, OpScale scale) const {
+  PIPESIM_ASSERT(scale.chunks > 0 && scale.microbatch_split > 0);
   const StageCosts& c = costs_of(op.stage);
   Tick full = 0;
   switch (op.kind) {
@@ -50,16 +50,19 @@ Tick UniformCostModel::compute_time(const Op& op, int chunks) const {
     case OpKind::OptStep: full = config_.optimizer; break;
     case OpKind::GradSync: PIPESIM_ASSERT(!"GradSync is not a compute op"); break;
   }
-  return full / chunks;
+  if (op.kind == OpKind::OptStep) return full / scale.chunks;  // weights do not shrink with the micro-batch
+  return full / (scale.chunks * scale.microbatch_split);
 }
 
-ActivationCost UniformCostModel::activation(const Op&, int chunks) const {
-  const std::int64_t bytes = config_.activation_bytes / chunks;
+ActivationCost UniformCostModel::activation(const Op&, OpScale scale) const {
+  const std::int64_t bytes = config_.activation_bytes / (scale.chunks * scale.microbatch_split);
   const auto freed = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * config_.input_grad_free_fraction));
   return {bytes, freed};
 }
 
-std::int64_t UniformCostModel::message_bytes(const Op&, int) const { return config_.message_bytes; }
+std::int64_t UniformCostModel::message_bytes(const Op&, OpScale scale) const {
+  return config_.message_bytes / scale.microbatch_split;
+}
 
 Tick UniformCostModel::occupancy(std::int64_t bytes) const {
   if (config_.link_bandwidth <= 0 || bytes <= 0) return 0;
@@ -70,7 +73,7 @@ TransferCost UniformCostModel::transfer(int, int, std::int64_t bytes) const {
   return {occupancy(bytes), config_.link_latency};
 }
 
-std::int64_t UniformCostModel::grad_bytes(const Op&, int chunks) const { return config_.grad_bytes / chunks; }
+std::int64_t UniformCostModel::grad_bytes(const Op&, OpScale scale) const { return config_.grad_bytes / scale.chunks; }
 
 Tick UniformCostModel::allreduce_time(int participants, std::int64_t bytes) const {
   if (participants <= 1) return 0;

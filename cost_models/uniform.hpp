@@ -2,8 +2,9 @@
 // UniformCostModel: the same forward / backward / weight-gradient time on every stage
 // (per-stage overrides allowed), one activation size, identical links.
 //
-//   F = fwd / chunks          B = bwd / chunks (full backward)
-//   I = (bwd - wgrad) / chunks      W = wgrad / chunks
+//   F = fwd / k     B = bwd / k (full backward)     I = (bwd - wgrad) / k     W = wgrad / k
+//   with k = chunks x microbatch_split; activation memory / k; messages / microbatch_split;
+//   gradient bytes / chunks
 //   link transfer of n bytes: occupancy n / bandwidth, latency `link_latency`
 //   allreduce (ring) over r devices: 2(r-1)/r * bytes / bandwidth + 2(r-1) * latency
 //
@@ -37,11 +38,11 @@ class UniformCostModel final : public CostModel {
  public:
   explicit UniformCostModel(UniformCostConfig config);  // InputError if inconsistent
 
-  Tick compute_time(const Op& op, int chunks) const override;
-  ActivationCost activation(const Op& op, int chunks) const override;
-  std::int64_t message_bytes(const Op& producer, int chunks) const override;
+  Tick compute_time(const Op& op, OpScale scale) const override;
+  ActivationCost activation(const Op& op, OpScale scale) const override;
+  std::int64_t message_bytes(const Op& producer, OpScale scale) const override;
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
-  std::int64_t grad_bytes(const Op& grad_sync, int chunks) const override;
+  std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
 
   const UniformCostConfig& config() const { return config_; }

@@ -6,6 +6,15 @@
 
 namespace pipesim {
 
+std::string_view weight_policy_name(WeightPolicy policy) {
+  switch (policy) {
+    case WeightPolicy::Current: return "current";
+    case WeightPolicy::Stash: return "stash";
+    case WeightPolicy::TwoBW: return "2bw";
+  }
+  return "?";
+}
+
 int Schedule::chunks_per_device() const {
   PIPESIM_ASSERT(!placement.empty());
   std::set<int> devices(placement[0].begin(), placement[0].end());

@@ -2,13 +2,27 @@
 // Schedule: pure data, never time. Per-device ordered op lists plus the placement
 // (pipeline, stage) -> device. The engine (sim/) gives it time; generators
 // (schedules/generators/) and readers (schedule_io.hpp) produce it.
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "schedules/op.hpp"
 
 namespace pipesim {
+
+// Which weight version a forward / backward uses (spec §9-§10). The engine applies the
+// policy and counts versions; generators only pick it.
+enum class WeightPolicy : std::uint8_t {
+  Current,  // every op uses the replica's current weights (synchronous schedules, AMP,
+            // async 1F1B without stashing, PipeDream-2BW's naive accumulation)
+  Stash,    // a backward reuses the version its forward used (PipeDream weight stashing)
+  TwoBW,    // every op of batch t uses W^(t-1) (PipeDream-2BW double buffering, bound
+            // when the stage first sees batch t; batch 0 uses W^0)
+};
+
+std::string_view weight_policy_name(WeightPolicy policy);  // "current", "stash", "2bw"
 
 struct Schedule {
   std::string name;          // e.g. "1f1b"; free text for imported schedules
@@ -18,6 +32,10 @@ struct Schedule {
   int microbatches = 0;      // micro-batches per iteration per device (the spec's m = N)
   int iterations = 1;        // optimizer steps the op lists cover
   bool blocking_grad_sync = false;  // GradSync stalls its device until the collective ends
+  WeightPolicy weight_policy = WeightPolicy::Current;
+  // Each micro-batch op works on 1/microbatch_split of a micro-batch (Chimera's backward
+  // halving runs the doubling order with half-size micro-batches: split 2).
+  int microbatch_split = 1;
 
   // placement[pipeline][stage] = device holding that stage replica.
   std::vector<std::vector<int>> placement;
@@ -40,6 +58,9 @@ struct Schedule {
   std::vector<std::pair<int, int>> replicas_on(int device) const;
 
   std::size_t total_ops() const;
+
+  // Iteration a micro-batch belongs to (ids count over the whole run): mb / microbatches.
+  int iteration_of(int microbatch) const { return microbatches > 0 ? microbatch / microbatches : 0; }
 };
 
 // Fills placement for a single plain pipeline: stage s on device s % num_devices

@@ -8,6 +8,7 @@
 #include "schedules/error.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/versions.hpp"
 
 namespace pipesim {
 namespace {
@@ -18,10 +19,8 @@ constexpr OpId kNone = std::numeric_limits<OpId>::max();
 class Run {
  public:
   Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer)
-      : s_(schedule), costs_(costs), observer_(observer), chunks_(schedule.chunks_per_device()) {
-    std::vector<DependencyProblem> problems;
-    g_ = build_dependencies(schedule, problems);
-    if (!problems.empty()) throw InputError(describe_problems(problems));
+      : s_(schedule), costs_(costs), observer_(observer), scale_(scale_of(schedule)), g_(dependencies(schedule)),
+        versions_(schedule, g_.size()) {
     init_state();
   }
 
@@ -39,7 +38,11 @@ class Run {
     check_complete();
     result_.events = queue_.pushed();
     result_.critical_path = critical_path();
-    for (auto& dev : result_.devices) dev.final_activation_bytes = dev_[&dev - result_.devices.data()].act_bytes;
+    for (std::size_t d = 0; d < dev_.size(); ++d) {
+      result_.devices[d].final_activation_bytes = dev_[d].act_bytes;
+      result_.devices[d].peak_weight_versions = versions_.peak_versions_held(static_cast<int>(d));
+    }
+    result_.staleness = versions_.staleness();
     return std::move(result_);
   }
 
@@ -65,8 +68,14 @@ class Run {
     return s_.ops[static_cast<std::size_t>(g_.device_of(id))][static_cast<std::size_t>(g_.index_of(id))];
   }
   OpRef ref_of(OpId id) const { return OpRef{g_.device_of(id), g_.index_of(id)}; }
-  std::size_t replica_of(const Op& op) const {
-    return static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(s_.num_stages) + static_cast<std::size_t>(op.stage);
+  // The forward of a backward op: B and I list it first among their predecessors (see
+  // dependencies.cpp); W's only predecessor is its I.
+  OpId forward_of(OpId id, const Op& op) const {
+    if (op.kind == OpKind::F || !is_microbatch_op(op.kind)) return id;
+    const OpId first = g_.preds[g_.pred_begin[id]];
+    const OpId fwd = op.kind == OpKind::W ? g_.preds[g_.pred_begin[first]] : first;
+    PIPESIM_ASSERT(op_of(fwd).kind == OpKind::F);
+    return fwd;
   }
 
   void init_state() {
@@ -76,6 +85,7 @@ class Run {
     ready_at_.assign(n, 0);
     cause_.assign(n, kNone);
     start_.assign(n, -1);
+    version_used_.assign(n, -1);
     // Successor lists (CSR) from the predecessor lists.
     succ_begin_.assign(n + 1, 0);
     for (OpId id = 0; id < n; ++id)
@@ -91,7 +101,7 @@ class Run {
     result_.devices.assign(static_cast<std::size_t>(s_.num_devices), DeviceStats{});
     link_free_.assign(static_cast<std::size_t>(s_.num_devices) * static_cast<std::size_t>(s_.num_devices), 0);
     collectives_.assign(g_.collectives.size(), CollectiveState{});
-    version_.assign(static_cast<std::size_t>(s_.num_pipelines) * static_cast<std::size_t>(s_.num_stages), 0);
+    result_.iteration_end.assign(static_cast<std::size_t>(std::max(1, s_.iterations)), 0);
   }
 
   // Starts as many ops on device d as its order and dependencies allow at time now_.
@@ -111,7 +121,8 @@ class Run {
         if (s_.blocking_grad_sync) dev.blocked = true;
         continue;
       }
-      const Tick dur = costs_.compute_time(op, chunks_);
+      if (is_microbatch_op(op.kind)) version_used_[id] = versions_.start(id, op, forward_of(id, op));
+      const Tick dur = costs_.compute_time(op, scale_);
       PIPESIM_ASSERT(dur >= 0);
       dev.busy = true;
       DeviceStats& stats = result_.devices[static_cast<std::size_t>(d)];
@@ -128,7 +139,7 @@ class Run {
   // F allocates its activation when it starts; B frees all of it, I part of it and W the
   // rest, when they end.
   void change_memory(int d, const Op& op, Tick now) {
-    const ActivationCost a = costs_.activation(op, chunks_);
+    const ActivationCost a = costs_.activation(op, scale_);
     DeviceState& dev = dev_[static_cast<std::size_t>(d)];
     std::int64_t delta = 0;
     int count = 0;
@@ -159,13 +170,14 @@ class Run {
     result_.makespan = std::max(result_.makespan, now_);
     std::int32_t version = -1;
     if (is_microbatch_op(op.kind)) {
-      // Versions change only when an OptStep on this device ends, and the device runs one
-      // compute op at a time, so the version now is the one the op started with.
-      version = version_[replica_of(op)];
+      version = version_used_[id];
       if (op.kind != OpKind::F) change_memory(d, op, now_);
-    } else if (op.kind == OpKind::OptStep) {
-      ++version_[replica_of(op)];
+      auto& end = result_.iteration_end;
+      const auto t = static_cast<std::size_t>(s_.iteration_of(op.microbatch));
+      if (t >= end.size()) end.resize(t + 1, 0);
+      end[t] = std::max(end[t], now_);
     }
+    if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep) versions_.end(id, op, forward_of(id, op), d);
     if (observer_) observer_->on_op(OpRecord{ref_of(id), op, start_[id], now_, version});
     release_successors(id, d);
     try_start(d, now_);
@@ -188,7 +200,7 @@ class Run {
   // A message on link (src, dst): FIFO behind earlier transfers for its occupancy, then
   // the latency, which does not hold the link.
   void send(OpId from, OpId to, int src, int dst, const Op& producer) {
-    const std::int64_t bytes = costs_.message_bytes(producer, chunks_);
+    const std::int64_t bytes = costs_.message_bytes(producer, scale_);
     const TransferCost cost = costs_.transfer(src, dst, bytes);
     PIPESIM_ASSERT(cost.occupancy >= 0 && cost.latency >= 0);
     Tick& link = link_free_[static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst)];
@@ -242,7 +254,7 @@ class Run {
     // Everyone is here: run on the participants' comm streams once all are free.
     for (OpId m : members) st.start = std::max(st.start, dev_[static_cast<std::size_t>(g_.device_of(m))].comm_free_at);
     const Op& op = op_of(id);
-    const std::int64_t bytes = costs_.grad_bytes(op, chunks_);
+    const std::int64_t bytes = costs_.grad_bytes(op, scale_);
     const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), bytes);
     PIPESIM_ASSERT(dur >= 0);
     for (OpId m : members) {
@@ -260,7 +272,7 @@ class Run {
       for (OpId m : members) r.participants.push_back(ref_of(m));
       r.start = collectives_[c].start;
       r.end = now_;
-      r.bytes = costs_.grad_bytes(op_of(members.front()), chunks_);
+      r.bytes = costs_.grad_bytes(op_of(members.front()), scale_);
       observer_->on_collective(r);
       for (OpId m : members) observer_->on_op(OpRecord{ref_of(m), op_of(m), start_[m], now_, -1});
     }
@@ -320,6 +332,13 @@ class Run {
     return path;
   }
 
+  static DependencyGraph dependencies(const Schedule& schedule) {
+    std::vector<DependencyProblem> problems;
+    DependencyGraph g = build_dependencies(schedule, problems);
+    if (!problems.empty()) throw InputError(describe_problems(problems));
+    return g;
+  }
+
   static std::string describe_problems(const std::vector<DependencyProblem>& problems) {
     std::string msg = "schedule is not runnable: ";
     for (std::size_t i = 0; i < problems.size() && i < 5; ++i)
@@ -332,8 +351,9 @@ class Run {
   const Schedule& s_;
   const CostModel& costs_;
   SimObserver* observer_;
-  const int chunks_;
+  const OpScale scale_;
   DependencyGraph g_;
+  VersionTracker versions_;
   std::vector<OpId> succ_begin_, succs_;
   std::vector<std::int32_t> pending_;
   std::vector<OpId> ready_by_, cause_;
@@ -341,7 +361,7 @@ class Run {
   std::vector<DeviceState> dev_;
   std::vector<Tick> link_free_;
   std::vector<CollectiveState> collectives_;
-  std::vector<std::int32_t> version_;
+  std::vector<std::int32_t> version_used_;
   std::vector<TransferRecord> in_flight_;
   std::vector<std::uint32_t> free_slots_;
   EventQueue queue_;

@@ -19,6 +19,7 @@
 #include "cost_models/cost_model.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/observer.hpp"
+#include "sim/versions.hpp"
 
 namespace pipesim {
 
@@ -29,6 +30,7 @@ struct DeviceStats {
   std::int32_t peak_activations = 0;
   std::int64_t peak_activation_bytes = 0;
   std::int64_t final_activation_bytes = 0;  // held after the last op (0 for a complete schedule)
+  std::int32_t peak_weight_versions = 0;    // weight versions held at once, all replicas (sim/versions.hpp)
 };
 
 struct SimResult {
@@ -38,6 +40,9 @@ struct SimResult {
   // its predecessor in this chain (on its device, or through a transfer) let it.
   std::vector<OpRef> critical_path;
   std::uint64_t events = 0;  // events processed, for benchmarks
+  // Per iteration t: end of the last micro-batch op of iteration t (ids t*m .. t*m+m-1).
+  std::vector<Tick> iteration_end;
+  std::vector<StageStaleness> staleness;  // per stage, over all pipelines
 };
 
 // Runs the schedule. Throws InputError if the schedule's dependencies are broken (missing

@@ -76,9 +76,9 @@ void add_check_command(CLI::App& app) {
   cmd->callback([=] {
     Schedule s = so->file.empty() ? generate(so->name, so->params) : read_schedule_file(so->file);
     const UniformCostModel model(make_cost_config(*co));
-    const int chunks = s.chunks_per_device();
+    const OpScale scale = scale_of(s);
     const ValidationReport r = validate(s, [&](const Op& op) -> std::int64_t {
-      return op.kind == OpKind::GradSync ? 0 : model.compute_time(op, chunks);
+      return op.kind == OpKind::GradSync ? 0 : model.compute_time(op, scale);
     });
     const std::string source = so->file.empty() ? s.name : so->file;
     if (!r.ok()) {
