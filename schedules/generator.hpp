@@ -11,10 +11,22 @@
 namespace pipesim {
 
 struct ScheduleParams {
-  int p = 4;           // pipeline stages = devices per pipeline
-  int m = 8;           // micro-batches per iteration per device
+  int p = 4;           // pipeline stages = devices per pipeline (the spec's D)
+  int m = 8;           // micro-batches each device executes per iteration (the spec's N)
   int v = 2;           // chunks per device (interleaved only)
-  int iterations = 1;  // optimizer steps to generate
+  int iterations = 1;  // optimizer steps to generate (T)
+
+  // Chimera (spec §7)
+  int pipelines = 2;               // 2f pipelines; f must divide p/2
+  std::string concat = "direct";   // m > p: "direct", "doubling" or "halving"
+  int width = 1;                   // data-parallel width W: replicas of the whole device group
+
+  // AMP / AMPNet (spec §9)
+  int max_active_keys = 0;         // instances in flight; 0 = p
+  int min_update_frequency = 1;    // local update after this many backwards at a stage
+
+  // AMDP (spec §8): where U (the optimizer step) sits in the next iteration's first group.
+  std::string amdp_update = "code";  // "code" (the official positions) or "early" / "late"
 };
 
 using GeneratorFn = Schedule (*)(const ScheduleParams&);

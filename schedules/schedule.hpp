@@ -29,7 +29,11 @@ struct Schedule {
   int num_devices = 0;
   int num_stages = 0;        // stages per pipeline (p*v for interleaved)
   int num_pipelines = 1;     // model replicas running as separate pipelines (Chimera: 2)
-  int microbatches = 0;      // micro-batches per iteration per device (the spec's m = N)
+  // Distinct micro-batches per iteration over the whole schedule. Micro-batch ids are
+  // global across pipelines and count over the run: iteration t owns ids
+  // t*microbatches .. t*microbatches + microbatches - 1. (For one pipeline group this is
+  // the spec's m = N; with data-parallel width W it is W x N.)
+  int microbatches = 0;
   int iterations = 1;        // optimizer steps the op lists cover
   bool blocking_grad_sync = false;  // GradSync stalls its device until the collective ends
   WeightPolicy weight_policy = WeightPolicy::Current;
