@@ -163,18 +163,16 @@ void finish(Schedule& s, const OpSource& src, const Explicit& given) {
     fail(given.placement ? src.source + ": " + given.placement_path : src.source,
          "pipeline 0 spans " + std::to_string(spanned.size()) + " devices, but num_stages (" +
              std::to_string(s.num_stages) + ") is not a multiple of that");
-  // Iterations: one OptStep per stage replica per iteration. Micro-batches: distinct
-  // (pipeline, micro-batch) pairs per device per iteration (the spec's m, §2).
+  // Iterations: one OptStep per stage replica per iteration. Micro-batches: distinct ids
+  // in the whole schedule per iteration (ids are global across pipelines, spec §2).
   std::map<std::pair<int, int>, int> opt_steps;
-  std::size_t most_microbatches = 0;
-  for (const auto& list : s.ops) {
-    std::set<std::pair<int, int>> seen;
+  std::set<int> ids;
+  for (const auto& list : s.ops)
     for (const Op& op : list) {
       if (op.kind == OpKind::OptStep) ++opt_steps[{op.pipeline, op.stage}];
-      if (is_microbatch_op(op.kind)) seen.emplace(op.pipeline, op.microbatch);
+      if (is_microbatch_op(op.kind)) ids.insert(op.microbatch);
     }
-    most_microbatches = std::max(most_microbatches, seen.size());
-  }
+  const std::size_t most_microbatches = ids.size();
   int iterations = 1;
   for (const auto& [key, count] : opt_steps) iterations = std::max(iterations, count);
   s.iterations = given.iterations ? *given.iterations : iterations;
@@ -236,12 +234,13 @@ Schedule read_json(const json& root, const std::string& source) {
   static const std::set<std::string> kFields = {"format",       "version",    "name",
                                                 "num_devices",  "num_stages", "num_pipelines",
                                                 "microbatches", "iterations", "blocking_grad_sync",
-                                                "placement",    "ops"};
+                                                "weight_policy", "microbatch_split", "placement",
+                                                "ops"};
   for (const auto& [key, value] : root.items())
     if (!kFields.count(key))
       fail(source + ": /" + pointer_token(key),
            "unknown field (expected format, version, name, num_devices, num_stages, num_pipelines, microbatches, "
-           "iterations, blocking_grad_sync, placement, ops)");
+           "iterations, blocking_grad_sync, weight_policy, microbatch_split, placement, ops)");
   const JsonReader r{source, root};
   if (const auto format = r.string("format"); format && *format != "pipesim-schedule")
     r.fail_at("/format", "expected \"pipesim-schedule\", got \"" + *format + "\"");
@@ -254,6 +253,16 @@ Schedule read_json(const json& root, const std::string& source) {
     if (!it->is_boolean()) r.fail_at("/blocking_grad_sync", "expected true or false, " + got(*it));
     s.blocking_grad_sync = it->get<bool>();
   }
+  if (const auto policy = r.string("weight_policy")) {
+    bool known = false;
+    for (WeightPolicy p : {WeightPolicy::Current, WeightPolicy::Stash, WeightPolicy::TwoBW})
+      if (*policy == weight_policy_name(p)) {
+        s.weight_policy = p;
+        known = true;
+      }
+    if (!known) r.fail_at("/weight_policy", "expected \"current\", \"stash\" or \"2bw\", got \"" + *policy + "\"");
+  }
+  s.microbatch_split = r.positive_int("microbatch_split").value_or(1);
   Explicit given;
   given.num_stages = r.positive_int("num_stages");
   given.num_pipelines = r.positive_int("num_pipelines");
@@ -486,6 +495,8 @@ std::string schedule_to_json(const Schedule& s) {
   out += "  \"microbatches\": " + std::to_string(s.microbatches) + ",\n";
   out += "  \"iterations\": " + std::to_string(s.iterations) + ",\n";
   out += std::string("  \"blocking_grad_sync\": ") + (s.blocking_grad_sync ? "true" : "false") + ",\n";
+  out += "  \"weight_policy\": \"" + std::string(weight_policy_name(s.weight_policy)) + "\",\n";
+  out += "  \"microbatch_split\": " + std::to_string(s.microbatch_split) + ",\n";
   out += "  \"placement\": " + rows(s.placement, [](int d) { return std::to_string(d); }) + ",\n";
   out += "  \"ops\": " + rows(s.ops, [](const Op& op) { return "\"" + to_string(op) + "\""; }) + "\n";
   return out + "}\n";

@@ -151,6 +151,19 @@ TEST(Json, ReadsAndWritesByteIdentical) {
   EXPECT_EQ(schedule_to_json(s), slurp(path));
 }
 
+TEST(Json, WeightPolicyAndSplitRoundTripAndBadPolicyIsNamed) {
+  Schedule s = read_schedule_file(kData + "/interleaved_p2_v2_m4.json");
+  s.weight_policy = WeightPolicy::Stash;
+  s.microbatch_split = 2;
+  const Schedule back = parse_schedule_json(schedule_to_json(s), "x.json");
+  EXPECT_EQ(back.weight_policy, WeightPolicy::Stash);
+  EXPECT_EQ(back.microbatch_split, 2);
+  std::string text = schedule_to_json(s);
+  text.replace(text.find("\"stash\""), 7, "\"stale\"");
+  EXPECT_THAT([&] { parse_schedule_json(text, "x.json"); },
+              testing::ThrowsMessage<InputError>(HasSubstr("x.json: /weight_policy: expected \"current\", \"stash\" or \"2bw\", got \"stale\"")));
+}
+
 TEST(Json, RoundTripsCsvImportsByteIdentical) {
   for (const char* file : {"/pytorch_1f1b_p4_m8.csv", "/chimera_p2_m2.csv"}) {
     const Schedule s = read_schedule_file(kData + file);
