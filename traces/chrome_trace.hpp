@@ -1,0 +1,61 @@
+#pragma once
+// Chrome Trace Event Format (JSON object form) for one simulated run; loads in the Perfetto
+// UI (ui.perfetto.dev) and chrome://tracing.
+//
+// Layout
+//   pid = device ("device N", process_sort_index N); threads per device:
+//     tid 0 "compute"     F/B/I/W/OptStep ops as complete ("X") events
+//     tid 1 "send"        outgoing transfers: link_start..link_end, or ready..arrival when
+//                         the link has no occupancy (latency only / free links)
+//     tid 2 "recv"        incoming transfers: link_start..arrival
+//     tid 3 "collective"  GradSync collectives, one slice per participant
+//   Slices on one thread never overlap (the trace format wants proper nesting); a slice that
+//   would overlap an earlier one goes to an extra lane thread tid = base + 4*lane named
+//   e.g. "recv 2" (a device receiving from two neighbours at once).
+//   Flow arrows per transfer: producer op -> send slice -> consumer op, two "s"/"f" pairs
+//   (cat "flow", name "transfer"); every flow event sits at the midpoint of the slice it
+//   belongs to, and "f" uses "bp":"e", so both ends bind to their enclosing slice.
+//   Counter "activation memory" {"bytes": N} per device, starting with 0 at t=0.
+//
+// Units: "ts"/"dur" are microseconds (the format's unit) written with exactly 3 decimals,
+// i.e. integer nanoseconds without any floating-point rounding; displayTimeUnit is "ns".
+// Output is a pure function of the input: fixed key order, fixed number formatting, events
+// sorted by (pid, tid, ts, ...), so identical input gives byte-identical files.
+// GradSync op records are not drawn on the compute thread: their collectives show them.
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schedules/schedule.hpp"
+#include "sim/timeline.hpp"
+
+namespace pipesim {
+
+struct TraceOptions {
+  std::string title;  // otherData.title; empty = the schedule's name
+  // Extra otherData entries (e.g. {"cost model", "uniform"}), written as strings in order.
+  std::vector<std::pair<std::string, std::string>> metadata;
+  bool flows = true;   // flow arrows along transfers
+  bool memory = true;  // activation-memory counters
+};
+
+// Thread ids (base lanes) within each device's process.
+inline constexpr int kComputeTid = 0;
+inline constexpr int kSendTid = 1;
+inline constexpr int kRecvTid = 2;
+inline constexpr int kCollectiveTid = 3;
+
+// Streams the trace to `out`. The timeline must belong to `schedule` (its OpRefs index
+// schedule.ops); a record that does not is a broken invariant (PIPESIM_ASSERT).
+void write_chrome_trace(std::ostream& out, const Schedule& schedule, const Timeline& timeline,
+                        const TraceOptions& options = {});
+
+// Same, to a file; InputError "cannot write 'path': reason" if it cannot be written.
+void write_chrome_trace_file(const std::string& path, const Schedule& schedule,
+                             const Timeline& timeline, const TraceOptions& options = {});
+
+// "1234.567": ns as microseconds with exactly three decimals (exposed for tests and tools).
+std::string format_trace_us(Tick ns);
+
+}  // namespace pipesim
