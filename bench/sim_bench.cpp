@@ -1,1 +1,247 @@
-int main() { return 0; }
+// sim_bench: how fast, and how lean, is simulate()?
+//
+// For 1F1B under the uniform cost model (F = 1 ms, B = 2 ms, zero-cost links, no
+// observer) at several (p, m), two benchmarks run in the same process:
+//
+//   BM_Simulate/p/m   simulate(schedule, costs) and nothing else in the timed loop
+//   BM_Baseline/p/m   visits every op of the same schedule once and sums its duration
+//                     from the same cost model: the least any simulator has to do
+//
+// Machines shared with other jobs are noisy; the ratio Simulate / Baseline of the same
+// run is much steadier than either time alone, and is printed in the summary at the end.
+//
+// Counters (times are CPU time of the benchmark thread):
+//   ops_per_s     simulated compute ops per second (every op but GradSync)
+//   ns_per_op     CPU nanoseconds per compute op
+//   bytes_per_op  peak heap bytes during one simulate() call above what was live before
+//                 it, divided by the op count (operator new/delete are replaced below to
+//                 keep track of live and peak bytes)
+//
+// The schedule is generated once per benchmark, outside the timed loop. The summary
+// after the console table gives, per size, Simulate ns/op, Baseline ns/op and their
+// ratio, and for the p = 64 series how much the time grows each time m (and so the op
+// count) doubles. Use --benchmark_repetitions=N to make it use medians.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cost_models/uniform.hpp"
+#include "schedules/generator.hpp"
+#include "sim/engine.hpp"
+
+// ---- heap accounting -------------------------------------------------------------------
+// Every allocation through operator new gets a 16-byte header holding its size (16 keeps
+// malloc's alignment for anything not over-aligned; over-aligned new is not replaced and
+// not counted, and the engine has no over-aligned types).
+namespace heap {
+
+std::atomic<std::int64_t> live{0};  // bytes requested and not yet freed
+std::atomic<std::int64_t> peak{0};  // high-water mark of `live` since the last reset
+
+constexpr std::size_t kHeader = 16;
+
+void* allocate(std::size_t size) noexcept {
+  void* block = std::malloc(size + kHeader);
+  if (block == nullptr) return nullptr;
+  *static_cast<std::size_t*>(block) = size;
+  const std::int64_t now = live.fetch_add(static_cast<std::int64_t>(size), std::memory_order_relaxed) +
+                           static_cast<std::int64_t>(size);
+  std::int64_t high = peak.load(std::memory_order_relaxed);
+  while (now > high && !peak.compare_exchange_weak(high, now, std::memory_order_relaxed)) {
+  }
+  return static_cast<char*>(block) + kHeader;
+}
+
+void release(void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  void* block = static_cast<char*>(ptr) - kHeader;
+  live.fetch_sub(static_cast<std::int64_t>(*static_cast<std::size_t*>(block)), std::memory_order_relaxed);
+  std::free(block);
+}
+
+void* allocate_or_throw(std::size_t size) {
+  void* p = allocate(size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+// Starts a measurement: peak := live; returns live.
+std::int64_t reset_peak() {
+  const std::int64_t now = live.load(std::memory_order_relaxed);
+  peak.store(now, std::memory_order_relaxed);
+  return now;
+}
+
+}  // namespace heap
+
+void* operator new(std::size_t size) { return heap::allocate_or_throw(size); }
+void* operator new[](std::size_t size) { return heap::allocate_or_throw(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return heap::allocate(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return heap::allocate(size); }
+void operator delete(void* ptr) noexcept { heap::release(ptr); }
+void operator delete[](void* ptr) noexcept { heap::release(ptr); }
+void operator delete(void* ptr, std::size_t) noexcept { heap::release(ptr); }
+void operator delete[](void* ptr, std::size_t) noexcept { heap::release(ptr); }
+void operator delete(void* ptr, const std::nothrow_t&) noexcept { heap::release(ptr); }
+void operator delete[](void* ptr, const std::nothrow_t&) noexcept { heap::release(ptr); }
+
+namespace {
+
+using namespace pipesim;
+
+Schedule make_schedule(const benchmark::State& state) {
+  ScheduleParams params;
+  params.p = static_cast<int>(state.range(0));
+  params.m = static_cast<int>(state.range(1));
+  return generate("1f1b", params);
+}
+
+UniformCostModel make_costs() {
+  UniformCostConfig config;
+  config.stage.fwd = 1 * kNsPerMs;
+  config.stage.bwd = 2 * kNsPerMs;
+  return UniformCostModel(config);  // no link settings: links cost nothing
+}
+
+std::int64_t compute_ops(const Schedule& s) {
+  std::int64_t n = 0;
+  for (const auto& list : s.ops)
+    for (const Op& op : list) n += is_compute(op.kind) ? 1 : 0;
+  return n;
+}
+
+// ops_per_s and ns_per_op from the op count; both divide by the CPU time of all iterations.
+void set_rate_counters(benchmark::State& state, std::int64_t ops) {
+  const auto n = static_cast<double>(ops);
+  state.counters["ops_per_s"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["ns_per_op"] =
+      benchmark::Counter(n * 1e-9, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void BM_Simulate(benchmark::State& state) {
+  const Schedule schedule = make_schedule(state);
+  const UniformCostModel costs = make_costs();
+  const std::int64_t ops = compute_ops(schedule);
+  std::int64_t extra_peak = 0;
+  for (auto _ : state) {
+    const std::int64_t before = heap::reset_peak();
+    SimResult r = simulate(schedule, costs);
+    extra_peak = std::max(extra_peak, heap::peak.load(std::memory_order_relaxed) - before);
+    benchmark::DoNotOptimize(r.makespan);
+  }
+  set_rate_counters(state, ops);
+  state.counters["bytes_per_op"] = static_cast<double>(extra_peak) / static_cast<double>(ops);
+}
+
+void BM_Baseline(benchmark::State& state) {
+  const Schedule schedule = make_schedule(state);
+  const UniformCostModel costs = make_costs();
+  const CostModel& model = costs;  // through the interface, as the engine calls it
+  const OpScale scale = scale_of(schedule);
+  const std::int64_t ops = compute_ops(schedule);
+  for (auto _ : state) {
+    Tick total = 0;
+    for (const auto& list : schedule.ops)
+      for (const Op& op : list)
+        if (is_compute(op.kind)) total += model.compute_time(op, scale);
+    benchmark::DoNotOptimize(total);
+  }
+  set_rate_counters(state, ops);
+}
+
+// (p, m): the sizes of the issue, plus p = 64 with m doubling from 1024 to 8192.
+void sizes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"p", "m"});
+  for (auto [p, m] : std::vector<std::pair<int, int>>{
+           {8, 64}, {64, 1024}, {64, 2048}, {64, 4096}, {64, 8192}, {128, 2048}})
+    b->Args({p, m});
+  b->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_Simulate)->Apply(sizes);
+BENCHMARK(BM_Baseline)->Apply(sizes);
+
+// ---- summary ---------------------------------------------------------------------------
+// A console reporter that also keeps ns_per_op and bytes_per_op of every run, preferring
+// the median aggregate when repetitions are on, and prints the ratios at the end.
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      if (run.run_type == Run::RT_Aggregate && !median) continue;
+      const std::string name = run.run_name.str();
+      Entry& e = results_[name];
+      if (e.from_median && !median) continue;
+      e.from_median = median;
+      e.ns_per_op = value(run, "ns_per_op");
+      e.bytes_per_op = value(run, "bytes_per_op");
+    }
+  }
+
+  void print_summary() const {
+    std::printf("\nsummary (%s)\n", any_median() ? "medians" : "one run each");
+    std::printf("%-16s %12s %12s %10s %14s %12s\n", "size", "sim ns/op", "base ns/op", "sim/base", "sim Mops/s",
+                "bytes/op");
+    std::map<int, std::map<int, double>> sim_ns;  // p -> m -> ns per op
+    for (const auto& [name, e] : results_) {
+      const std::string prefix = "BM_Simulate/";
+      if (name.rfind(prefix, 0) != 0) continue;
+      const std::string size = name.substr(prefix.size());
+      auto base = results_.find("BM_Baseline/" + size);
+      const double base_ns = base == results_.end() ? 0 : base->second.ns_per_op;
+      std::printf("%-16s %12.1f %12.2f %10.1f %14.2f %12.1f\n", size.c_str(), e.ns_per_op, base_ns,
+                  base_ns > 0 ? e.ns_per_op / base_ns : 0.0, 1e3 / e.ns_per_op, e.bytes_per_op);
+      int p = 0, m = 0;
+      if (std::sscanf(size.c_str(), "p:%d/m:%d", &p, &m) == 2) sim_ns[p][m] = e.ns_per_op;
+    }
+    // Time ratio when the op count doubles: (ns/op at 2m * 2 ops) / (ns/op at m * ops).
+    for (const auto& [p, by_m] : sim_ns) {
+      for (const auto& [m, ns] : by_m) {
+        auto next = by_m.find(2 * m);
+        if (next == by_m.end()) continue;
+        std::printf("doubling p=%d m=%d -> m=%d: time x%.2f\n", p, m, 2 * m, 2.0 * next->second / ns);
+      }
+    }
+  }
+
+ private:
+  struct Entry {
+    double ns_per_op = 0;
+    double bytes_per_op = 0;
+    bool from_median = false;
+  };
+  static double value(const Run& run, const char* counter) {
+    auto it = run.counters.find(counter);
+    return it == run.counters.end() ? 0.0 : it->second.value;
+  }
+  bool any_median() const {
+    for (const auto& [name, e] : results_)
+      if (e.from_median) return true;
+    return false;
+  }
+  std::map<std::string, Entry> results_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print_summary();
+  benchmark::Shutdown();
+  return 0;
+}
