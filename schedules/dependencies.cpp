@@ -1,9 +1,9 @@
 #include "schedules/dependencies.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
-#include <tuple>
 #include <unordered_map>
 
 #include "schedules/error.hpp"
@@ -21,6 +21,79 @@ struct Key {
 };
 struct KeyHash {
   std::size_t operator()(const Key& k) const noexcept { return OpHash{}(k.op) * 31 + static_cast<std::size_t>(k.occurrence); }
+};
+
+// Where each op is, by Key. Performance: this used to be one unordered_map over all ops,
+// and on large schedules its look-ups (about four per op, each a cache miss into a node
+// allocated per op) were most of build_dependencies' time. Micro-batch ops (F, B, I, W)
+// now go into a flat table indexed by (kind, pipeline, stage, micro-batch), an array read,
+// whenever the micro-batch ids are dense enough that the table is at most kMaxSlotsPerOp
+// slots per op (every generated schedule: ids 0 .. iterations*m-1, table <= 2 slots per
+// op). Sparse ids (an imported schedule numbering micro-batches 0, 1000, 2000, ...) and
+// the few stage-level ops stay in the hash map. Both give the same answers.
+class OpIndex {
+ public:
+  static constexpr std::uint64_t kMaxSlotsPerOp = 8;
+  static constexpr OpId kEmpty = std::numeric_limits<OpId>::max();
+
+  explicit OpIndex(const Schedule& s) : pipelines_(s.num_pipelines), stages_(s.num_stages) {
+    std::uint64_t ops = 0;
+    std::int64_t max_microbatch = -1;
+    for (const auto& list : s.ops) {
+      ops += list.size();
+      for (const Op& op : list)
+        if (is_microbatch_op(op.kind)) max_microbatch = std::max<std::int64_t>(max_microbatch, op.microbatch);
+    }
+    // kinds F, B, I, W (OpKind 0..3) x pipelines x stages x micro-batches; check_shape has
+    // made sure pipelines x stages placement entries exist, so that product is small.
+    const std::uint64_t per_microbatch = 4 * static_cast<std::uint64_t>(pipelines_) * static_cast<std::uint64_t>(stages_);
+    const auto microbatches = static_cast<std::uint64_t>(max_microbatch + 1);
+    if (microbatches <= (kMaxSlotsPerOp * ops + 64) / per_microbatch) {
+      microbatches_ = static_cast<std::int64_t>(microbatches);
+      table_.assign(per_microbatch * microbatches, kEmpty);
+    } else {
+      map_.reserve(ops);
+    }
+  }
+
+  // Records `key` at `id`; if the key is already taken, returns the id holding it.
+  std::optional<OpId> insert(const Key& key, OpId id) {
+    if (const std::size_t i = slot_of(key.op); i != kNoSlot) {
+      if (table_[i] != kEmpty) return table_[i];
+      table_[i] = id;
+      return std::nullopt;
+    }
+    auto [it, inserted] = map_.emplace(key, id);
+    if (inserted) return std::nullopt;
+    return it->second;
+  }
+
+  // The op id holding `key`, or -1.
+  std::int64_t find(const Key& key) const {
+    if (const std::size_t i = slot_of(key.op); i != kNoSlot) return table_[i] == kEmpty ? -1 : std::int64_t{table_[i]};
+    auto it = map_.find(key);
+    return it == map_.end() ? -1 : static_cast<std::int64_t>(it->second);
+  }
+
+ private:
+  static constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
+
+  // The table slot of a micro-batch op, or kNoSlot if it belongs in the map. Ops reach
+  // here with pipeline and stage in range (misplaced ops are never recorded or looked up).
+  std::size_t slot_of(const Op& op) const {
+    if (table_.empty() || !is_microbatch_op(op.kind) || op.microbatch < 0 || op.microbatch >= microbatches_)
+      return kNoSlot;
+    const auto kind = static_cast<std::size_t>(op.kind);
+    const std::size_t replica = (kind * static_cast<std::size_t>(pipelines_) + static_cast<std::size_t>(op.pipeline)) *
+                                    static_cast<std::size_t>(stages_) +
+                                static_cast<std::size_t>(op.stage);
+    return replica * static_cast<std::size_t>(microbatches_) + static_cast<std::size_t>(op.microbatch);
+  }
+
+  int pipelines_, stages_;
+  std::int64_t microbatches_ = 0;
+  std::vector<OpId> table_;                        // dense micro-batch ops; empty if sparse
+  std::unordered_map<Key, OpId, KeyHash> map_;     // everything else
 };
 
 std::string str(long long v) { return std::to_string(v); }
@@ -63,7 +136,17 @@ std::optional<std::string> misplaced(const Schedule& s, const Op& op, int d) {
 
 }  // namespace
 
+// Performance: the engine asks this several times per op. Guess from the average list
+// length first, which is exact when every device runs equally many ops (every generator),
+// and binary-search only when the guess is wrong (a branchy search over the offsets was
+// about a quarter of simulate()'s instructions).
 int DependencyGraph::device_of(OpId id) const {
+  const std::size_t devices = device_offset.size() - 1;
+  if (device_offset.size() >= 2 && device_offset.back() > 0) {
+    const std::size_t guess = std::min<std::size_t>(
+        devices, static_cast<std::size_t>(std::uint64_t{id} * devices / device_offset.back()));
+    if (device_offset[guess] <= id && (guess == devices || id < device_offset[guess + 1])) return static_cast<int>(guess);
+  }
   auto it = std::upper_bound(device_offset.begin(), device_offset.end(), id);
   return static_cast<int>(it - device_offset.begin()) - 1;
 }
@@ -78,9 +161,10 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
   const std::size_t n = g.device_offset[num_devices];
 
   // Index every op; duplicates are reported and the first one wins.
-  std::unordered_map<Key, OpId, KeyHash> where;
-  where.reserve(n);
-  std::map<std::tuple<int, int, int>, std::int32_t> seen_stage_ops;  // (kind, pipeline, stage) -> count
+  OpIndex where(schedule);
+  // Occurrences so far of the stage-level ops, by (kind GradSync / OptStep, pipeline, stage).
+  const std::size_t replicas = static_cast<std::size_t>(schedule.num_pipelines) * static_cast<std::size_t>(schedule.num_stages);
+  std::vector<std::int32_t> seen_stage_ops(2 * replicas, 0);
   std::vector<std::int32_t> occurrence(n, 0);
   std::vector<bool> valid(n, true);
   for (std::size_t d = 0; d < num_devices; ++d) {
@@ -92,21 +176,20 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
         valid[id] = false;
         continue;
       }
-      if (!is_microbatch_op(op.kind))
-        occurrence[id] = seen_stage_ops[{static_cast<int>(op.kind), op.pipeline, op.stage}]++;
-      auto [it, inserted] = where.emplace(Key{op, occurrence[id]}, id);
-      if (!inserted) {
-        const int other = g.device_of(it->second);
+      if (!is_microbatch_op(op.kind)) {
+        const std::size_t kind = op.kind == OpKind::GradSync ? 0 : 1;
+        occurrence[id] = seen_stage_ops[kind * replicas + static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(schedule.num_stages) +
+                                        static_cast<std::size_t>(op.stage)]++;
+      }
+      if (const std::optional<OpId> first = where.insert(Key{op, occurrence[id]}, id)) {
+        const int other = g.device_of(*first);
         problems.push_back({static_cast<int>(d), static_cast<int>(i),
                             "duplicate op " + to_string(op) + " (also at device " + std::to_string(other) +
-                                " position " + std::to_string(g.index_of(it->second)) + ")"});
+                                " position " + std::to_string(g.index_of(*first)) + ")"});
       }
     }
   }
-  auto find = [&](const Op& op, std::int32_t occ = 0) -> std::int64_t {
-    auto it = where.find(Key{op, occ});
-    return it == where.end() ? -1 : static_cast<std::int64_t>(it->second);
-  };
+  auto find = [&](const Op& op, std::int32_t occ = 0) -> std::int64_t { return where.find(Key{op, occ}); };
 
   g.pred_begin.reserve(n + 1);
   g.preds.reserve(n * 2);
