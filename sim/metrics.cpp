@@ -1,8 +1,34 @@
 #include "sim/metrics.hpp"
 
+#include <algorithm>
+
 #include "schedules/op_text.hpp"
 
 namespace pipesim {
+namespace {
+
+Staleness summarize_staleness(const std::vector<StageStaleness>& stages) {
+  Staleness s;
+  s.per_stage = stages;
+  std::int64_t backwards = 0, mismatched = 0, mismatch_sum = 0, gradients = 0, delay_sum = 0;
+  for (const auto& st : stages) {
+    backwards += st.backwards;
+    mismatched += st.mismatched;
+    mismatch_sum += st.mismatch_sum;
+    gradients += st.gradients;
+    delay_sum += st.delay_sum;
+    s.max_mismatch = std::max(s.max_mismatch, st.max_mismatch);
+    s.max_delay = std::max(s.max_delay, st.max_delay);
+  }
+  if (backwards > 0) {
+    s.mean_mismatch = static_cast<double>(mismatch_sum) / static_cast<double>(backwards);
+    s.mismatched_fraction = static_cast<double>(mismatched) / static_cast<double>(backwards);
+  }
+  if (gradients > 0) s.mean_delay = static_cast<double>(delay_sum) / static_cast<double>(gradients);
+  return s;
+}
+
+}  // namespace
 
 Metrics summarize(const Schedule& schedule, const SimResult& result) {
   Metrics m;
@@ -15,7 +41,8 @@ Metrics summarize(const Schedule& schedule, const SimResult& result) {
   m.makespan = result.makespan;
   for (int d = 0; d < schedule.num_devices; ++d) {
     const DeviceStats& s = result.devices[static_cast<std::size_t>(d)];
-    DeviceMetrics dm{d, s.busy, result.makespan - s.busy, s.peak_activations, s.peak_activation_bytes};
+    DeviceMetrics dm{d, s.busy, result.makespan - s.busy, s.peak_activations, s.peak_activation_bytes,
+                     s.peak_weight_versions};
     m.busy += dm.busy;
     m.idle += dm.idle;
     m.per_device.push_back(dm);
@@ -23,6 +50,11 @@ Metrics summarize(const Schedule& schedule, const SimResult& result) {
   const double capacity = static_cast<double>(m.devices) * static_cast<double>(m.makespan);
   m.bubble_ratio = capacity > 0 ? static_cast<double>(m.idle) / capacity : 0.0;
   m.bubble_ratio_megatron = m.busy > 0 ? static_cast<double>(m.idle) / static_cast<double>(m.busy) : 0.0;
+  const auto& ends = result.iteration_end;
+  m.time_per_iteration = ends.size() >= 2 ? (ends.back() - ends.front()) / static_cast<Tick>(ends.size() - 1) : m.makespan;
+  if (m.time_per_iteration > 0)
+    m.throughput_mb_per_s = static_cast<double>(m.microbatches) / ticks_to_seconds(m.time_per_iteration);
+  m.staleness = summarize_staleness(result.staleness);
   for (const OpRef& ref : result.critical_path)
     m.critical_path.push_back(to_string(schedule.ops[static_cast<std::size_t>(ref.device)][static_cast<std::size_t>(ref.index)]) +
                               "@" + std::to_string(ref.device));

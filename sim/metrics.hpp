@@ -21,6 +21,17 @@ struct DeviceMetrics {
   Tick idle = 0;
   std::int32_t peak_activations = 0;
   std::int64_t peak_activation_bytes = 0;
+  std::int32_t peak_weight_versions = 0;  // weight copies held at once: replicas + stashed versions
+};
+
+// Staleness as the engine measured it (sim/versions.hpp has the definitions).
+struct Staleness {
+  std::int32_t max_mismatch = 0;      // updates between a micro-batch's F and B at one stage
+  double mean_mismatch = 0;           // over all micro-batch backwards
+  double mismatched_fraction = 0;     // share of backwards whose version differs from their F's
+  std::int32_t max_delay = 0;         // updates between a gradient's version and the update applying it
+  double mean_delay = 0;
+  std::vector<StageStaleness> per_stage;
 };
 
 struct Metrics {
@@ -35,6 +46,11 @@ struct Metrics {
   Tick idle = 0;  // summed over devices
   double bubble_ratio = 0;
   double bubble_ratio_megatron = 0;
+  // Steady state: (end of the last iteration - end of the first) / (iterations - 1), which
+  // leaves out the first fill; with one iteration, the makespan.
+  Tick time_per_iteration = 0;
+  double throughput_mb_per_s = 0;  // micro-batches per second in steady state
+  Staleness staleness;
   std::vector<DeviceMetrics> per_device;
   std::vector<std::string> critical_path;  // op text with device, first to last
 };

@@ -63,6 +63,19 @@ TEST(Cli, SimulateJsonHasTheDocumentedFields) {
   for (const char* key : {"device", "busy_s", "idle_s", "peak_activations", "peak_activation_bytes"})
     EXPECT_TRUE(j["per_device"][0].contains(key)) << key;
   EXPECT_EQ(j["per_device"][0]["peak_activations"], 4);
+  EXPECT_EQ(j["per_device"][0]["peak_weight_versions"], 1);
+}
+
+TEST(Cli, IterationsGiveSteadyStateTimeThroughputAndStaleness) {
+  const Result r = run("simulate --schedule 1f1b -p 4 -m 8 --iterations 3 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["iterations"], 3);
+  EXPECT_DOUBLE_EQ(j["time_per_iteration_s"].get<double>(), 0.033);  // flushed: each iteration is a fresh pipeline
+  EXPECT_NEAR(j["throughput_mb_per_s"].get<double>(), 8 / 0.033, 1e-9);
+  for (const char* key : {"max_mismatch", "mean_mismatch", "mismatched_fraction", "max_delay"})
+    EXPECT_EQ(j["staleness"][key], 0) << key;
+  EXPECT_EQ(j["staleness"]["per_stage"].size(), 4u);
 }
 
 TEST(Cli, SimulateTableHasUnits) {

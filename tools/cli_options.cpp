@@ -17,6 +17,18 @@ void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name) {
   app.add_option("-m,--microbatches", o.params.m, "Micro-batches per iteration")->capture_default_str();
   app.add_option("-v,--chunks", o.params.v, "Chunks per device (interleaved)")->capture_default_str();
   app.add_option("--iterations", o.params.iterations, "Iterations (optimizer steps)")->capture_default_str();
+  app.add_option("--pipelines", o.params.pipelines, "Chimera: 2f pipelines (f divides p/2)")->capture_default_str();
+  app.add_option("--concat", o.params.concat, "Chimera with m > p: direct, doubling or halving")
+      ->capture_default_str();
+  app.add_option("--width", o.params.width, "Chimera: data-parallel width W (replicas of the device group)")
+      ->capture_default_str();
+  app.add_option("--max-active-keys", o.params.max_active_keys, "AMP: instances in flight (0 = p)")
+      ->capture_default_str();
+  app.add_option("--min-update-frequency", o.params.min_update_frequency,
+                 "AMP: local update after this many backwards at a stage")
+      ->capture_default_str();
+  app.add_option("--amdp-update", o.params.amdp_update, "AMDP: position of the optimizer step (see docs/schedules.md)")
+      ->capture_default_str();
 }
 
 void add_cost_flags(CLI::App& app, CostOptions& o) {
@@ -30,6 +42,8 @@ void add_cost_flags(CLI::App& app, CostOptions& o) {
       ->capture_default_str();
   app.add_option("--activation-memory", o.activation_memory,
                  "Activation memory one micro-batch holds on one stage [default: --activation-bytes]");
+  app.add_option("--grad-bytes", o.grad_bytes, "Gradient bytes of one full stage, reduced by GradSync")
+      ->capture_default_str();
   app.add_option("--input-grad-free-fraction", o.input_grad_free_fraction,
                  "Share of a micro-batch's activation memory freed by I (W frees the rest)")
       ->capture_default_str();
@@ -71,7 +85,7 @@ UniformCostConfig make_cost_config(const CostOptions& o) {
   c.message_bytes = parse_bytes(o.activation_bytes, "--activation-bytes");
   c.activation_bytes = o.activation_memory.empty() ? c.message_bytes : parse_bytes(o.activation_memory, "--activation-memory");
   c.input_grad_free_fraction = o.input_grad_free_fraction;
-  c.grad_bytes = 0;
+  c.grad_bytes = parse_bytes(o.grad_bytes, "--grad-bytes");
   for (const std::string& text : o.stage_overrides) {
     const std::string flag = "--stage-cost '" + text + "'";
     std::vector<std::string> parts;

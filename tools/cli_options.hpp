@@ -26,6 +26,7 @@ struct CostOptions {
   std::string link_bandwidth;  // empty: links have no occupancy
   std::string activation_bytes = "0B";
   std::string activation_memory;  // default: activation_bytes
+  std::string grad_bytes = "0B";  // gradient bytes of one full stage (GradSync)
   double input_grad_free_fraction = 0.5;
   std::vector<std::string> stage_overrides;  // "STAGE:FWD:BWD[:WGRAD]"
 };
