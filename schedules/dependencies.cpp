@@ -134,6 +134,20 @@ std::optional<std::string> misplaced(const Schedule& s, const Op& op, int d) {
   return std::nullopt;
 }
 
+// The common case of misplaced() without building its answer (it is asked for every op).
+bool well_placed(const Schedule& s, const Op& op, int d) {
+  return op.pipeline >= 0 && op.pipeline < s.num_pipelines && op.stage >= 0 && op.stage < s.num_stages &&
+         !(is_microbatch_op(op.kind) && op.microbatch < 0) && s.device_of(op) == d;
+}
+
+// Out of line, so that the loop over ops stays small: the op at (d, i) needs `producer`,
+// which no device runs.
+[[gnu::noinline]] void report_missing(std::vector<DependencyProblem>& problems, std::size_t d, std::size_t i, const Op& op,
+                                      const Op& producer, const char* what) {
+  problems.push_back({static_cast<int>(d), static_cast<int>(i),
+                      to_string(op) + " needs " + what + " " + to_string(producer) + ", which no device runs"});
+}
+
 }  // namespace
 
 // Performance: the engine asks this several times per op. Guess from the average list
@@ -171,7 +185,9 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
     for (std::size_t i = 0; i < schedule.ops[d].size(); ++i) {
       const Op& op = schedule.ops[d][i];
       const OpId id = g.device_offset[d] + static_cast<OpId>(i);
-      if (auto why = misplaced(schedule, op, static_cast<int>(d))) {
+      if (!well_placed(schedule, op, static_cast<int>(d))) {
+        const std::optional<std::string> why = misplaced(schedule, op, static_cast<int>(d));
+        PIPESIM_ASSERT(why.has_value());
         problems.push_back({static_cast<int>(d), static_cast<int>(i), to_string(op) + ": " + *why});
         valid[id] = false;
         continue;
@@ -201,31 +217,35 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
       const OpId id = g.device_offset[d] + static_cast<OpId>(i);
       g.pred_begin.push_back(static_cast<OpId>(g.preds.size()));
       if (!valid[id]) continue;
-      auto need = [&](const Op& producer, std::int32_t occ, const char* what) {
-        const std::int64_t p = find(producer, occ);
-        if (p < 0)
-          problems.push_back({static_cast<int>(d), static_cast<int>(i),
-                              to_string(op) + " needs " + what + " " + to_string(producer) + ", which no device runs"});
-        else
+      // `producer` was found at id p >= 0, or is missing.
+      auto need = [&](const Op& producer, std::int64_t p, const char* what) {
+        if (p >= 0)
           g.preds.push_back(static_cast<OpId>(p));
+        else
+          report_missing(problems, d, i, op, producer, what);
       };
+      auto need_op = [&](const Op& producer, const char* what) { need(producer, find(producer), what); };
       const int last = schedule.num_stages - 1;
       switch (op.kind) {
         case OpKind::F:
-          if (op.stage > 0) need(make_op(OpKind::F, op.stage - 1, op.microbatch, op.pipeline), 0, "the forward");
+          if (op.stage > 0) need_op(make_op(OpKind::F, op.stage - 1, op.microbatch, op.pipeline), "the forward");
           break;
         case OpKind::B:
         case OpKind::I: {
-          need(make_op(OpKind::F, op.stage, op.microbatch, op.pipeline), 0, "its forward");
+          need_op(make_op(OpKind::F, op.stage, op.microbatch, op.pipeline), "its forward");
           if (op.stage < last) {
             Op next = make_op(OpKind::B, op.stage + 1, op.microbatch, op.pipeline);
-            if (find(next) < 0) next.kind = OpKind::I;
-            need(next, 0, "the backward");
+            std::int64_t p = find(next);
+            if (p < 0) {
+              next.kind = OpKind::I;
+              p = find(next);
+            }
+            need(next, p, "the backward");
           }
           break;
         }
         case OpKind::W:
-          need(make_op(OpKind::I, op.stage, op.microbatch, op.pipeline), 0, "its input-gradient backward");
+          need_op(make_op(OpKind::I, op.stage, op.microbatch, op.pipeline), "its input-gradient backward");
           break;
         case OpKind::GradSync: {
           auto [it, inserted] = collective_index.emplace(std::pair{op.stage, occurrence[id]},

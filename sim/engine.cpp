@@ -63,14 +63,34 @@ class Run {
     Tick start = 0;
     OpId last_arrival = kNone;
   };
+  // Performance: what the event loop reads and writes per op lives in one 40-byte struct
+  // per op, not in parallel arrays. Large schedules are far bigger than the caches, and
+  // starting an op or delivering one of its inputs used to touch one cache line per array
+  // (about seven, plus the dependency lists for its forward); now it is one or two.
+  struct OpState {
+    Tick ready_at = 0;               // arrival of its latest input ...
+    Tick start = -1;                 // -1 until it starts
+    OpId ready_by = kNone;           // ... and the op that sent it
+    OpId cause = kNone;              // what let it start last (critical path)
+    std::int32_t pending = 0;        // inputs not yet arrived
+    std::int32_t version_used = -1;  // weight version of a micro-batch op
+    std::int32_t device = 0;         // the device running it
+    OpId forward = kNone;            // its forward, see find_forward()
+  };
 
+  // Performance: op ids are looked up several times per op (op_of, ref_of, successors on
+  // which device), so each op's device is stored in its OpState instead of asking
+  // DependencyGraph::device_of, an out-of-line search over the device offsets, each time.
+  int device_of(OpId id) const { return op_[id].device; }
+  int index_of(OpId id) const { return static_cast<int>(id - g_.device_offset[static_cast<std::size_t>(op_[id].device)]); }
   const Op& op_of(OpId id) const {
-    return s_.ops[static_cast<std::size_t>(g_.device_of(id))][static_cast<std::size_t>(g_.index_of(id))];
+    return s_.ops[static_cast<std::size_t>(device_of(id))][static_cast<std::size_t>(index_of(id))];
   }
-  OpRef ref_of(OpId id) const { return OpRef{g_.device_of(id), g_.index_of(id)}; }
-  // The forward of a backward op: B and I list it first among their predecessors (see
-  // dependencies.cpp); W's only predecessor is its I.
-  OpId forward_of(OpId id, const Op& op) const {
+  OpRef ref_of(OpId id) const { return OpRef{device_of(id), index_of(id)}; }
+  // The forward of a micro-batch op, for the version tracker: itself for F, the first
+  // predecessor of B and I (dependencies.cpp lists it first), and for W that of its I, its
+  // only predecessor. Worked out once per op in init_state.
+  OpId find_forward(OpId id, const Op& op) const {
     if (op.kind == OpKind::F || !is_microbatch_op(op.kind)) return id;
     const OpId first = g_.preds[g_.pred_begin[id]];
     const OpId fwd = op.kind == OpKind::W ? g_.preds[g_.pred_begin[first]] : first;
@@ -80,12 +100,10 @@ class Run {
 
   void init_state() {
     const std::size_t n = g_.size();
-    pending_.assign(n, 0);
-    ready_by_.assign(n, kNone);
-    ready_at_.assign(n, 0);
-    cause_.assign(n, kNone);
-    start_.assign(n, -1);
-    version_used_.assign(n, -1);
+    op_.assign(n, OpState{});
+    for (std::size_t d = 0; d + 1 < g_.device_offset.size(); ++d)
+      for (OpId id = g_.device_offset[d]; id < g_.device_offset[d + 1]; ++id) op_[id].device = static_cast<std::int32_t>(d);
+    for (OpId id = 0; id < n; ++id) op_[id].forward = find_forward(id, op_of(id));
     // Successor lists (CSR) from the predecessor lists.
     succ_begin_.assign(n + 1, 0);
     for (OpId id = 0; id < n; ++id)
@@ -94,7 +112,7 @@ class Run {
     succs_.resize(g_.preds.size());
     std::vector<OpId> fill(succ_begin_.begin(), succ_begin_.end() - 1);
     for (OpId id = 0; id < n; ++id) {
-      pending_[id] = static_cast<std::int32_t>(g_.pred_begin[id + 1] - g_.pred_begin[id]);
+      op_[id].pending = static_cast<std::int32_t>(g_.pred_begin[id + 1] - g_.pred_begin[id]);
       for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k) succs_[fill[g_.preds[k]]++] = id;
     }
     dev_.assign(static_cast<std::size_t>(s_.num_devices), DeviceState{});
@@ -110,18 +128,19 @@ class Run {
     const auto& list = s_.ops[static_cast<std::size_t>(d)];
     while (!dev.busy && !dev.blocked && dev.next < list.size()) {
       const OpId id = g_.id_of(d, static_cast<int>(dev.next));
-      if (pending_[id] > 0) return;
+      OpState& st = op_[id];
+      if (st.pending > 0) return;
       const Op& op = list[dev.next];
       ++dev.next;
       // Which constraint let this op start last: its device or its latest input.
-      cause_[id] = (dev.last_compute != kNone && dev.free_at >= ready_at_[id]) ? dev.last_compute : ready_by_[id];
-      start_[id] = now;
+      st.cause = (dev.last_compute != kNone && dev.free_at >= st.ready_at) ? dev.last_compute : st.ready_by;
+      st.start = now;
       if (op.kind == OpKind::GradSync) {
         arrive_collective(id, now);
         if (s_.blocking_grad_sync) dev.blocked = true;
         continue;
       }
-      if (is_microbatch_op(op.kind)) version_used_[id] = versions_.start(id, op, forward_of(id, op));
+      if (is_microbatch_op(op.kind)) st.version_used = versions_.start(id, op, st.forward);
       const Tick dur = costs_.compute_time(op, scale_);
       PIPESIM_ASSERT(dur >= 0);
       dev.busy = true;
@@ -160,7 +179,7 @@ class Run {
   }
 
   void finish_op(OpId id) {
-    const int d = g_.device_of(id);
+    const int d = device_of(id);
     DeviceState& dev = dev_[static_cast<std::size_t>(d)];
     const Op& op = op_of(id);
     dev.busy = false;
@@ -170,15 +189,15 @@ class Run {
     result_.makespan = std::max(result_.makespan, now_);
     std::int32_t version = -1;
     if (is_microbatch_op(op.kind)) {
-      version = version_used_[id];
+      version = op_[id].version_used;
       if (op.kind != OpKind::F) change_memory(d, op, now_);
       auto& end = result_.iteration_end;
       const auto t = static_cast<std::size_t>(s_.iteration_of(op.microbatch));
       if (t >= end.size()) end.resize(t + 1, 0);
       end[t] = std::max(end[t], now_);
     }
-    if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep) versions_.end(id, op, forward_of(id, op), d);
-    if (observer_) observer_->on_op(OpRecord{ref_of(id), op, start_[id], now_, version});
+    if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep) versions_.end(id, op, op_[id].forward, d);
+    if (observer_) observer_->on_op(OpRecord{ref_of(id), op, op_[id].start, now_, version});
     release_successors(id, d);
     try_start(d, now_);
   }
@@ -187,7 +206,7 @@ class Run {
     const Op& op = op_of(id);
     for (OpId k = succ_begin_[id]; k < succ_begin_[id + 1]; ++k) {
       const OpId to = succs_[k];
-      const int dst = g_.device_of(to);
+      const int dst = device_of(to);
       if (dst == d || op.kind == OpKind::GradSync) {
         satisfy(to, id, now_);
         if (dst != d) try_start(dst, now_);
@@ -235,11 +254,12 @@ class Run {
   }
 
   void satisfy(OpId to, OpId from, Tick at) {
-    PIPESIM_ASSERT(pending_[to] > 0);
-    --pending_[to];
-    if (ready_by_[to] == kNone || at > ready_at_[to]) {
-      ready_at_[to] = at;
-      ready_by_[to] = from;
+    OpState& st = op_[to];
+    PIPESIM_ASSERT(st.pending > 0);
+    --st.pending;
+    if (st.ready_by == kNone || at > st.ready_at) {
+      st.ready_at = at;
+      st.ready_by = from;
     }
   }
 
@@ -252,14 +272,14 @@ class Run {
     const auto& members = g_.collectives[c];
     if (st.arrived < static_cast<int>(members.size())) return;
     // Everyone is here: run on the participants' comm streams once all are free.
-    for (OpId m : members) st.start = std::max(st.start, dev_[static_cast<std::size_t>(g_.device_of(m))].comm_free_at);
+    for (OpId m : members) st.start = std::max(st.start, dev_[static_cast<std::size_t>(device_of(m))].comm_free_at);
     const Op& op = op_of(id);
     const std::int64_t bytes = costs_.grad_bytes(op, scale_);
     const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), bytes);
     PIPESIM_ASSERT(dur >= 0);
     for (OpId m : members) {
-      dev_[static_cast<std::size_t>(g_.device_of(m))].comm_free_at = st.start + dur;
-      cause_[m] = st.last_arrival == m ? cause_[m] : st.last_arrival;
+      dev_[static_cast<std::size_t>(device_of(m))].comm_free_at = st.start + dur;
+      op_[m].cause = st.last_arrival == m ? op_[m].cause : st.last_arrival;
     }
     queue_.push(st.start + dur, EventType::CollectiveFinish, static_cast<std::uint32_t>(c));
   }
@@ -274,14 +294,14 @@ class Run {
       r.end = now_;
       r.bytes = costs_.grad_bytes(op_of(members.front()), scale_);
       observer_->on_collective(r);
-      for (OpId m : members) observer_->on_op(OpRecord{ref_of(m), op_of(m), start_[m], now_, -1});
+      for (OpId m : members) observer_->on_op(OpRecord{ref_of(m), op_of(m), op_[m].start, now_, -1});
     }
     for (OpId m : members) {
-      const int d = g_.device_of(m);
+      const int d = device_of(m);
       release_successors(m, d);
       dev_[static_cast<std::size_t>(d)].blocked = false;
     }
-    for (OpId m : members) try_start(g_.device_of(m), now_);
+    for (OpId m : members) try_start(device_of(m), now_);
   }
 
   // Everything ran, or the schedule deadlocked: then say who waits on whom.
@@ -300,11 +320,11 @@ class Run {
       std::string on;
       if (g_.collective_of[id] >= 0) {
         for (OpId m : g_.collectives[static_cast<std::size_t>(g_.collective_of[id])])
-          if (start_[m] < 0) on += (on.empty() ? "" : ", ") + to_string(op_of(m)) + " (device " + std::to_string(g_.device_of(m)) + ")";
+          if (op_[m].start < 0) on += (on.empty() ? "" : ", ") + to_string(op_of(m)) + " (device " + std::to_string(device_of(m)) + ")";
       }
       for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k) {
         const OpId p = g_.preds[k];
-        if (start_[p] < 0) on += (on.empty() ? "" : ", ") + to_string(op_of(p)) + " (device " + std::to_string(g_.device_of(p)) + ")";
+        if (op_[p].start < 0) on += (on.empty() ? "" : ", ") + to_string(op_of(p)) + " (device " + std::to_string(device_of(p)) + ")";
       }
       waits += on.empty() ? "an op that never finishes" : on;
     }
@@ -324,7 +344,7 @@ class Run {
       }
     }
     std::vector<OpRef> path;
-    for (OpId id = last; id != kNone; id = cause_[id]) {
+    for (OpId id = last; id != kNone; id = op_[id].cause) {
       path.push_back(ref_of(id));
       PIPESIM_ASSERT(path.size() <= g_.size());
     }
@@ -355,13 +375,10 @@ class Run {
   DependencyGraph g_;
   VersionTracker versions_;
   std::vector<OpId> succ_begin_, succs_;
-  std::vector<std::int32_t> pending_;
-  std::vector<OpId> ready_by_, cause_;
-  std::vector<Tick> ready_at_, start_;
+  std::vector<OpState> op_;  // by op id
   std::vector<DeviceState> dev_;
   std::vector<Tick> link_free_;
   std::vector<CollectiveState> collectives_;
-  std::vector<std::int32_t> version_used_;
   std::vector<TransferRecord> in_flight_;
   std::vector<std::uint32_t> free_slots_;
   EventQueue queue_;
