@@ -12,6 +12,8 @@ const std::vector<GeneratorInfo>& generators() {
       {"interleaved", "interleaved 1F1B with v chunks per device (Megatron-LM)", &make_interleaved},
       {"zb-h1", "Zero Bubble H1: split backward I/W, 1F1B memory", &make_zb_h1},
       {"zb-h2", "Zero Bubble H2: split backward I/W, 2p-1 activations", &make_zb_h2},
+      {"dualpipe", "DualPipe: two directions on p ranks, F&B pairs, zero-bubble W (DeepSeek-V3)", &make_dualpipe},
+      {"dualpipev", "DualPipeV: DualPipe cut in half, 2p stages in a V on p ranks", &make_dualpipev},
   };
   return all;
 }

@@ -9,5 +9,7 @@ Schedule make_1f1b(const ScheduleParams& params);
 Schedule make_interleaved(const ScheduleParams& params);
 Schedule make_zb_h1(const ScheduleParams& params);
 Schedule make_zb_h2(const ScheduleParams& params);
+Schedule make_dualpipe(const ScheduleParams& params);
+Schedule make_dualpipev(const ScheduleParams& params);
 
 }  // namespace pipesim
