@@ -25,6 +25,10 @@ struct ScheduleParams {
   int max_active_keys = 0;         // instances in flight; 0 = p
   int min_update_frequency = 1;    // local update after this many backwards at a stage
 
+  // PipeDream-2BW (spec §10.2): "double-buffer" (batch t uses W^(t-1), WeightPolicy::TwoBW)
+  // or "naive" (local accumulation on the current weights, WeightPolicy::Current).
+  std::string twobw_policy = "double-buffer";
+
   // AMDP (spec §8): where U (the optimizer step) sits in the next iteration's first group.
   std::string amdp_update = "code";  // "code" (the official positions) or "early" / "late"
 };

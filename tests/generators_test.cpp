@@ -277,7 +277,7 @@ TEST(Generators, ZeroBubbleNeedsMAtLeastTwoP) {
 }
 
 TEST(Generators, UnknownNameListsKnownOnes) {
-  EXPECT_THAT(error_of("pipedream", params(4, 8)), HasSubstr("unknown schedule 'pipedream'"));
+  EXPECT_THAT(error_of("no-such-schedule", params(4, 8)), HasSubstr("unknown schedule 'no-such-schedule'"));
 }
 
 }  // namespace
