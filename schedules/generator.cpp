@@ -12,11 +12,12 @@ const std::vector<GeneratorInfo>& generators() {
       {"interleaved", "interleaved 1F1B with v chunks per device (Megatron-LM)", &make_interleaved},
       {"zb-h1", "Zero Bubble H1: split backward I/W, 1F1B memory", &make_zb_h1},
       {"zb-h2", "Zero Bubble H2: split backward I/W, 2p-1 activations", &make_zb_h2},
-      {"amdp", "AMDP: p/2 asynchronous pipelines on Chimera's placement, update inside the next iteration", &make_amdp},
+      {"chimera", "Chimera: 2f bidirectional pipelines (f down, f up), direct/doubling/halving concat", &make_chimera},
       {"pipedream", "PipeDream: flush-free 1F1B, update after every backward, weight stashing", &make_pipedream},
       {"pipedream-2bw", "PipeDream-2BW: flush-free 1F1B, update every m micro-batches, 2 versions", &make_pipedream_2bw},
       {"async-1f1b", "async 1F1B: flush-free, update after every backward, no stashing", &make_async_1f1b},
       {"amp", "AMPNet (fairscale AMPnetPipe): max_active_keys in flight, local update every muf backwards", &make_amp},
+      {"amdp", "AMDP: p/2 asynchronous pipelines on Chimera's placement, update inside the next iteration", &make_amdp},
       {"dualpipe", "DualPipe: two directions on p ranks, F&B pairs, zero-bubble W (DeepSeek-V3)", &make_dualpipe},
       {"dualpipev", "DualPipeV: DualPipe cut in half, 2p stages in a V on p ranks", &make_dualpipev},
   };
