@@ -53,7 +53,9 @@ Metrics summarize(const Schedule& schedule, const SimResult& result) {
   const auto& ends = result.iteration_end;
   m.time_per_iteration = ends.size() >= 2 ? (ends.back() - ends.front()) / static_cast<Tick>(ends.size() - 1) : m.makespan;
   if (m.time_per_iteration > 0)
-    m.throughput_mb_per_s = static_cast<double>(m.microbatches) / ticks_to_seconds(m.time_per_iteration);
+    // A split micro-batch (Chimera halving) is 1/microbatch_split of a full one.
+    m.throughput_mb_per_s = static_cast<double>(m.microbatches) / schedule.microbatch_split /
+                            ticks_to_seconds(m.time_per_iteration);
   m.staleness = summarize_staleness(result.staleness);
   for (const OpRef& ref : result.critical_path)
     m.critical_path.push_back(to_string(schedule.ops[static_cast<std::size_t>(ref.device)][static_cast<std::size_t>(ref.index)]) +

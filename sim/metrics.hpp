@@ -49,7 +49,7 @@ struct Metrics {
   // Steady state: (end of the last iteration - end of the first) / (iterations - 1), which
   // leaves out the first fill; with one iteration, the makespan.
   Tick time_per_iteration = 0;
-  double throughput_mb_per_s = 0;  // micro-batches per second in steady state
+  double throughput_mb_per_s = 0;  // full-size micro-batches per second in steady state
   Staleness staleness;
   std::vector<DeviceMetrics> per_device;
   std::vector<std::string> critical_path;  // op text with device, first to last
