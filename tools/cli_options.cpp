@@ -27,6 +27,9 @@ void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name) {
   app.add_option("--min-update-frequency", o.params.min_update_frequency,
                  "AMP: local update after this many backwards at a stage")
       ->capture_default_str();
+  app.add_option("--twobw-policy", o.params.twobw_policy,
+                 "PipeDream-2BW: double-buffer (batch t uses W^(t-1)) or naive (local accumulation)")
+      ->capture_default_str();
   app.add_option("--amdp-update", o.params.amdp_update, "AMDP: position of the optimizer step (see docs/schedules.md)")
       ->capture_default_str();
 }
