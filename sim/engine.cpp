@@ -152,6 +152,14 @@ class Run {
       stats.busy += dur;
       if (op.kind == OpKind::F) change_memory(d, op, now);
       queue_.push(now + dur, EventType::OpFinish, id);
+      // Performance: when this op ends, each successor's OpState is updated, and that is
+      // often its first touch since init_state (a B further on this device, an F on the
+      // next one): on large schedules a miss to L3 or memory per op. Ask for those lines
+      // now; they arrive long before the op ends. Written out here, not in a helper: GCC
+      // deems a function of prefetches pure and drops the call.
+      const OpId first = succ_begin_[id], end = succ_begin_[id + 1];
+      if (first < end) __builtin_prefetch(&op_[succs_[first]]);
+      if (first + 1 < end) __builtin_prefetch(&op_[succs_[first + 1]]);
     }
   }
 
