@@ -18,9 +18,10 @@ namespace pipesim {
 struct OpScale {
   int chunks = 1;            // the device's share of the model is cut into this many chunks
   int microbatch_split = 1;  // each op covers 1/microbatch_split of a micro-batch
+  int num_stages = 1;        // stages per pipeline: the model is partitioned into this many
 };
 
-inline OpScale scale_of(const Schedule& s) { return OpScale{s.chunks_per_device(), s.microbatch_split}; }
+inline OpScale scale_of(const Schedule& s) { return OpScale{s.chunks_per_device(), s.microbatch_split, s.num_stages}; }
 
 // A point-to-point transfer on a directed link: `occupancy` (bytes / bandwidth) holds the
 // link, transfers queue FIFO behind each other; `latency` is pipelined and holds nothing.

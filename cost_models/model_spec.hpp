@@ -1,0 +1,28 @@
+#pragma once
+// ModelSpec: the shape of a transformer, as the catalogs list it (cost_models/catalogs/).
+#include <cstdint>
+#include <string>
+
+namespace pipesim {
+
+enum class MlpKind : std::uint8_t {
+  Gelu,    // two matrices h -> ffn -> h (GPT, BERT)
+  SwiGlu,  // three matrices: gate and up h -> ffn, down ffn -> h (Llama)
+};
+
+struct ModelSpec {
+  std::string name;         // catalog key, e.g. "gpt3-13b"
+  std::string family;       // "gpt", "llama", "bert"
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;         // grouped-query attention; = heads for multi-head attention
+  int ffn_hidden = 0;
+  int seq_len = 0;
+  int vocab = 0;
+  bool tied_embeddings = true;  // LM head shares the input embedding
+  MlpKind mlp = MlpKind::Gelu;
+  std::string source;       // where the numbers come from (paper, model card)
+};
+
+}  // namespace pipesim
