@@ -7,12 +7,14 @@
 //   BM_Baseline/p/m   visits every op of the same schedule once and sums its duration
 //                     from the same cost model: the least any simulator has to do
 //
-// Machines shared with other jobs are noisy; the ratio Simulate / Baseline of the same
-// run is much steadier than either time alone, and is printed in the summary at the end.
+// The ratio Simulate / Baseline of one run factors out the speed of the machine (clock,
+// CPU model), and is printed in the summary at the end. It does not factor out all the
+// noise of a shared machine: the engine's working set is large and random-access, so it
+// suffers from other jobs' cache use far more than the streaming baseline does.
 //
 // Counters (times are CPU time of the benchmark thread):
 //   ops_per_s     simulated compute ops per second (every op but GradSync)
-//   ns_per_op     CPU nanoseconds per compute op
+//   time_per_op   CPU time per compute op (the summary gives it in ns)
 //   bytes_per_op  peak heap bytes during one simulate() call above what was live before
 //                 it, divided by the op count (operator new/delete are replaced below to
 //                 keep track of live and peak bytes)
@@ -34,6 +36,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>  // isatty
 
 #include "cost_models/uniform.hpp"
 #include "schedules/generator.hpp"
@@ -120,12 +124,12 @@ std::int64_t compute_ops(const Schedule& s) {
   return n;
 }
 
-// ops_per_s and ns_per_op from the op count; both divide by the CPU time of all iterations.
+// ops_per_s and time_per_op from the op count; both use the CPU time of all iterations.
 void set_rate_counters(benchmark::State& state, std::int64_t ops) {
   const auto n = static_cast<double>(ops);
   state.counters["ops_per_s"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["ns_per_op"] =
-      benchmark::Counter(n * 1e-9, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["time_per_op"] =
+      benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 void BM_Simulate(benchmark::State& state) {
@@ -172,10 +176,12 @@ BENCHMARK(BM_Simulate)->Apply(sizes);
 BENCHMARK(BM_Baseline)->Apply(sizes);
 
 // ---- summary ---------------------------------------------------------------------------
-// A console reporter that also keeps ns_per_op and bytes_per_op of every run, preferring
+// A console reporter that also keeps time_per_op and bytes_per_op of every run, preferring
 // the median aggregate when repetitions are on, and prints the ratios at the end.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
+  explicit SummaryReporter(OutputOptions options) : ConsoleReporter(options) {}
+
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
@@ -185,7 +191,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       Entry& e = results_[name];
       if (e.from_median && !median) continue;
       e.from_median = median;
-      e.ns_per_op = value(run, "ns_per_op");
+      e.ns_per_op = value(run, "time_per_op") * 1e9;
       e.bytes_per_op = value(run, "bytes_per_op");
     }
   }
@@ -237,9 +243,15 @@ class SummaryReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A reporter passed in does not see --benchmark_color, so look for it here.
+  bool color = isatty(STDOUT_FILENO) != 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--benchmark_color=false" || arg == "--benchmark_color=no") color = false;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  SummaryReporter reporter;
+  SummaryReporter reporter(color ? benchmark::ConsoleReporter::OO_ColorTabular : benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.print_summary();
   benchmark::Shutdown();
