@@ -1,5 +1,8 @@
 #include "schedules/generator.hpp"
 
+#include <cstdint>
+#include <limits>
+
 #include "schedules/error.hpp"
 #include "schedules/generators/generators.hpp"
 
@@ -30,6 +33,28 @@ const GeneratorInfo& find_generator(std::string_view name) {
   std::string known;
   for (const auto& g : generators()) known += (known.empty() ? "" : ", ") + std::string(g.name);
   throw InputError("unknown schedule '" + std::string(name) + "' (known: " + known + ")");
+}
+
+Schedule plain_pipeline(std::string_view name, const ScheduleParams& params, int chunks) {
+  require_positive(name, "p", params.p);
+  require_positive(name, "m", params.m);
+  require_positive(name, "iterations", params.iterations);
+  Schedule s;
+  s.name = std::string(name);
+  s.num_devices = params.p;
+  s.num_stages = params.p * chunks;
+  s.microbatches = params.m;
+  s.iterations = params.iterations;
+  s.placement = round_robin_placement(s.num_stages, params.p);
+  s.ops.resize(static_cast<std::size_t>(params.p));
+  return s;
+}
+
+int run_microbatches(std::string_view name, const ScheduleParams& params) {
+  const long long n = static_cast<long long>(params.m) * params.iterations;
+  require(n <= std::numeric_limits<std::int32_t>::max(), name,
+          "m x iterations (" + std::to_string(n) + ") is too many micro-batches for one run");
+  return static_cast<int>(n);
 }
 
 void require_positive(std::string_view schedule, std::string_view flag, long long value) {

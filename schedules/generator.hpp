@@ -51,6 +51,13 @@ inline Schedule generate(std::string_view name, const ScheduleParams& params) {
   return find_generator(name).fn(params);
 }
 
+// The frame of a single-pipeline schedule (p devices, p*chunks stages placed round robin,
+// empty op lists): checks p, m and iterations are positive, names errors after `name`.
+Schedule plain_pipeline(std::string_view name, const ScheduleParams& params, int chunks = 1);
+
+// Micro-batches of a whole flush-free run, m x iterations, checked to fit an op's id.
+int run_microbatches(std::string_view name, const ScheduleParams& params);
+
 // Shared parameter checks, so every generator words its errors the same way.
 void require_positive(std::string_view schedule, std::string_view flag, long long value);
 void require(bool ok, std::string_view schedule, const std::string& what);

@@ -85,31 +85,16 @@ std::vector<Op> amp_stage_ops(int p, int stage, int n, int mak, int muf) {
 
 Schedule make_amp(const ScheduleParams& params) {
   constexpr const char* kName = "amp";
-  require_positive(kName, "p", params.p);
-  require_positive(kName, "m", params.m);
-  require_positive(kName, "iterations", params.iterations);
+  Schedule s = plain_pipeline(kName, params);
   require_positive(kName, "min_update_frequency", params.min_update_frequency);
   const int p = params.p;
   const int mak = params.max_active_keys == 0 ? p : params.max_active_keys;
   require(mak >= 1 && mak <= p, kName,
           "max_active_keys (" + std::to_string(params.max_active_keys) + ") must lie in [1, p] = [1, " +
               std::to_string(p) + "] (0 means p)");
-  const long long n = static_cast<long long>(params.m) * params.iterations;
-  require(n <= std::numeric_limits<std::int32_t>::max(), kName,
-          "m x iterations (" + std::to_string(n) + ") is too many micro-batches for one run");
-
-  Schedule s;
-  s.name = kName;
-  s.num_devices = p;
-  s.num_stages = p;
-  s.num_pipelines = 1;
-  s.microbatches = params.m;
-  s.iterations = params.iterations;
-  s.weight_policy = WeightPolicy::Current;
-  s.placement = round_robin_placement(p, p);
-  s.ops.resize(static_cast<std::size_t>(p));
+  const int n = run_microbatches(kName, params);
   for (int st = 0; st < p; ++st)
-    s.ops[static_cast<std::size_t>(st)] = amp_stage_ops(p, st, static_cast<int>(n), mak, params.min_update_frequency);
+    s.ops[static_cast<std::size_t>(st)] = amp_stage_ops(p, st, n, mak, params.min_update_frequency);
   return s;
 }
 

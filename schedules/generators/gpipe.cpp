@@ -13,22 +13,9 @@
 namespace pipesim {
 
 Schedule make_gpipe(const ScheduleParams& params) {
-  constexpr const char* kName = "gpipe";
-  require_positive(kName, "p", params.p);
-  require_positive(kName, "m", params.m);
-  require_positive(kName, "iterations", params.iterations);
+  Schedule s = plain_pipeline("gpipe", params);
   const int p = params.p;
   const int m = params.m;
-
-  Schedule s;
-  s.name = kName;
-  s.num_devices = p;
-  s.num_stages = p;
-  s.num_pipelines = 1;
-  s.microbatches = m;
-  s.iterations = params.iterations;
-  s.placement = round_robin_placement(p, p);
-  s.ops.resize(static_cast<std::size_t>(p));
 
   for (int r = 0; r < p; ++r) {
     auto& list = s.ops[static_cast<std::size_t>(r)];

@@ -43,25 +43,13 @@ int chunk_microbatch(int k, int p, int v) { return (k / (p * v)) * p + k % p; }
 
 Schedule make_interleaved(const ScheduleParams& params) {
   constexpr const char* kName = "interleaved";
-  require_positive(kName, "p", params.p);
-  require_positive(kName, "m", params.m);
   require_positive(kName, "v", params.v);
-  require_positive(kName, "iterations", params.iterations);
+  Schedule s = plain_pipeline(kName, params, params.v);
   const int p = params.p;
   const int m = params.m;
   const int v = params.v;
   require(m % p == 0, kName,
           "m (" + std::to_string(m) + ") must be a multiple of p (" + std::to_string(p) + ")");
-
-  Schedule s;
-  s.name = kName;
-  s.num_devices = p;
-  s.num_stages = p * v;
-  s.num_pipelines = 1;
-  s.microbatches = m;
-  s.iterations = params.iterations;
-  s.placement = round_robin_placement(p * v, p);
-  s.ops.resize(static_cast<std::size_t>(p));
 
   const int total = m * v;
   for (int r = 0; r < p; ++r) {

@@ -48,32 +48,13 @@
 namespace pipesim {
 namespace {
 
-// Micro-batches of the whole run, N = T * m, checked to fit an op's id.
-int run_microbatches(const char* name, const ScheduleParams& params) {
-  require_positive(name, "p", params.p);
-  require_positive(name, "m", params.m);
-  require_positive(name, "iterations", params.iterations);
-  const long long n = static_cast<long long>(params.m) * params.iterations;
-  require(n <= std::numeric_limits<std::int32_t>::max(), name,
-          "m x iterations (" + std::to_string(n) + ") is too many micro-batches for one run");
-  return static_cast<int>(n);
-}
-
 // Forwards stage s runs before its first backward; in the steady state stage s holds
 // w + 1 = p - s micro-batches in flight.
 int async_warmup(int p, int s, int n) { return std::min(p - s - 1, n); }
 
 Schedule async_shell(const char* name, const ScheduleParams& params, WeightPolicy policy) {
-  Schedule s;
-  s.name = name;
-  s.num_devices = params.p;
-  s.num_stages = params.p;
-  s.num_pipelines = 1;
-  s.microbatches = params.m;
-  s.iterations = params.iterations;
+  Schedule s = plain_pipeline(name, params);
   s.weight_policy = policy;
-  s.placement = round_robin_placement(params.p, params.p);
-  s.ops.resize(static_cast<std::size_t>(params.p));
   return s;
 }
 
@@ -99,8 +80,8 @@ std::vector<Op> async_one_f_one_b(int p, int stage, int n, UpdateAfter update_af
 
 // pipedream and async-1f1b: one update per backward, differing only in stashing.
 Schedule make_per_microbatch_updates(const char* name, const ScheduleParams& params, WeightPolicy policy) {
-  const int n = run_microbatches(name, params);
   Schedule s = async_shell(name, params, policy);
+  const int n = run_microbatches(name, params);
   for (int st = 0; st < params.p; ++st)
     s.ops[static_cast<std::size_t>(st)] = async_one_f_one_b(params.p, st, n, [](int) { return true; });
   return s;
@@ -118,6 +99,7 @@ Schedule make_async_1f1b(const ScheduleParams& params) {
 
 Schedule make_pipedream_2bw(const ScheduleParams& params) {
   constexpr const char* kName = "pipedream-2bw";
+  Schedule s = async_shell(kName, params, WeightPolicy::TwoBW);
   const int n = run_microbatches(kName, params);
   const int p = params.p;
   const int m = params.m;
@@ -126,14 +108,11 @@ Schedule make_pipedream_2bw(const ScheduleParams& params) {
   require(m >= p, kName,
           "m (" + std::to_string(m) + ") must be at least p (" + std::to_string(p) +
               ") so that each stage has finished a batch before it binds the next version");
-  WeightPolicy policy = WeightPolicy::TwoBW;
   if (params.twobw_policy == "naive")
-    policy = WeightPolicy::Current;
+    s.weight_policy = WeightPolicy::Current;
   else
     require(params.twobw_policy == "double-buffer", kName,
             "twobw_policy must be \"double-buffer\" or \"naive\", got \"" + params.twobw_policy + "\"");
-
-  Schedule s = async_shell(kName, params, policy);
   for (int st = 0; st < p; ++st)
     s.ops[static_cast<std::size_t>(st)] = async_one_f_one_b(p, st, n, [m](int k) { return k % m == m - 1; });
   return s;

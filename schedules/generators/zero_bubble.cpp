@@ -32,24 +32,12 @@ int zero_bubble_warmup(int p, int r, int c) { return (p - r - 1) * c; }
 int zero_bubble_drain(int p, int r, int c) { return (p - 1) * c - zero_bubble_warmup(p, r, c); }
 
 Schedule make_zero_bubble(const ScheduleParams& params, const char* name, int c) {
-  require_positive(name, "p", params.p);
-  require_positive(name, "m", params.m);
-  require_positive(name, "iterations", params.iterations);
+  Schedule s = plain_pipeline(name, params);
   const int p = params.p;
   const int m = params.m;
   require(m >= 2 * p, name,
           "m (" + std::to_string(m) + ") must be at least 2p = " + std::to_string(2 * p) + " (p = " +
               std::to_string(p) + ")");
-
-  Schedule s;
-  s.name = name;
-  s.num_devices = p;
-  s.num_stages = p;
-  s.num_pipelines = 1;
-  s.microbatches = m;
-  s.iterations = params.iterations;
-  s.placement = round_robin_placement(p, p);
-  s.ops.resize(static_cast<std::size_t>(p));
 
   for (int r = 0; r < p; ++r) {
     auto& list = s.ops[static_cast<std::size_t>(r)];
