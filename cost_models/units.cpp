@@ -134,10 +134,8 @@ std::string prefix(std::string_view what) { return what.empty() ? std::string() 
   throw InputError(prefix(what) + "must not be negative; got '" + std::string(text) + "'");
 }
 
-// Shared body of parse_duration / parse_bytes: number + unit from `units`, exact int64.
-template <std::size_t N>
-std::int64_t parse_scaled(std::string_view text, std::string_view what, std::string_view expected,
-                          const std::array<Unit, N>& units, std::string_view too_large) {
+// The number and its unit; every parser's first step, with the same errors.
+Number number_with_unit(std::string_view text, std::string_view what, std::string_view expected) {
   Number n;
   switch (split_number(text, n)) {
     case Split::kEmpty: fail(what, expected, text, "empty");
@@ -146,6 +144,14 @@ std::int64_t parse_scaled(std::string_view text, std::string_view what, std::str
     case Split::kOk: break;
   }
   if (n.unit.empty()) fail(what, expected, text, "missing unit");
+  return n;
+}
+
+// Shared body of parse_duration / parse_bytes: number + unit from `units`, exact int64.
+template <std::size_t N>
+std::int64_t parse_scaled(std::string_view text, std::string_view what, std::string_view expected,
+                          const std::array<Unit, N>& units, std::string_view too_large) {
+  const Number n = number_with_unit(text, what, expected);
   const Unit* unit = find_unit(units, n.unit);
   if (!unit) fail(what, expected, text, "unknown unit '" + std::string(n.unit) + "'");
   std::int64_t out = 0;
@@ -159,6 +165,31 @@ std::string thousandths(std::int64_t q) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%lld.%03lld", static_cast<long long>(q / 1000), static_cast<long long>(q % 1000));
   return buf;
+}
+
+// SI prefixes of FLOP/s (decimal, as every datasheet uses them).
+constexpr std::array<Unit, 7> kFlopPrefixes{{{"", 1},
+                                             {"K", 1'000},
+                                             {"M", 1'000'000},
+                                             {"G", 1'000'000'000},
+                                             {"T", 1'000'000'000'000},
+                                             {"P", 1'000'000'000'000'000},
+                                             {"E", 1'000'000'000'000'000'000}}};
+
+// number x per_unit as a double: the tail shared by the rate parsers (bandwidth, FLOP/s).
+double positive_rate(const Number& n, double per_unit, std::string_view text, std::string_view what,
+                     std::string_view expected) {
+  // The number was validated as plain digits, so from_chars cannot see "nan"/"inf".
+  const std::string digits = std::string(n.int_digits.empty() ? "0" : n.int_digits) + "." +
+                             std::string(n.frac_digits.empty() ? "0" : n.frac_digits);
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  const double rate = value * per_unit;
+  if (ec == std::errc::result_out_of_range || !std::isfinite(rate))
+    throw InputError(prefix(what) + "'" + std::string(text) + "' is too large");
+  if (ec != std::errc() || ptr != digits.data() + digits.size()) fail(what, expected, text);
+  if (!(rate > 0)) throw InputError(prefix(what) + "must be positive; got '" + std::string(text) + "'");
+  return rate;
 }
 
 }  // namespace
@@ -175,14 +206,7 @@ std::int64_t parse_bytes(std::string_view text, std::string_view what) {
 
 double parse_bandwidth(std::string_view text, std::string_view what) {
   static constexpr std::string_view kExpected = "a bandwidth such as 50GB/s, 25GiB/s, 400Gb/s or 100Gbit/s";
-  Number n;
-  switch (split_number(text, n)) {
-    case Split::kEmpty: fail(what, kExpected, text, "empty");
-    case Split::kNegative: fail_negative(what, text);
-    case Split::kNoNumber: fail(what, kExpected, text);
-    case Split::kOk: break;
-  }
-  if (n.unit.empty()) fail(what, kExpected, text, "missing unit");
+  const Number n = number_with_unit(text, what, kExpected);
   const std::size_t slash = n.unit.rfind('/');
   if (slash == std::string_view::npos || trim(n.unit.substr(slash + 1)) != "s")
     fail(what, kExpected, text, "missing '/s'");
@@ -195,17 +219,24 @@ double parse_bandwidth(std::string_view text, std::string_view what) {
   } else {
     fail(what, kExpected, text, "unknown unit '" + std::string(unit) + "/s'");
   }
-  // The number was validated as plain digits above, so from_chars cannot see "nan"/"inf".
-  const std::string digits = std::string(n.int_digits.empty() ? "0" : n.int_digits) + "." +
-                             std::string(n.frac_digits.empty() ? "0" : n.frac_digits);
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  const double bytes_per_s = value * per_unit;
-  if (ec == std::errc::result_out_of_range || !std::isfinite(bytes_per_s))
-    throw InputError(prefix(what) + "'" + std::string(text) + "' is too large");
-  if (ec != std::errc() || ptr != digits.data() + digits.size()) fail(what, kExpected, text);
-  if (!(bytes_per_s > 0)) throw InputError(prefix(what) + "must be positive; got '" + std::string(text) + "'");
-  return bytes_per_s;
+  return positive_rate(n, per_unit, text, what, kExpected);
+}
+
+double parse_flops(std::string_view text, std::string_view what) {
+  static constexpr std::string_view kExpected = "a compute rate such as 989.4TFLOP/s, 2.25 PFLOP/s or 19.5TFLOPS";
+  const Number n = number_with_unit(text, what, kExpected);
+  // "FLOP/s" and "FLOPS" mean the same; "FLOPs" (a count of operations) is not a rate.
+  std::string_view unit = n.unit;
+  if (unit.ends_with("FLOP/s")) {
+    unit.remove_suffix(6);
+  } else if (unit.ends_with("FLOPS")) {
+    unit.remove_suffix(5);
+  } else {
+    fail(what, kExpected, text, "unknown unit '" + std::string(n.unit) + "'");
+  }
+  const Unit* u = find_unit(kFlopPrefixes, unit);
+  if (!u) fail(what, kExpected, text, "unknown unit '" + std::string(n.unit) + "'");
+  return positive_rate(n, static_cast<double>(u->multiplier), text, what, kExpected);
 }
 
 std::string format_duration(Tick ns) {

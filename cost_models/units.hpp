@@ -22,6 +22,9 @@ std::int64_t parse_bytes(std::string_view text, std::string_view what);
 // Bandwidth in bytes per second: a size per second ("50GB/s", "25GiB/s") or bits ("400Gb/s",
 // "100Gbit/s"). Strictly positive.
 double parse_bandwidth(std::string_view text, std::string_view what);
+// Compute rate in FLOP/s: "989.4TFLOP/s", "2.25 PFLOP/s", "19.5TFLOPS" (SI prefixes K M G T P E,
+// powers of 1000). Strictly positive.
+double parse_flops(std::string_view text, std::string_view what);
 
 std::string format_duration(Tick ns);     // picks ns/us/ms/s, 3 decimals
 std::string format_bytes(double bytes);   // picks B/KiB/MiB/GiB/TiB, 1 decimal

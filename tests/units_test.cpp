@@ -113,6 +113,31 @@ TEST(ParseBandwidth, Rejects) {
   EXPECT_THAT(error_of([] { parse_bandwidth(std::string(400, '9') + "TB/s", "--bw"); }), HasSubstr("too large"));
 }
 
+TEST(ParseFlops, PrefixesAndSpellings) {
+  EXPECT_DOUBLE_EQ(parse_flops("989.4TFLOP/s", "--peak"), 989.4e12);
+  EXPECT_DOUBLE_EQ(parse_flops("2.25 PFLOP/s", "--peak"), 2.25e15);
+  EXPECT_DOUBLE_EQ(parse_flops("19.5TFLOPS", "--peak"), 19.5e12);
+  EXPECT_DOUBLE_EQ(parse_flops("100GFLOP/s", "--peak"), 100e9);
+  EXPECT_DOUBLE_EQ(parse_flops("3MFLOPS", "--peak"), 3e6);
+  EXPECT_DOUBLE_EQ(parse_flops("7KFLOP/s", "--peak"), 7e3);
+  EXPECT_DOUBLE_EQ(parse_flops("1.5EFLOP/s", "--peak"), 1.5e18);
+  EXPECT_DOUBLE_EQ(parse_flops("42FLOP/s", "--peak"), 42.0);
+}
+
+TEST(ParseFlops, Rejects) {
+  EXPECT_THAT(error_of([] { parse_flops("989.4", "gpus.json: /gpus/0/peak_flops/bf16"); }),
+              HasSubstr("gpus.json: /gpus/0/peak_flops/bf16: expected a compute rate such as 989.4TFLOP/s, "
+                        "2.25 PFLOP/s or 19.5TFLOPS; got '989.4' (missing unit)"));
+  EXPECT_THAT(error_of([] { parse_flops("0TFLOP/s", "--peak"); }), HasSubstr("--peak: must be positive"));
+  EXPECT_THAT(error_of([] { parse_flops("-1TFLOP/s", "--peak"); }), HasSubstr("must not be negative"));
+  EXPECT_THAT(error_of([] { parse_flops("", "--peak"); }), HasSubstr("empty"));
+  EXPECT_THAT(error_of([] { parse_flops("5TFLOPs", "--peak"); }), HasSubstr("unknown unit 'TFLOPs'"));
+  EXPECT_THAT(error_of([] { parse_flops("5XFLOP/s", "--peak"); }), HasSubstr("unknown unit 'XFLOP/s'"));
+  EXPECT_THAT(error_of([] { parse_flops("5TB/s", "--peak"); }), HasSubstr("unknown unit 'TB/s'"));
+  EXPECT_THAT(error_of([] { parse_flops("nanTFLOP/s", "--peak"); }), HasSubstr("expected a compute rate"));
+  EXPECT_THAT(error_of([] { parse_flops(std::string(400, '9') + "EFLOP/s", "--peak"); }), HasSubstr("too large"));
+}
+
 TEST(FormatDuration, PicksUnit) {
   EXPECT_EQ(format_duration(0), "0 ns");
   EXPECT_EQ(format_duration(999), "999 ns");
