@@ -22,6 +22,12 @@ struct ModelSpec {
   int vocab = 0;
   bool tied_embeddings = true;  // LM head shares the input embedding
   MlpKind mlp = MlpKind::Gelu;
+  // Architecture details that move parameter counts by well under 1% but keep them exact
+  // (cost_models/transformer.hpp): GPT/BERT have biases, LayerNorm (weight and bias) and
+  // learned position embeddings; Llama has no biases, RMSNorm (weight only) and RoPE.
+  bool linear_bias = true;        // every linear layer has a bias vector
+  bool rms_norm = false;          // RMSNorm (h parameters) instead of LayerNorm (2h)
+  bool learned_positions = true;  // a seq_len x hidden position-embedding table
   std::string source;       // where the numbers come from (paper, model card)
 };
 
