@@ -44,7 +44,6 @@
 // applied (fairscale would leave them unapplied).
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 

@@ -39,7 +39,6 @@
 //     1,1,1,0 for every batch t >= 1).
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
