@@ -1,0 +1,48 @@
+#pragma once
+// Catalogs of real models, GPUs and link classes. The built-in one is compiled from
+// cost_models/catalogs/{models,gpus,links}.json into the library, so `pipesim` works from
+// any directory; user files have the same schema (docs/catalogs.md).
+//
+// A catalog file is one JSON object with any of the arrays "models", "gpus", "links".
+// Quantities are strings with units ("989.4TFLOP/s", "3.35TB/s", "80GiB", "3.4us",
+// "400Gb/s", "4.10USD"), shape numbers are JSON integers. Every problem is an InputError of
+// one line naming the file and the JSON path: "gpus.json: /gpus/2/hbm_bandwidth: ...".
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cost_models/hardware_spec.hpp"
+#include "cost_models/model_spec.hpp"
+
+namespace pipesim {
+
+struct Catalog {
+  std::vector<ModelSpec> models;
+  std::vector<GpuSpec> gpus;
+  std::vector<LinkSpec> links;
+};
+
+// The built-in catalog, parsed and validated on first use.
+const Catalog& builtin_catalog();
+
+// Validates everything: units of the right kind, positive finite values, no unknown
+// fields, unique names per kind, GPU links that exist (in this file or built in).
+// `source` names the text in errors.
+Catalog parse_catalog(std::string_view json_text, std::string_view source);
+Catalog read_catalog_file(const std::string& path);
+
+// What a model, GPU or link argument may be:
+//   "h100-sxm"           a built-in name
+//   "my.json"            a catalog file holding exactly one entry of that kind
+//   "my.json:my-gpu"     the entry of that name in a catalog file
+// Unknown names are InputErrors that list the known ones.
+ModelSpec find_model(std::string_view name_or_file);
+GpuSpec find_gpu(std::string_view name_or_file);
+LinkSpec find_link(std::string_view name_or_file);
+
+// nodes x gpus_per_node GPUs of one kind. An empty `intra` / `inter` takes the GPU's
+// default link class (looked up in the GPU's own file first, then built in).
+ClusterSpec make_cluster(std::string_view gpu, int nodes, int gpus_per_node, std::string_view intra = "",
+                         std::string_view inter = "");
+
+}  // namespace pipesim

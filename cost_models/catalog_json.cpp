@@ -1,0 +1,270 @@
+// Reading catalog JSON (schema: docs/catalogs.md) and the built-in catalog.
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <initializer_list>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "cost_models/catalog.hpp"
+#include "schedules/error.hpp"
+
+namespace pipesim {
+
+// Defined in catalog_embedded.cpp, which cost_models/CMakeLists.txt generates from catalogs/*.json.
+std::string_view embedded_models_json();
+std::string_view embedded_gpus_json();
+std::string_view embedded_links_json();
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) { throw InputError(where + ": " + what); }
+
+// A JSON value as a message shows it: strings quoted like the unit parsers do, long values cut.
+std::string shown(const json& v) {
+  std::string s = v.is_string() ? "'" + v.get<std::string>() + "'" : v.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// One object of an array: its fields are checked against `allowed` before any is read,
+// so a misspelt optional field is an error rather than a silently used default.
+class Entry {
+ public:
+  Entry(const json& value, std::string where, std::initializer_list<const char*> allowed) : where_(std::move(where)) {
+    if (!value.is_object()) fail(where_, "expected an object; got " + shown(value));
+    for (const auto& [key, item] : value.items())
+      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
+        std::vector<std::string> names(allowed.begin(), allowed.end());
+        fail(where_, "unknown field '" + key + "' (expected " + joined(names) + ")");
+      }
+    object_ = &value;
+  }
+
+  bool has(const char* key) const { return object_->contains(key); }
+  std::string path(const char* key) const { return where_ + "/" + key; }
+
+  const json& at(const char* key) const {
+    if (!has(key)) fail(where_, std::string("missing field '") + key + "'");
+    return object_->at(key);
+  }
+  std::string text(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_string() || v.get<std::string>().empty()) fail(path(key), "expected a non-empty string; got " + shown(v));
+    return v.get<std::string>();
+  }
+  // A quantity with a unit: the text handed to a units.hpp parser, which names `path(key)`.
+  std::string quantity(const char* key, const char* example) const {
+    const json& v = at(key);
+    if (!v.is_string()) fail(path(key), std::string("expected a string with a unit such as ") + example + "; got " + shown(v));
+    return v.get<std::string>();
+  }
+  int count(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 || v.get<std::int64_t>() > INT_MAX)
+      fail(path(key), "expected a positive integer; got " + shown(v));
+    return static_cast<int>(v.get<std::int64_t>());
+  }
+  bool flag(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_boolean()) fail(path(key), "expected true or false; got " + shown(v));
+    return v.get<bool>();
+  }
+
+ private:
+  const json* object_ = nullptr;
+  std::string where_;
+};
+
+// Names are what people type on the command line: lowercase letters, digits, '.', '-', '_'.
+std::string name_of(const Entry& e) {
+  std::string name = e.text("name");
+  const auto ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_'; };
+  if (!std::all_of(name.begin(), name.end(), ok))
+    fail(e.path("name"), "expected lowercase letters, digits, '.', '-' or '_'; got '" + name + "'");
+  return name;
+}
+
+ModelSpec read_model(const json& value, const std::string& where) {
+  const Entry e(value, where,
+                {"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab",
+                 "tied_embeddings", "mlp", "source"});
+  ModelSpec m;
+  m.name = name_of(e);
+  if (e.has("family")) m.family = e.text("family");
+  m.layers = e.count("layers");
+  m.hidden = e.count("hidden");
+  m.heads = e.count("heads");
+  m.kv_heads = e.has("kv_heads") ? e.count("kv_heads") : m.heads;
+  m.ffn_hidden = e.count("ffn_hidden");
+  m.seq_len = e.count("seq_len");
+  m.vocab = e.count("vocab");
+  if (e.has("tied_embeddings")) m.tied_embeddings = e.flag("tied_embeddings");
+  if (e.has("mlp")) {
+    const std::string mlp = e.text("mlp");
+    if (mlp != "gelu" && mlp != "swiglu") fail(e.path("mlp"), "expected 'gelu' or 'swiglu'; got '" + mlp + "'");
+    m.mlp = mlp == "gelu" ? MlpKind::Gelu : MlpKind::SwiGlu;
+  }
+  m.source = e.text("source");
+  // Every implementation splits hidden into heads of equal width, and query heads into equal groups per KV head.
+  if (m.hidden % m.heads != 0)
+    fail(e.path("heads"), std::to_string(m.heads) + " heads do not divide hidden " + std::to_string(m.hidden));
+  if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
+    fail(e.path("kv_heads"), std::to_string(m.kv_heads) + " KV heads do not divide " + std::to_string(m.heads) + " heads");
+  return m;
+}
+
+// "4.10USD": US dollars per GPU-hour. Money is no physical unit, so it is parsed here.
+double read_price(const Entry& e) {
+  const std::string where = e.path("price_per_hour");
+  const std::string text = e.quantity("price_per_hour", "2.99USD");
+  static constexpr std::string_view kUnit = "USD";
+  std::string_view number(text);
+  if (number.ends_with(kUnit)) number.remove_suffix(kUnit.size());
+  while (!number.empty() && number.back() == ' ') number.remove_suffix(1);
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  // from_chars also reads "inf" and "nan"; isfinite keeps them out.
+  if (!std::string_view(text).ends_with(kUnit) || number.empty() || ec != std::errc() ||
+      ptr != number.data() + number.size() || !std::isfinite(value) || !(value > 0))
+    fail(where, "expected a positive price per GPU-hour such as 2.99USD; got '" + text + "'");
+  return value;
+}
+
+GpuSpec read_gpu(const json& value, const std::string& where) {
+  const Entry e(value, where,
+                {"name", "peak_flops", "hbm_bandwidth", "memory", "price_per_hour", "intra_node_link",
+                 "inter_node_link", "source"});
+  GpuSpec g;
+  g.name = name_of(e);
+  const json& peaks = e.at("peak_flops");
+  const std::string peaks_at = e.path("peak_flops");
+  if (!peaks.is_object() || peaks.empty())
+    fail(peaks_at, "expected an object of dense peak rates per data type like {\"bf16\": \"989.4TFLOP/s\"}; got " +
+                       shown(peaks));
+  const Entry rates(peaks, peaks_at, {"fp32", "tf32", "bf16", "fp16", "fp8"});  // the data types a GpuSpec knows
+  for (const auto& [dtype, rate] : peaks.items())
+    g.peak_flops[dtype] = parse_flops(rates.quantity(dtype.c_str(), "989.4TFLOP/s"), rates.path(dtype.c_str()));
+  g.hbm_bandwidth = parse_bandwidth(e.quantity("hbm_bandwidth", "3.35TB/s"), e.path("hbm_bandwidth"));
+  g.memory_bytes = parse_bytes(e.quantity("memory", "80GiB"), e.path("memory"));
+  if (g.memory_bytes <= 0) fail(e.path("memory"), "must be positive; got '" + e.text("memory") + "'");
+  if (e.has("price_per_hour")) g.price_per_hour = read_price(e);
+  g.intra_node_link = e.text("intra_node_link");
+  g.inter_node_link = e.text("inter_node_link");
+  g.source = e.text("source");
+  return g;
+}
+
+LinkSpec read_link(const json& value, const std::string& where) {
+  const Entry e(value, where, {"name", "bandwidth", "latency", "source"});
+  LinkSpec l;
+  l.name = name_of(e);
+  l.bandwidth = parse_bandwidth(e.quantity("bandwidth", "450GB/s"), e.path("bandwidth"));
+  l.latency = parse_duration(e.quantity("latency", "3.4us"), e.path("latency"));
+  // A zero latency is a modelling choice (--link-latency 0), not a property of real hardware.
+  if (l.latency <= 0) fail(e.path("latency"), "must be positive; got '" + e.text("latency") + "'");
+  l.source = e.text("source");
+  return l;
+}
+
+// Reads root[key] (if present) with `read`, rejecting a name that appears twice.
+template <typename Spec, typename Read>
+void read_array(const json& root, const char* key, const std::string& source, const char* kind, Read read,
+                std::vector<Spec>& out) {
+  if (!root.contains(key)) return;
+  const json& items = root.at(key);
+  const std::string at = source + ": /" + key;
+  if (!items.is_array()) fail(at, std::string("expected an array of ") + kind + " objects; got " + shown(items));
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string where = at + "/" + std::to_string(i);
+    Spec spec = read(items[i], where);
+    const auto [it, inserted] = seen.emplace(spec.name, i);
+    if (!inserted)
+      fail(where + "/name", std::string("duplicate ") + kind + " name '" + spec.name + "' (also /" + key + "/" +
+                                std::to_string(it->second) + ")");
+    out.push_back(std::move(spec));
+  }
+}
+
+// Fields and arrays, without the cross-reference from GPUs to links.
+Catalog parse_entries(std::string_view text, const std::string& source) {
+  static constexpr const char* kExpected = "a JSON object with \"models\", \"gpus\" or \"links\" arrays";
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) fail(source, std::string("empty file (expected ") + kExpected + ")");
+  json root;
+  try {
+    root = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    // what() is "[json.exception.parse_error.101] parse error at line 2, column 5: ..."; keep what follows the tag.
+    const std::string_view what(e.what());
+    const std::size_t tag_end = what.find("] ");
+    fail(source, "invalid JSON (" + std::string(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2)) + ")");
+  }
+  if (!root.is_object()) fail(source, std::string("expected ") + kExpected + "; got " + shown(root));
+  for (const auto& [key, value] : root.items())
+    if (key != "models" && key != "gpus" && key != "links")
+      fail(source, "unknown top-level field '" + key + "' (expected models, gpus or links)");
+  if (root.empty()) fail(source, std::string("expected ") + kExpected + "; got an empty object");
+  Catalog c;
+  read_array(root, "models", source, "model", read_model, c.models);
+  read_array(root, "gpus", source, "gpu", read_gpu, c.gpus);
+  read_array(root, "links", source, "link", read_link, c.links);
+  return c;
+}
+
+// Every GPU's default links must exist among `links` (the file's own, then `fallback`).
+void check_links(const Catalog& c, const std::string& source, const std::vector<LinkSpec>& fallback) {
+  const auto known = [&](const std::string& name) {
+    const auto named = [&](const LinkSpec& l) { return l.name == name; };
+    return std::any_of(c.links.begin(), c.links.end(), named) || std::any_of(fallback.begin(), fallback.end(), named);
+  };
+  for (std::size_t i = 0; i < c.gpus.size(); ++i)
+    for (const auto& [field, name] : {std::pair{"intra_node_link", c.gpus[i].intra_node_link},
+                                      std::pair{"inter_node_link", c.gpus[i].inter_node_link}})
+      if (!known(name)) {
+        std::vector<std::string> names;
+        for (const auto* list : {&c.links, &fallback})
+          for (const LinkSpec& l : *list) names.push_back(l.name);
+        fail(source + ": /gpus/" + std::to_string(i) + "/" + field,
+             "unknown link '" + name + "' (known: " + joined(names) + ")");
+      }
+}
+
+}  // namespace
+
+const Catalog& builtin_catalog() {
+  static const Catalog catalog = [] {
+    // Each kind lives in its own file, so names are unique per kind once each file is.
+    Catalog c;
+    for (const auto& [text, source] : {std::pair{embedded_models_json(), "models.json"},
+                                       std::pair{embedded_gpus_json(), "gpus.json"},
+                                       std::pair{embedded_links_json(), "links.json"}}) {
+      Catalog part = parse_entries(text, source);
+      c.models.insert(c.models.end(), part.models.begin(), part.models.end());
+      c.gpus.insert(c.gpus.end(), part.gpus.begin(), part.gpus.end());
+      c.links.insert(c.links.end(), part.links.begin(), part.links.end());
+    }
+    check_links(c, "gpus.json", {});
+    return c;
+  }();
+  return catalog;
+}
+
+Catalog parse_catalog(std::string_view json_text, std::string_view source) {
+  const std::string src(source);
+  Catalog c = parse_entries(json_text, src);
+  check_links(c, src, builtin_catalog().links);
+  return c;
+}
+
+}  // namespace pipesim

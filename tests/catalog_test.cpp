@@ -1,0 +1,372 @@
+// cost_models/catalog: the built-in catalogs (values against their datasheets and papers),
+// lookups by name and by file, clusters, and every validation error of a catalog file.
+#include "cost_models/catalog.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include "schedules/error.hpp"
+
+namespace pipesim {
+namespace {
+
+using testing::HasSubstr;
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The message parse_catalog(text) throws; every one must be a single line.
+std::string parse_error(const std::string& text) {
+  const std::string e = error_of([&] { parse_catalog(text, "my.json"); });
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  return e;
+}
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("pipesim_catalog_test_" + name);
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+
+constexpr double kTera = 1e12;
+constexpr std::int64_t kGiB = 1024LL * 1024 * 1024;
+
+// A valid GPU entry whose fields the error tests replace one at a time.
+std::string gpu_with(const std::string& field, const std::string& value) {
+  std::map<std::string, std::string> f{{"\"name\"", "\"x1\""},
+                                       {"\"peak_flops\"", R"({"bf16": "100TFLOP/s"})"},
+                                       {"\"hbm_bandwidth\"", "\"1TB/s\""},
+                                       {"\"memory\"", "\"16GiB\""},
+                                       {"\"intra_node_link\"", "\"nvlink4\""},
+                                       {"\"inter_node_link\"", "\"ib-ndr\""},
+                                       {"\"source\"", "\"test\""}};
+  if (value.empty()) f.erase("\"" + field + "\"");
+  else f["\"" + field + "\""] = value;
+  std::string body;
+  for (const auto& [k, v] : f) body += (body.empty() ? "" : ", ") + k + ": " + v;
+  return R"({"gpus": [{)" + body + "}]}";
+}
+
+std::string model_with(const std::string& extra) {
+  return R"({"models": [{"name": "m", "layers": 2, "hidden": 64, "heads": 4, "ffn_hidden": 256, "seq_len": 128,
+             "vocab": 1000, "source": "test")" +
+         extra + "}]}";
+}
+
+TEST(BuiltinCatalog, EveryEntryHasASourceAndUniqueName) {
+  const Catalog& c = builtin_catalog();
+  EXPECT_EQ(c.models.size(), 21u);
+  EXPECT_EQ(c.gpus.size(), 6u);
+  EXPECT_EQ(c.links.size(), 9u);
+  std::set<std::string> names;
+  for (const auto& m : c.models) {
+    EXPECT_FALSE(m.source.empty()) << m.name;
+    EXPECT_TRUE(names.insert("model " + m.name).second) << m.name;
+    EXPECT_EQ(m.hidden % m.heads, 0) << m.name;
+    EXPECT_EQ(m.heads % m.kv_heads, 0) << m.name;
+  }
+  for (const auto& g : c.gpus) {
+    EXPECT_FALSE(g.source.empty()) << g.name;
+    EXPECT_TRUE(names.insert("gpu " + g.name).second) << g.name;
+    EXPECT_GT(g.peak_flops.at("bf16"), 0) << g.name;
+    EXPECT_NO_THROW(find_link(g.intra_node_link)) << g.name;
+    EXPECT_NO_THROW(find_link(g.inter_node_link)) << g.name;
+  }
+  for (const auto& l : c.links) {
+    EXPECT_FALSE(l.source.empty()) << l.name;
+    EXPECT_TRUE(names.insert("link " + l.name).second) << l.name;
+  }
+}
+
+TEST(BuiltinCatalog, GpusMatchTheirDatasheets) {
+  const GpuSpec h100 = find_gpu("h100-sxm");
+  EXPECT_DOUBLE_EQ(h100.peak_flops.at("bf16"), 989.4 * kTera);  // dense; 1979 is with sparsity
+  EXPECT_DOUBLE_EQ(h100.peak_flops.at("fp8"), 1978.9 * kTera);
+  EXPECT_DOUBLE_EQ(h100.peak_flops.at("tf32"), 494.7 * kTera);
+  EXPECT_DOUBLE_EQ(h100.peak_flops.at("fp32"), 66.9 * kTera);
+  EXPECT_DOUBLE_EQ(h100.hbm_bandwidth, 3.35e12);
+  EXPECT_EQ(h100.memory_bytes, 80 * kGiB);
+  EXPECT_EQ(h100.intra_node_link, "nvlink4");
+  EXPECT_EQ(h100.inter_node_link, "ib-ndr");
+  ASSERT_TRUE(h100.price_per_hour.has_value());
+  EXPECT_DOUBLE_EQ(*h100.price_per_hour, 12.29);
+
+  const GpuSpec a100 = find_gpu("a100-40gb");
+  EXPECT_DOUBLE_EQ(a100.peak_flops.at("bf16"), 312 * kTera);
+  EXPECT_DOUBLE_EQ(a100.peak_flops.at("tf32"), 156 * kTera);
+  EXPECT_DOUBLE_EQ(a100.peak_flops.at("fp32"), 19.5 * kTera);
+  EXPECT_EQ(a100.peak_flops.count("fp8"), 0u);  // Ampere has no FP8 tensor cores
+  EXPECT_DOUBLE_EQ(a100.hbm_bandwidth, 1555e9);
+  EXPECT_EQ(a100.memory_bytes, 40 * kGiB);
+  EXPECT_DOUBLE_EQ(find_gpu("a100-80gb").hbm_bandwidth, 2039e9);
+  EXPECT_FALSE(find_gpu("a100-80gb").price_per_hour.has_value());
+
+  const GpuSpec h200 = find_gpu("h200");
+  EXPECT_EQ(h200.peak_flops, h100.peak_flops);
+  EXPECT_DOUBLE_EQ(h200.hbm_bandwidth, 4.8e12);
+  EXPECT_EQ(h200.memory_bytes, 141 * kGiB);
+
+  const GpuSpec b200 = find_gpu("b200");
+  EXPECT_DOUBLE_EQ(b200.peak_flops.at("bf16"), 2.25e15);
+  EXPECT_DOUBLE_EQ(b200.peak_flops.at("fp8"), 4.5e15);
+  EXPECT_EQ(b200.intra_node_link, "nvlink5");
+
+  const GpuSpec l40s = find_gpu("l40s");
+  EXPECT_DOUBLE_EQ(l40s.peak_flops.at("bf16"), 362.05 * kTera);
+  EXPECT_DOUBLE_EQ(l40s.peak_flops.at("fp8"), 733 * kTera);
+  EXPECT_DOUBLE_EQ(l40s.hbm_bandwidth, 864e9);
+  EXPECT_EQ(l40s.memory_bytes, 48 * kGiB);
+  EXPECT_EQ(l40s.intra_node_link, "pcie4");  // no NVLink
+}
+
+TEST(BuiltinCatalog, LinksArePerDirection) {
+  EXPECT_DOUBLE_EQ(find_link("nvlink3").bandwidth, 300e9);  // 600 GB/s bidirectional
+  EXPECT_DOUBLE_EQ(find_link("nvlink4").bandwidth, 450e9);
+  EXPECT_DOUBLE_EQ(find_link("nvlink5").bandwidth, 900e9);
+  EXPECT_DOUBLE_EQ(find_link("pcie4").bandwidth, 32e9);
+  EXPECT_DOUBLE_EQ(find_link("pcie5").bandwidth, 64e9);
+  EXPECT_DOUBLE_EQ(find_link("ib-hdr").bandwidth, 25e9);  // 200 Gb/s
+  EXPECT_DOUBLE_EQ(find_link("ib-ndr").bandwidth, 50e9);
+  EXPECT_DOUBLE_EQ(find_link("ethernet-100g").bandwidth, 12.5e9);
+  EXPECT_DOUBLE_EQ(find_link("ethernet-400g").bandwidth, 50e9);
+  EXPECT_EQ(find_link("nvlink4").latency, 3'400);
+  EXPECT_EQ(find_link("pcie4").latency, 5'700);
+  EXPECT_EQ(find_link("ib-ndr").latency, 14'000);
+}
+
+TEST(BuiltinCatalog, Gpt3MatchesBrownTable21) {
+  const ModelSpec m = find_model("gpt3-175b");
+  EXPECT_EQ(m.family, "gpt");
+  EXPECT_EQ(m.layers, 96);
+  EXPECT_EQ(m.hidden, 12288);
+  EXPECT_EQ(m.heads, 96);
+  EXPECT_EQ(m.kv_heads, 96);  // defaults to heads
+  EXPECT_EQ(m.ffn_hidden, 4 * 12288);
+  EXPECT_EQ(m.seq_len, 2048);
+  EXPECT_EQ(m.vocab, 50257);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_EQ(m.mlp, MlpKind::Gelu);
+  EXPECT_EQ(find_model("gpt3-13b").hidden, 5120);  // the paper's 5140 is not 40 heads x 128
+  EXPECT_EQ(find_model("gpt3-1.3b").hidden / find_model("gpt3-1.3b").heads, 128);
+  EXPECT_EQ(find_model("gpt3-2.7b").hidden / find_model("gpt3-2.7b").heads, 80);
+}
+
+TEST(BuiltinCatalog, MegatronModelsMatchNarayananTable1) {
+  struct Row {
+    const char* name;
+    int heads, hidden, layers;
+  };
+  const Row rows[] = {{"megatron-gpt-1.7b", 24, 2304, 24},    {"megatron-gpt-3.6b", 32, 3072, 30},
+                      {"megatron-gpt-7.5b", 32, 4096, 36},    {"megatron-gpt-18.4b", 48, 6144, 40},
+                      {"megatron-gpt-39.1b", 64, 8192, 48},   {"megatron-gpt-76.1b", 80, 10240, 60},
+                      {"megatron-gpt-145.6b", 96, 12288, 80}, {"megatron-gpt-310.1b", 128, 16384, 96},
+                      {"megatron-gpt-529.6b", 128, 20480, 105}, {"megatron-gpt-1t", 160, 25600, 128}};
+  for (const Row& r : rows) {
+    const ModelSpec m = find_model(r.name);
+    EXPECT_EQ(m.heads, r.heads) << r.name;
+    EXPECT_EQ(m.hidden, r.hidden) << r.name;
+    EXPECT_EQ(m.layers, r.layers) << r.name;
+    EXPECT_EQ(m.ffn_hidden, 4 * r.hidden) << r.name;
+    EXPECT_EQ(m.seq_len, 2048) << r.name;
+    EXPECT_EQ(m.vocab, 51200) << r.name;
+  }
+}
+
+TEST(BuiltinCatalog, LlamaAndBert) {
+  const ModelSpec l2 = find_model("llama2-70b");
+  EXPECT_EQ(l2.layers, 80);
+  EXPECT_EQ(l2.hidden, 8192);
+  EXPECT_EQ(l2.heads, 64);
+  EXPECT_EQ(l2.kv_heads, 8);
+  EXPECT_EQ(l2.ffn_hidden, 28672);
+  EXPECT_EQ(l2.vocab, 32000);
+  EXPECT_EQ(l2.seq_len, 4096);
+  EXPECT_FALSE(l2.tied_embeddings);
+  EXPECT_EQ(l2.mlp, MlpKind::SwiGlu);
+  EXPECT_EQ(find_model("llama2-7b").ffn_hidden, 11008);
+  EXPECT_EQ(find_model("llama2-7b").kv_heads, 32);
+  EXPECT_EQ(find_model("llama2-13b").ffn_hidden, 13824);
+  const ModelSpec l3 = find_model("llama3-8b");
+  EXPECT_EQ(l3.kv_heads, 8);
+  EXPECT_EQ(l3.ffn_hidden, 14336);
+  EXPECT_EQ(l3.vocab, 128256);
+  EXPECT_EQ(l3.seq_len, 8192);
+  EXPECT_EQ(find_model("llama3-70b").ffn_hidden, 28672);
+  const ModelSpec bert = find_model("bert-large");
+  EXPECT_EQ(bert.layers, 24);
+  EXPECT_EQ(bert.hidden, 1024);
+  EXPECT_EQ(bert.heads, 16);
+  EXPECT_EQ(bert.ffn_hidden, 4096);
+  EXPECT_EQ(bert.seq_len, 512);
+  EXPECT_EQ(bert.vocab, 30522);
+  EXPECT_TRUE(bert.tied_embeddings);
+}
+
+TEST(Find, UnknownNamesListTheKnownOnes) {
+  EXPECT_THAT(error_of([] { find_model("gpt5"); }),
+              HasSubstr("unknown model 'gpt5' (known: gpt3-1.3b, gpt3-2.7b, "));
+  EXPECT_THAT(error_of([] { find_gpu("H100-SXM"); }), HasSubstr("unknown gpu 'H100-SXM' (known: a100-40gb, "));
+  EXPECT_THAT(error_of([] { find_link("nvlink9"); }),
+              HasSubstr("unknown link 'nvlink9' (known: nvlink3, nvlink4, nvlink5, pcie4, "));
+  EXPECT_THAT(error_of([] { find_link("nvlink9"); }), HasSubstr("or a catalog file, see docs/catalogs.md"));
+}
+
+TEST(Find, FromAFile) {
+  const std::string one = temp_file("one.json", gpu_with("name", "\"my-gpu\""));
+  EXPECT_EQ(find_gpu(one).name, "my-gpu");
+  EXPECT_EQ(find_gpu(one + ":my-gpu").name, "my-gpu");
+  EXPECT_THAT(error_of([&] { find_gpu(one + ":other"); }),
+              HasSubstr(one + ": no gpu named 'other' (gpus in it: my-gpu)"));
+  EXPECT_THAT(error_of([&] { find_model(one); }),
+              HasSubstr(one + ": expected exactly one model, found 0 (none); pick one as " + one + ":NAME"));
+  const std::string two = temp_file("two.json", R"({"links": [
+      {"name": "a", "bandwidth": "1GB/s", "latency": "1us", "source": "t"},
+      {"name": "b", "bandwidth": "2GB/s", "latency": "1us", "source": "t"}]})");
+  EXPECT_THAT(error_of([&] { find_link(two); }), HasSubstr("expected exactly one link, found 2 (a, b)"));
+  EXPECT_DOUBLE_EQ(find_link(two + ":b").bandwidth, 2e9);
+  EXPECT_THAT(error_of([] { find_link("/nonexistent/links.json"); }),
+              HasSubstr("cannot read catalog file '/nonexistent/links.json'"));
+  const std::string dir = std::filesystem::temp_directory_path() / "pipesim_catalog_test_dir.json";
+  std::filesystem::create_directories(dir);
+  EXPECT_THAT(error_of([&] { read_catalog_file(dir); }), HasSubstr("cannot read catalog file '" + dir + "'"));
+}
+
+TEST(MakeCluster, DefaultsAndOverrides) {
+  const ClusterSpec c = make_cluster("a100-80gb", 4, 8);
+  EXPECT_EQ(c.gpu.name, "a100-80gb");
+  EXPECT_EQ(c.total_gpus(), 32);
+  EXPECT_EQ(c.intra.name, "nvlink3");
+  EXPECT_EQ(c.inter.name, "ib-hdr");
+  const ClusterSpec o = make_cluster("h100-sxm", 2, 4, "pcie5", "ethernet-400g");
+  EXPECT_EQ(o.intra.name, "pcie5");
+  EXPECT_EQ(o.inter.name, "ethernet-400g");
+  EXPECT_THAT(error_of([] { make_cluster("h100-sxm", 0, 8); }), HasSubstr("cluster: nodes must be at least 1; got 0"));
+  EXPECT_THAT(error_of([] { make_cluster("h100-sxm", 1, -2); }),
+              HasSubstr("cluster: GPUs per node must be at least 1; got -2"));
+  EXPECT_THAT(error_of([] { make_cluster("h100-sxm", 1, 8, "nvlink9"); }), HasSubstr("unknown link 'nvlink9'"));
+}
+
+TEST(MakeCluster, AUserGpuUsesTheLinksOfItsOwnFile) {
+  const std::string file = temp_file("cluster.json", R"({
+    "gpus": [{"name": "x1", "peak_flops": {"bf16": "100TFLOP/s"}, "hbm_bandwidth": "1TB/s", "memory": "16GiB",
+              "intra_node_link": "fabric", "inter_node_link": "ib-hdr", "source": "t"}],
+    "links": [{"name": "fabric", "bandwidth": "123GB/s", "latency": "2us", "source": "t"}]})");
+  const ClusterSpec c = make_cluster(file, 2, 4);
+  EXPECT_EQ(c.gpu.name, "x1");
+  EXPECT_DOUBLE_EQ(c.intra.bandwidth, 123e9);
+  EXPECT_EQ(c.intra.latency, 2'000);
+  EXPECT_EQ(c.inter.name, "ib-hdr");  // built in
+}
+
+TEST(ParseCatalog, AcceptsAnyOfTheThreeArrays) {
+  const Catalog c = parse_catalog(model_with(R"(, "kv_heads": 2, "mlp": "swiglu", "tied_embeddings": false)"), "m.json");
+  ASSERT_EQ(c.models.size(), 1u);
+  EXPECT_EQ(c.models[0].kv_heads, 2);
+  EXPECT_EQ(c.models[0].mlp, MlpKind::SwiGlu);
+  EXPECT_FALSE(c.models[0].tied_embeddings);
+  EXPECT_TRUE(c.gpus.empty());
+  const Catalog g = parse_catalog(gpu_with("price_per_hour", "\"2.5 USD\""), "g.json");
+  ASSERT_EQ(g.gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(*g.gpus[0].price_per_hour, 2.5);
+  EXPECT_EQ(g.gpus[0].memory_bytes, 16 * kGiB);
+}
+
+TEST(ParseCatalog, FileLevelErrors) {
+  EXPECT_EQ(parse_error("  \n"), "my.json: empty file (expected a JSON object with \"models\", \"gpus\" or \"links\" arrays)");
+  EXPECT_THAT(parse_error("{\n  \"models\": [,]\n}"), HasSubstr("my.json: invalid JSON (parse error at line 2, column"));
+  EXPECT_THAT(parse_error("[1]"), HasSubstr("my.json: expected a JSON object with \"models\", \"gpus\" or \"links\" "
+                                            "arrays; got [1]"));
+  EXPECT_THAT(parse_error("{}"), HasSubstr("my.json: expected a JSON object with \"models\", \"gpus\" or \"links\" "
+                                           "arrays; got an empty object"));
+  EXPECT_EQ(parse_error(R"({"gpu": []})"), "my.json: unknown top-level field 'gpu' (expected models, gpus or links)");
+  EXPECT_EQ(parse_error(R"({"models": {}})"), "my.json: /models: expected an array of model objects; got {}");
+  EXPECT_EQ(parse_error(R"({"links": [3]})"), "my.json: /links/0: expected an object; got 3");
+}
+
+TEST(ParseCatalog, ModelErrors) {
+  EXPECT_THAT(parse_error(model_with(R"(, "hiden": 5)")),
+              HasSubstr("my.json: /models/0: unknown field 'hiden' (expected name, family, layers, hidden, "));
+  EXPECT_EQ(parse_error(R"({"models": [{"name": "m"}]})"), "my.json: /models/0: missing field 'layers'");
+  EXPECT_EQ(parse_error(R"({"models": [{"name": 5}]})"), "my.json: /models/0/name: expected a non-empty string; got 5");
+  EXPECT_EQ(parse_error(R"({"models": [{"name": "GPT 3"}]})"),
+            "my.json: /models/0/name: expected lowercase letters, digits, '.', '-' or '_'; got 'GPT 3'");
+  EXPECT_EQ(parse_error(model_with(R"(, "kv_heads": -1)")),
+            "my.json: /models/0/kv_heads: expected a positive integer; got -1");
+  EXPECT_EQ(parse_error(model_with(R"(, "kv_heads": 1.5)")),
+            "my.json: /models/0/kv_heads: expected a positive integer; got 1.5");
+  EXPECT_EQ(parse_error(model_with(R"(, "kv_heads": "2")")),
+            "my.json: /models/0/kv_heads: expected a positive integer; got '2'");
+  EXPECT_EQ(parse_error(model_with(R"(, "kv_heads": 4294967296)")),
+            "my.json: /models/0/kv_heads: expected a positive integer; got 4294967296");
+  EXPECT_EQ(parse_error(model_with(R"(, "tied_embeddings": "yes")")),
+            "my.json: /models/0/tied_embeddings: expected true or false; got 'yes'");
+  EXPECT_EQ(parse_error(model_with(R"(, "mlp": "relu")")), "my.json: /models/0/mlp: expected 'gelu' or 'swiglu'; got 'relu'");
+  EXPECT_EQ(parse_error(model_with(R"(, "kv_heads": 3)")), "my.json: /models/0/kv_heads: 3 KV heads do not divide 4 heads");
+  EXPECT_EQ(parse_error(model_with(R"(, "kv_heads": 8)")), "my.json: /models/0/kv_heads: 8 KV heads do not divide 4 heads");
+  EXPECT_EQ(parse_error(R"({"models": [{"name": "m", "layers": 2, "hidden": 64, "heads": 24, "ffn_hidden": 256,
+              "seq_len": 128, "vocab": 1000, "source": "t"}]})"),
+            "my.json: /models/0/heads: 24 heads do not divide hidden 64");
+  const std::string m = R"({"name": "m", "layers": 2, "hidden": 64, "heads": 4, "ffn_hidden": 256, "seq_len": 128,
+                           "vocab": 1000, "source": "t"})";
+  EXPECT_EQ(parse_error(R"({"models": [)" + m + ", " + m + "]}"),
+            "my.json: /models/1/name: duplicate model name 'm' (also /models/0)");
+}
+
+TEST(ParseCatalog, GpuErrors) {
+  EXPECT_EQ(parse_error(gpu_with("hbm_bandwidth", "\"3.35\"")),
+            "my.json: /gpus/0/hbm_bandwidth: expected a bandwidth such as 50GB/s, 25GiB/s, 400Gb/s or 100Gbit/s; "
+            "got '3.35' (missing unit)");
+  EXPECT_THAT(parse_error(gpu_with("hbm_bandwidth", "\"80GiB\"")),
+              HasSubstr("my.json: /gpus/0/hbm_bandwidth: expected a bandwidth"));
+  EXPECT_EQ(parse_error(gpu_with("hbm_bandwidth", "3.35")),
+            "my.json: /gpus/0/hbm_bandwidth: expected a string with a unit such as 3.35TB/s; got 3.35");
+  EXPECT_EQ(parse_error(gpu_with("memory", "\"0GiB\"")), "my.json: /gpus/0/memory: must be positive; got '0GiB'");
+  EXPECT_THAT(parse_error(gpu_with("memory", "\"1TB/s\"")), HasSubstr("my.json: /gpus/0/memory: expected a size"));
+  EXPECT_EQ(parse_error(gpu_with("memory", "")), "my.json: /gpus/0: missing field 'memory'");
+  EXPECT_EQ(parse_error(gpu_with("peak_flops", "\"100TFLOP/s\"")),
+            "my.json: /gpus/0/peak_flops: expected an object of dense peak rates per data type like "
+            "{\"bf16\": \"989.4TFLOP/s\"}; got '100TFLOP/s'");
+  EXPECT_THAT(parse_error(gpu_with("peak_flops", "{}")), HasSubstr("my.json: /gpus/0/peak_flops: expected an object"));
+  EXPECT_EQ(parse_error(gpu_with("peak_flops", R"({"int8": "1POP/s"})")),
+            "my.json: /gpus/0/peak_flops: unknown field 'int8' (expected fp32, tf32, bf16, fp16, fp8)");
+  EXPECT_THAT(parse_error(gpu_with("peak_flops", R"({"bf16": "989.4TB/s"})")),
+              HasSubstr("my.json: /gpus/0/peak_flops/bf16: expected a compute rate such as 989.4TFLOP/s"));
+  EXPECT_EQ(parse_error(gpu_with("peak_flops", R"({"bf16": "0TFLOP/s"})")),
+            "my.json: /gpus/0/peak_flops/bf16: must be positive; got '0TFLOP/s'");
+  for (const char* bad : {"\"3\"", "\"0USD\"", "\"-1USD\"", "\"infUSD\"", "\"nanUSD\"", "\"USD\"", "\"3EUR\""})
+    EXPECT_THAT(parse_error(gpu_with("price_per_hour", bad)),
+                HasSubstr("my.json: /gpus/0/price_per_hour: expected a positive price per GPU-hour such as 2.99USD"))
+        << bad;
+  EXPECT_THAT(parse_error(gpu_with("intra_node_link", "\"nvlink9\"")),
+              HasSubstr("my.json: /gpus/0/intra_node_link: unknown link 'nvlink9' (known: nvlink3, "));
+  EXPECT_THAT(parse_error(gpu_with("inter_node_link", "\"\"")),
+              HasSubstr("my.json: /gpus/0/inter_node_link: expected a non-empty string; got ''"));
+}
+
+TEST(ParseCatalog, LinkErrors) {
+  const auto link = [](const std::string& bandwidth, const std::string& latency) {
+    return R"({"links": [{"name": "l", "bandwidth": ")" + bandwidth + R"(", "latency": ")" + latency +
+           R"(", "source": "t"}]})";
+  };
+  EXPECT_NO_THROW(parse_catalog(link("400Gb/s", "2us"), "ok.json"));
+  EXPECT_EQ(parse_error(link("400Gb/s", "0us")), "my.json: /links/0/latency: must be positive; got '0us'");
+  EXPECT_THAT(parse_error(link("400Gb/s", "2")), HasSubstr("my.json: /links/0/latency: expected a duration"));
+  EXPECT_THAT(parse_error(link("0GB/s", "2us")), HasSubstr("my.json: /links/0/bandwidth: must be positive"));
+  EXPECT_THAT(parse_error(link("400GB", "2us")), HasSubstr("my.json: /links/0/bandwidth: expected a bandwidth"));
+}
+
+}  // namespace
+}  // namespace pipesim
