@@ -98,7 +98,7 @@ std::string name_of(const Entry& e) {
 ModelSpec read_model(const json& value, const std::string& where) {
   const Entry e(value, where,
                 {"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab",
-                 "tied_embeddings", "mlp", "source"});
+                 "tied_embeddings", "mlp", "linear_bias", "rms_norm", "learned_positions", "source"});
   ModelSpec m;
   m.name = name_of(e);
   if (e.has("family")) m.family = e.text("family");
@@ -109,7 +109,11 @@ ModelSpec read_model(const json& value, const std::string& where) {
   m.ffn_hidden = e.count("ffn_hidden");
   m.seq_len = e.count("seq_len");
   m.vocab = e.count("vocab");
+  // Optional flags default to ModelSpec's (GPT-style) values.
   if (e.has("tied_embeddings")) m.tied_embeddings = e.flag("tied_embeddings");
+  if (e.has("linear_bias")) m.linear_bias = e.flag("linear_bias");
+  if (e.has("rms_norm")) m.rms_norm = e.flag("rms_norm");
+  if (e.has("learned_positions")) m.learned_positions = e.flag("learned_positions");
   if (e.has("mlp")) {
     const std::string mlp = e.text("mlp");
     if (mlp != "gelu" && mlp != "swiglu") fail(e.path("mlp"), "expected 'gelu' or 'swiglu'; got '" + mlp + "'");

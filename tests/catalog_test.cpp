@@ -159,6 +159,9 @@ TEST(BuiltinCatalog, Gpt3MatchesBrownTable21) {
   EXPECT_EQ(m.vocab, 50257);
   EXPECT_TRUE(m.tied_embeddings);
   EXPECT_EQ(m.mlp, MlpKind::Gelu);
+  EXPECT_TRUE(m.linear_bias);
+  EXPECT_FALSE(m.rms_norm);
+  EXPECT_TRUE(m.learned_positions);
   EXPECT_EQ(find_model("gpt3-13b").hidden, 5120);  // the paper's 5140 is not 40 heads x 128
   EXPECT_EQ(find_model("gpt3-1.3b").hidden / find_model("gpt3-1.3b").heads, 128);
   EXPECT_EQ(find_model("gpt3-2.7b").hidden / find_model("gpt3-2.7b").heads, 80);
@@ -196,6 +199,9 @@ TEST(BuiltinCatalog, LlamaAndBert) {
   EXPECT_EQ(l2.seq_len, 4096);
   EXPECT_FALSE(l2.tied_embeddings);
   EXPECT_EQ(l2.mlp, MlpKind::SwiGlu);
+  EXPECT_FALSE(l2.linear_bias);
+  EXPECT_TRUE(l2.rms_norm);
+  EXPECT_FALSE(l2.learned_positions);  // RoPE
   EXPECT_EQ(find_model("llama2-7b").ffn_hidden, 11008);
   EXPECT_EQ(find_model("llama2-7b").kv_heads, 32);
   EXPECT_EQ(find_model("llama2-13b").ffn_hidden, 13824);
@@ -204,6 +210,7 @@ TEST(BuiltinCatalog, LlamaAndBert) {
   EXPECT_EQ(l3.ffn_hidden, 14336);
   EXPECT_EQ(l3.vocab, 128256);
   EXPECT_EQ(l3.seq_len, 8192);
+  EXPECT_TRUE(l3.rms_norm);
   EXPECT_EQ(find_model("llama3-70b").ffn_hidden, 28672);
   const ModelSpec bert = find_model("bert-large");
   EXPECT_EQ(bert.layers, 24);
@@ -213,6 +220,8 @@ TEST(BuiltinCatalog, LlamaAndBert) {
   EXPECT_EQ(bert.seq_len, 512);
   EXPECT_EQ(bert.vocab, 30522);
   EXPECT_TRUE(bert.tied_embeddings);
+  EXPECT_TRUE(bert.linear_bias);
+  EXPECT_TRUE(bert.learned_positions);
 }
 
 TEST(Find, UnknownNamesListTheKnownOnes) {
@@ -272,9 +281,14 @@ TEST(MakeCluster, AUserGpuUsesTheLinksOfItsOwnFile) {
 }
 
 TEST(ParseCatalog, AcceptsAnyOfTheThreeArrays) {
-  const Catalog c = parse_catalog(model_with(R"(, "kv_heads": 2, "mlp": "swiglu", "tied_embeddings": false)"), "m.json");
+  const Catalog c = parse_catalog(model_with(R"(, "kv_heads": 2, "mlp": "swiglu", "tied_embeddings": false,
+                                              "linear_bias": false, "rms_norm": true, "learned_positions": false)"),
+                                  "m.json");
   ASSERT_EQ(c.models.size(), 1u);
   EXPECT_EQ(c.models[0].kv_heads, 2);
+  EXPECT_FALSE(c.models[0].linear_bias);
+  EXPECT_TRUE(c.models[0].rms_norm);
+  EXPECT_FALSE(c.models[0].learned_positions);
   EXPECT_EQ(c.models[0].mlp, MlpKind::SwiGlu);
   EXPECT_FALSE(c.models[0].tied_embeddings);
   EXPECT_TRUE(c.gpus.empty());

@@ -162,6 +162,53 @@ TEST(Cli, BadInputGivesOneLineErrorAndExitCode2) {
   expect_one_line_error(run("simulate --schedule-file " + missing), "0F0 has no backward");
 }
 
+TEST(Cli, CatalogTablesCarryUnits) {
+  const Result gpus = run("catalog gpus");
+  ASSERT_EQ(gpus.code, 0) << gpus.out;
+  EXPECT_THAT(gpus.out, HasSubstr("h100-sxm"));
+  EXPECT_THAT(gpus.out, HasSubstr("989.4 TFLOP/s"));
+  EXPECT_THAT(gpus.out, HasSubstr("3.35 TB/s"));
+  EXPECT_THAT(gpus.out, HasSubstr("80.0 GiB"));
+  EXPECT_THAT(gpus.out, testing::Not(HasSubstr("llama2-7b")));
+  const Result all = run("catalog");
+  ASSERT_EQ(all.code, 0) << all.out;
+  for (const char* s : {"models (21)", "gpus (6)", "links (9)", "megatron-gpt-1t", "nvlink4", "450 GB/s", "3.400 us"})
+    EXPECT_THAT(all.out, HasSubstr(s));
+}
+
+TEST(Cli, CatalogJsonIsInSiUnits) {
+  const Result r = run("catalog --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["models"].size(), 21u);
+  const auto& h100 = j["gpus"][2];
+  EXPECT_EQ(h100["name"], "h100-sxm");
+  EXPECT_DOUBLE_EQ(h100["peak_flops_per_s"]["bf16"].get<double>(), 989.4e12);
+  EXPECT_DOUBLE_EQ(h100["hbm_bandwidth_bytes_per_s"].get<double>(), 3.35e12);
+  EXPECT_EQ(h100["memory_bytes"], 80LL * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(h100["price_usd_per_hour"].get<double>(), 12.29);
+  EXPECT_FALSE(j["gpus"][1].contains("price_usd_per_hour"));
+  EXPECT_DOUBLE_EQ(j["links"][1]["latency_s"].get<double>(), 3.4e-6);
+  EXPECT_THAT(j["links"][1]["source"].get<std::string>(), HasSubstr("NCCL"));
+  const auto links = nlohmann::json::parse(run("catalog links --json").out);
+  EXPECT_EQ(links.size(), 1u);
+  EXPECT_TRUE(links.contains("links"));
+}
+
+TEST(Cli, CatalogShowsAndValidatesAUserFile) {
+  const std::string good = temp_path("catalog_good.json");
+  std::ofstream(good) << R"({"models": [{"name": "tiny", "layers": 2, "hidden": 64, "heads": 4, "ffn_hidden": 256,
+                             "seq_len": 128, "vocab": 1000, "source": "test"}]})";
+  const Result r = run("catalog models --file " + good);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("tiny"));
+  EXPECT_THAT(r.out, testing::Not(HasSubstr("gpt3-175b")));
+  const std::string bad = temp_path("catalog_bad.json");
+  std::ofstream(bad) << R"({"links": [{"name": "l", "bandwidth": "50", "latency": "1us", "source": "t"}]})";
+  expect_one_line_error(run("catalog --file " + bad), bad + ": /links/0/bandwidth: expected a bandwidth");
+  EXPECT_EQ(run("catalog chips").code, 2);
+}
+
 TEST(Cli, HelpAndVersionExitZero) {
   EXPECT_EQ(run("--help").code, 0);
   EXPECT_EQ(run("--version").code, 0);

@@ -8,5 +8,6 @@ void add_simulate_command(CLI::App& app);  // tools/cmd_simulate.cpp
 void add_compare_command(CLI::App& app);   // tools/cmd_simulate.cpp
 void add_schedule_command(CLI::App& app);  // tools/cmd_schedule.cpp
 void add_check_command(CLI::App& app);     // tools/cmd_schedule.cpp
+void add_catalog_command(CLI::App& app);   // tools/cmd_catalog.cpp
 
 }  // namespace pipesim

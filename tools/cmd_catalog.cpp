@@ -1,0 +1,165 @@
+// `pipesim catalog [models|gpus|links]`: the built-in (or a user's) models, GPUs and links,
+// as aligned tables with units or as JSON in SI base units.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cost_models/catalog.hpp"
+#include "tools/commands.hpp"
+#include "tools/table.hpp"
+
+namespace pipesim {
+namespace {
+
+using nlohmann::ordered_json;
+
+// "989.4 TFLOP/s", "3.35 TB/s": decimal prefixes as datasheets print them; five significant
+// digits keep every catalog value exact (362.05, 1978.9).
+std::string si(double value, const char* unit) {
+  static constexpr const char* kPrefixes[] = {"", "K", "M", "G", "T", "P", "E"};
+  std::size_t p = 0;
+  while (p + 1 < std::size(kPrefixes) && std::fabs(value) >= 1000.0) {
+    value /= 1000.0;
+    ++p;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.5g %s%s", value, kPrefixes[p], unit);
+  return buf;
+}
+
+std::string peak(const GpuSpec& g, const char* dtype) {
+  const auto it = g.peak_flops.find(dtype);
+  return it == g.peak_flops.end() ? "-" : si(it->second, "FLOP/s");
+}
+
+std::string models_table(const std::vector<ModelSpec>& models) {
+  Table t;
+  t.add_column("model", Table::Align::Left);
+  t.add_column("family", Table::Align::Left);
+  for (const char* c : {"layers", "hidden", "heads", "kv heads", "ffn", "seq", "vocab"}) t.add_column(c);
+  t.add_column("mlp", Table::Align::Left);
+  t.add_column("embeddings", Table::Align::Left);
+  t.add_column("norm", Table::Align::Left);
+  for (const ModelSpec& m : models)
+    t.add_row({m.name, m.family, std::to_string(m.layers), std::to_string(m.hidden), std::to_string(m.heads),
+               std::to_string(m.kv_heads), std::to_string(m.ffn_hidden), std::to_string(m.seq_len),
+               std::to_string(m.vocab), m.mlp == MlpKind::SwiGlu ? "swiglu" : "gelu",
+               std::string(m.tied_embeddings ? "tied" : "untied") + (m.learned_positions ? ", learned pos" : ", rope"),
+               m.rms_norm ? "rmsnorm" : "layernorm"});
+  return t.render();
+}
+
+std::string gpus_table(const std::vector<GpuSpec>& gpus) {
+  Table t;
+  t.add_column("gpu", Table::Align::Left);
+  for (const char* c : {"bf16 dense", "fp8 dense", "fp32", "memory bw", "memory"}) t.add_column(c);
+  t.add_column("intra-node", Table::Align::Left);
+  t.add_column("inter-node", Table::Align::Left);
+  t.add_column("price");
+  for (const GpuSpec& g : gpus)
+    t.add_row({g.name, peak(g, "bf16"), peak(g, "fp8"), peak(g, "fp32"), si(g.hbm_bandwidth, "B/s"),
+               format_bytes(static_cast<double>(g.memory_bytes)), g.intra_node_link, g.inter_node_link,
+               g.price_per_hour ? "$" + format_fixed(*g.price_per_hour, 2) + "/h" : "-"});
+  return t.render();
+}
+
+std::string links_table(const std::vector<LinkSpec>& links) {
+  Table t;
+  t.add_column("link", Table::Align::Left);
+  t.add_column("bandwidth/dir");
+  t.add_column("(bits)");
+  t.add_column("latency");
+  for (const LinkSpec& l : links)
+    t.add_row({l.name, si(l.bandwidth, "B/s"), si(l.bandwidth * 8, "b/s"), format_duration(l.latency)});
+  return t.render();
+}
+
+// JSON in SI base units (FLOP/s, bytes/s, bytes, seconds), the names saying which.
+ordered_json to_json(const ModelSpec& m) {
+  return {{"name", m.name},
+          {"family", m.family},
+          {"layers", m.layers},
+          {"hidden", m.hidden},
+          {"heads", m.heads},
+          {"kv_heads", m.kv_heads},
+          {"ffn_hidden", m.ffn_hidden},
+          {"seq_len", m.seq_len},
+          {"vocab", m.vocab},
+          {"tied_embeddings", m.tied_embeddings},
+          {"mlp", m.mlp == MlpKind::SwiGlu ? "swiglu" : "gelu"},
+          {"linear_bias", m.linear_bias},
+          {"rms_norm", m.rms_norm},
+          {"learned_positions", m.learned_positions},
+          {"source", m.source}};
+}
+
+ordered_json to_json(const GpuSpec& g) {
+  ordered_json peaks = ordered_json::object();
+  for (const auto& [dtype, rate] : g.peak_flops) peaks[dtype] = rate;
+  ordered_json j{{"name", g.name},
+                 {"peak_flops_per_s", peaks},
+                 {"hbm_bandwidth_bytes_per_s", g.hbm_bandwidth},
+                 {"memory_bytes", g.memory_bytes}};
+  if (g.price_per_hour) j["price_usd_per_hour"] = *g.price_per_hour;
+  j["intra_node_link"] = g.intra_node_link;
+  j["inter_node_link"] = g.inter_node_link;
+  j["source"] = g.source;
+  return j;
+}
+
+ordered_json to_json(const LinkSpec& l) {
+  return {{"name", l.name},
+          {"bandwidth_bytes_per_s", l.bandwidth},
+          {"latency_s", ticks_to_seconds(l.latency)},
+          {"source", l.source}};
+}
+
+template <typename Spec>
+ordered_json array_of(const std::vector<Spec>& entries) {
+  ordered_json a = ordered_json::array();
+  for (const Spec& e : entries) a.push_back(to_json(e));
+  return a;
+}
+
+}  // namespace
+
+void add_catalog_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("catalog", "List the built-in models, GPUs and links (docs/catalogs.md)");
+  auto kind = std::make_shared<std::string>();
+  auto file = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("kind", *kind, "models, gpus or links [default: all three]")
+      ->check(CLI::IsMember({"models", "gpus", "links"}));
+  cmd->add_option("--file", *file, "Show (and validate) this catalog file instead of the built-in catalog");
+  cmd->add_flag("--json", *json, "Print JSON in SI units (FLOP/s, bytes/s, bytes, seconds) with sources");
+  cmd->callback([=] {
+    const Catalog user = file->empty() ? Catalog{} : read_catalog_file(*file);
+    const Catalog& c = file->empty() ? builtin_catalog() : user;
+    const bool all = kind->empty();
+    if (*json) {
+      ordered_json j = ordered_json::object();
+      if (all || *kind == "models") j["models"] = array_of(c.models);
+      if (all || *kind == "gpus") j["gpus"] = array_of(c.gpus);
+      if (all || *kind == "links") j["links"] = array_of(c.links);
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::string out;
+    const auto section = [&](const char* title, std::size_t n, const std::string& table) {
+      if (!all) {
+        out += table;
+        return;
+      }
+      out += (out.empty() ? "" : "\n") + std::string(title) + " (" + std::to_string(n) + ")\n" + (n ? table : "");
+    };
+    if (all || *kind == "models") section("models", c.models.size(), models_table(c.models));
+    if (all || *kind == "gpus") section("gpus", c.gpus.size(), gpus_table(c.gpus));
+    if (all || *kind == "links") section("links", c.links.size(), links_table(c.links));
+    std::cout << out << "\npeaks are dense (no 2:4 sparsity), bandwidths per direction; sources: --json\n";
+  });
+}
+
+}  // namespace pipesim
