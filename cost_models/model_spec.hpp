@@ -17,6 +17,7 @@ struct ModelSpec {
   int hidden = 0;
   int heads = 0;
   int kv_heads = 0;         // grouped-query attention; = heads for multi-head attention
+  int head_dim = 0;         // 0 = hidden / heads; GPT-3 13B has 40 x 128 = 5120 with hidden 5140
   int ffn_hidden = 0;
   int seq_len = 0;
   int vocab = 0;
