@@ -53,8 +53,8 @@ Located<Spec> locate(std::string_view query, const Kind<Spec>& kind) {
   if (!is_file) {
     const Catalog& builtin = builtin_catalog();
     if (const Spec* s = named(builtin.*kind.entries, q)) return {*s, std::nullopt};
-    throw InputError(std::string("unknown ") + kind.singular + " '" + q + "' (known: " + names_of(builtin.*kind.entries) +
-                     "; or a catalog file, see docs/catalogs.md)");
+    throw InputError(std::string("unknown ") + kind.singular + " '" + q +
+                     "' (known: " + names_of(builtin.*kind.entries) + "; or a catalog file, see docs/catalogs.md)");
   }
   const std::string path = q.substr(0, ext + 5);
   Catalog file = read_catalog_file(path);
@@ -63,8 +63,8 @@ Located<Spec> locate(std::string_view query, const Kind<Spec>& kind) {
     const std::string name = q.substr(ext + 6);
     const Spec* s = named(entries, name);
     if (!s)
-      throw InputError(path + ": no " + kind.singular + " named '" + name + "' (" + kind.plural + " in it: " +
-                       names_of(entries) + ")");
+      throw InputError(path + ": no " + kind.singular + " named '" + name + "' (" + kind.plural +
+                       " in it: " + names_of(entries) + ")");
     Spec spec = *s;
     return {std::move(spec), std::move(file)};
   }

@@ -66,7 +66,8 @@ class Entry {
   // A quantity with a unit: the text handed to a units.hpp parser, which names `path(key)`.
   std::string quantity(const char* key, const char* example) const {
     const json& v = at(key);
-    if (!v.is_string()) fail(path(key), std::string("expected a string with a unit such as ") + example + "; got " + shown(v));
+    if (!v.is_string())
+      fail(path(key), std::string("expected a string with a unit such as ") + example + "; got " + shown(v));
     return v.get<std::string>();
   }
   int count(const char* key) const {
@@ -89,7 +90,9 @@ class Entry {
 // Names are what people type on the command line: lowercase letters, digits, '.', '-', '_'.
 std::string name_of(const Entry& e) {
   std::string name = e.text("name");
-  const auto ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_'; };
+  const auto ok = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+  };
   if (!std::all_of(name.begin(), name.end(), ok))
     fail(e.path("name"), "expected lowercase letters, digits, '.', '-' or '_'; got '" + name + "'");
   return name;
@@ -124,7 +127,8 @@ ModelSpec read_model(const json& value, const std::string& where) {
   if (m.hidden % m.heads != 0)
     fail(e.path("heads"), std::to_string(m.heads) + " heads do not divide hidden " + std::to_string(m.hidden));
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
-    fail(e.path("kv_heads"), std::to_string(m.kv_heads) + " KV heads do not divide " + std::to_string(m.heads) + " heads");
+    fail(e.path("kv_heads"),
+         std::to_string(m.kv_heads) + " KV heads do not divide " + std::to_string(m.heads) + " heads");
   return m;
 }
 
@@ -154,8 +158,8 @@ GpuSpec read_gpu(const json& value, const std::string& where) {
   const json& peaks = e.at("peak_flops");
   const std::string peaks_at = e.path("peak_flops");
   if (!peaks.is_object() || peaks.empty())
-    fail(peaks_at, "expected an object of dense peak rates per data type like {\"bf16\": \"989.4TFLOP/s\"}; got " +
-                       shown(peaks));
+    fail(peaks_at,
+         "expected an object of dense peak rates per data type like {\"bf16\": \"989.4TFLOP/s\"}; got " + shown(peaks));
   const Entry rates(peaks, peaks_at, {"fp32", "tf32", "bf16", "fp16", "fp8"});  // the data types a GpuSpec knows
   for (const auto& [dtype, rate] : peaks.items())
     g.peak_flops[dtype] = parse_flops(rates.quantity(dtype.c_str(), "989.4TFLOP/s"), rates.path(dtype.c_str()));
@@ -204,7 +208,8 @@ void read_array(const json& root, const char* key, const std::string& source, co
 // Fields and arrays, without the cross-reference from GPUs to links.
 Catalog parse_entries(std::string_view text, const std::string& source) {
   static constexpr const char* kExpected = "a JSON object with \"models\", \"gpus\" or \"links\" arrays";
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) fail(source, std::string("empty file (expected ") + kExpected + ")");
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    fail(source, std::string("empty file (expected ") + kExpected + ")");
   json root;
   try {
     root = json::parse(text.begin(), text.end());
@@ -212,7 +217,8 @@ Catalog parse_entries(std::string_view text, const std::string& source) {
     // what() is "[json.exception.parse_error.101] parse error at line 2, column 5: ..."; keep what follows the tag.
     const std::string_view what(e.what());
     const std::size_t tag_end = what.find("] ");
-    fail(source, "invalid JSON (" + std::string(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2)) + ")");
+    fail(source,
+         "invalid JSON (" + std::string(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2)) + ")");
   }
   if (!root.is_object()) fail(source, std::string("expected ") + kExpected + "; got " + shown(root));
   for (const auto& [key, value] : root.items())
@@ -250,9 +256,9 @@ const Catalog& builtin_catalog() {
   static const Catalog catalog = [] {
     // Each kind lives in its own file, so names are unique per kind once each file is.
     Catalog c;
-    for (const auto& [text, source] : {std::pair{embedded_models_json(), "models.json"},
-                                       std::pair{embedded_gpus_json(), "gpus.json"},
-                                       std::pair{embedded_links_json(), "links.json"}}) {
+    for (const auto& [text, source] :
+         {std::pair{embedded_models_json(), "models.json"}, std::pair{embedded_gpus_json(), "gpus.json"},
+          std::pair{embedded_links_json(), "links.json"}}) {
       Catalog part = parse_entries(text, source);
       c.models.insert(c.models.end(), part.models.begin(), part.models.end());
       c.gpus.insert(c.gpus.end(), part.gpus.begin(), part.gpus.end());

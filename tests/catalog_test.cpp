@@ -53,8 +53,10 @@ std::string gpu_with(const std::string& field, const std::string& value) {
                                        {"\"intra_node_link\"", "\"nvlink4\""},
                                        {"\"inter_node_link\"", "\"ib-ndr\""},
                                        {"\"source\"", "\"test\""}};
-  if (value.empty()) f.erase("\"" + field + "\"");
-  else f["\"" + field + "\""] = value;
+  if (value.empty())
+    f.erase("\"" + field + "\"");
+  else
+    f["\"" + field + "\""] = value;
   std::string body;
   for (const auto& [k, v] : f) body += (body.empty() ? "" : ", ") + k + ": " + v;
   return R"({"gpus": [{)" + body + "}]}";
@@ -172,10 +174,10 @@ TEST(BuiltinCatalog, MegatronModelsMatchNarayananTable1) {
     const char* name;
     int heads, hidden, layers;
   };
-  const Row rows[] = {{"megatron-gpt-1.7b", 24, 2304, 24},    {"megatron-gpt-3.6b", 32, 3072, 30},
-                      {"megatron-gpt-7.5b", 32, 4096, 36},    {"megatron-gpt-18.4b", 48, 6144, 40},
-                      {"megatron-gpt-39.1b", 64, 8192, 48},   {"megatron-gpt-76.1b", 80, 10240, 60},
-                      {"megatron-gpt-145.6b", 96, 12288, 80}, {"megatron-gpt-310.1b", 128, 16384, 96},
+  const Row rows[] = {{"megatron-gpt-1.7b", 24, 2304, 24},      {"megatron-gpt-3.6b", 32, 3072, 30},
+                      {"megatron-gpt-7.5b", 32, 4096, 36},      {"megatron-gpt-18.4b", 48, 6144, 40},
+                      {"megatron-gpt-39.1b", 64, 8192, 48},     {"megatron-gpt-76.1b", 80, 10240, 60},
+                      {"megatron-gpt-145.6b", 96, 12288, 80},   {"megatron-gpt-310.1b", 128, 16384, 96},
                       {"megatron-gpt-529.6b", 128, 20480, 105}, {"megatron-gpt-1t", 160, 25600, 128}};
   for (const Row& r : rows) {
     const ModelSpec m = find_model(r.name);
@@ -225,8 +227,7 @@ TEST(BuiltinCatalog, LlamaAndBert) {
 }
 
 TEST(Find, UnknownNamesListTheKnownOnes) {
-  EXPECT_THAT(error_of([] { find_model("gpt5"); }),
-              HasSubstr("unknown model 'gpt5' (known: gpt3-1.3b, gpt3-2.7b, "));
+  EXPECT_THAT(error_of([] { find_model("gpt5"); }), HasSubstr("unknown model 'gpt5' (known: gpt3-1.3b, gpt3-2.7b, "));
   EXPECT_THAT(error_of([] { find_gpu("H100-SXM"); }), HasSubstr("unknown gpu 'H100-SXM' (known: a100-40gb, "));
   EXPECT_THAT(error_of([] { find_link("nvlink9"); }),
               HasSubstr("unknown link 'nvlink9' (known: nvlink3, nvlink4, nvlink5, pcie4, "));
@@ -299,8 +300,10 @@ TEST(ParseCatalog, AcceptsAnyOfTheThreeArrays) {
 }
 
 TEST(ParseCatalog, FileLevelErrors) {
-  EXPECT_EQ(parse_error("  \n"), "my.json: empty file (expected a JSON object with \"models\", \"gpus\" or \"links\" arrays)");
-  EXPECT_THAT(parse_error("{\n  \"models\": [,]\n}"), HasSubstr("my.json: invalid JSON (parse error at line 2, column"));
+  EXPECT_EQ(parse_error("  \n"),
+            "my.json: empty file (expected a JSON object with \"models\", \"gpus\" or \"links\" arrays)");
+  EXPECT_THAT(parse_error("{\n  \"models\": [,]\n}"),
+              HasSubstr("my.json: invalid JSON (parse error at line 2, column"));
   EXPECT_THAT(parse_error("[1]"), HasSubstr("my.json: expected a JSON object with \"models\", \"gpus\" or \"links\" "
                                             "arrays; got [1]"));
   EXPECT_THAT(parse_error("{}"), HasSubstr("my.json: expected a JSON object with \"models\", \"gpus\" or \"links\" "
@@ -327,9 +330,12 @@ TEST(ParseCatalog, ModelErrors) {
             "my.json: /models/0/kv_heads: expected a positive integer; got 4294967296");
   EXPECT_EQ(parse_error(model_with(R"(, "tied_embeddings": "yes")")),
             "my.json: /models/0/tied_embeddings: expected true or false; got 'yes'");
-  EXPECT_EQ(parse_error(model_with(R"(, "mlp": "relu")")), "my.json: /models/0/mlp: expected 'gelu' or 'swiglu'; got 'relu'");
-  EXPECT_EQ(parse_error(model_with(R"(, "kv_heads": 3)")), "my.json: /models/0/kv_heads: 3 KV heads do not divide 4 heads");
-  EXPECT_EQ(parse_error(model_with(R"(, "kv_heads": 8)")), "my.json: /models/0/kv_heads: 8 KV heads do not divide 4 heads");
+  EXPECT_EQ(parse_error(model_with(R"(, "mlp": "relu")")),
+            "my.json: /models/0/mlp: expected 'gelu' or 'swiglu'; got 'relu'");
+  EXPECT_EQ(parse_error(model_with(R"(, "kv_heads": 3)")),
+            "my.json: /models/0/kv_heads: 3 KV heads do not divide 4 heads");
+  EXPECT_EQ(parse_error(model_with(R"(, "kv_heads": 8)")),
+            "my.json: /models/0/kv_heads: 8 KV heads do not divide 4 heads");
   EXPECT_EQ(parse_error(R"({"models": [{"name": "m", "layers": 2, "hidden": 64, "heads": 24, "ffn_hidden": 256,
               "seq_len": 128, "vocab": 1000, "source": "t"}]})"),
             "my.json: /models/0/heads: 24 heads do not divide hidden 64");
