@@ -20,7 +20,7 @@ class Run {
  public:
   Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer)
       : s_(schedule), costs_(costs), observer_(observer), scale_(scale_of(schedule)), g_(dependencies(schedule)),
-        versions_(schedule, g_.size()) {
+        versions_(schedule) {
     init_state();
   }
 
@@ -140,7 +140,7 @@ class Run {
         if (s_.blocking_grad_sync) dev.blocked = true;
         continue;
       }
-      if (is_microbatch_op(op.kind)) st.version_used = versions_.start(id, op, st.forward);
+      if (is_microbatch_op(op.kind)) st.version_used = versions_.start(op, op_[st.forward].version_used);
       const Tick dur = costs_.compute_time(op, scale_);
       PIPESIM_ASSERT(dur >= 0);
       dev.busy = true;
@@ -204,7 +204,8 @@ class Run {
       if (t >= end.size()) end.resize(t + 1, 0);
       end[t] = std::max(end[t], now_);
     }
-    if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep) versions_.end(id, op, op_[id].forward, d);
+    if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep)
+      versions_.end(op, op_[id].version_used, op_[op_[id].forward].version_used, d);
     if (observer_) observer_->on_op(OpRecord{ref_of(id), op, op_[id].start, now_, version});
     release_successors(id, d);
     try_start(d, now_);

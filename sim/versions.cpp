@@ -10,10 +10,10 @@ std::int32_t VersionTracker::Replica::held() const {
   return static_cast<std::int32_t>(in_flight.size()) + (in_flight.count(version) ? 0 : 1);
 }
 
-VersionTracker::VersionTracker(const Schedule& schedule, std::size_t num_ops)
+VersionTracker::VersionTracker(const Schedule& schedule)
     : s_(schedule),
+      pins_(schedule.weight_policy != WeightPolicy::Current),
       replicas_(static_cast<std::size_t>(schedule.num_pipelines) * static_cast<std::size_t>(schedule.num_stages)),
-      used_(num_ops, -1),
       held_(static_cast<std::size_t>(schedule.num_devices), 0),
       peak_held_(static_cast<std::size_t>(schedule.num_devices), 0),
       stages_(static_cast<std::size_t>(schedule.num_stages)) {
@@ -30,55 +30,53 @@ void VersionTracker::update_held(int device, std::int32_t before, std::int32_t a
   peak_held_[static_cast<std::size_t>(device)] = std::max(peak_held_[static_cast<std::size_t>(device)], held);
 }
 
-std::int32_t VersionTracker::start(OpId id, const Op& op, OpId forward) {
-  Replica& r = replica(op);
-  std::int32_t v = r.version;
+std::int32_t VersionTracker::start(const Op& op, std::int32_t forward_version) {
+  const Replica& r = replica(op);
   switch (s_.weight_policy) {
-    case WeightPolicy::Current: break;
-    case WeightPolicy::Stash:
-      if (op.kind != OpKind::F) v = used_[forward];
-      break;
-    case WeightPolicy::TwoBW:
-      v = std::max(0, s_.iteration_of(op.microbatch) - 1);
+    case WeightPolicy::Current: return r.version;
+    case WeightPolicy::Stash: return op.kind == OpKind::F ? r.version : forward_version;
+    case WeightPolicy::TwoBW: {
+      const std::int32_t v = std::max(0, s_.iteration_of(op.microbatch) - 1);
       PIPESIM_ASSERT(v <= r.version);  // the generator must not run a batch before W^(t-1) exists
-      break;
+      return v;
+    }
   }
-  used_[id] = v;
-  return v;
+  return r.version;
 }
 
-void VersionTracker::end(OpId id, const Op& op, OpId forward, int device) {
+void VersionTracker::end(const Op& op, std::int32_t version, std::int32_t forward_version, int device) {
   Replica& r = replica(op);
-  const bool pins = s_.weight_policy != WeightPolicy::Current;
-  const std::int32_t before = r.held();
+  // Under Current only the current version is ever held: nothing to count.
+  const std::int32_t before = pins_ ? r.held() : 0;
   if (op.kind == OpKind::OptStep) {
-    StageStaleness& st = stages_[static_cast<std::size_t>(op.stage)];
-    for (std::int32_t g : r.pending) {
-      const std::int32_t delay = r.version - g;
-      ++st.gradients;
-      st.delay_sum += delay;
-      st.max_delay = std::max(st.max_delay, delay);
+    if (r.pending_count > 0) {
+      StageStaleness& st = stages_[static_cast<std::size_t>(op.stage)];
+      st.gradients += r.pending_count;
+      st.delay_sum += r.pending_count * r.version - r.pending_sum;
+      st.max_delay = std::max(st.max_delay, r.version - r.pending_min);
+      r.pending_count = r.pending_sum = 0;
     }
-    r.pending.clear();
     ++r.version;
   } else if (op.kind == OpKind::F) {
-    if (pins) ++r.in_flight[used_[id]];
+    if (pins_) ++r.in_flight[version];
   } else if (op.kind == OpKind::B || op.kind == OpKind::W) {
     // This op computes the weight gradient: measure the mismatch and queue the gradient.
     StageStaleness& st = stages_[static_cast<std::size_t>(op.stage)];
-    const std::int32_t mismatch = used_[id] - used_[forward];
+    const std::int32_t mismatch = version - forward_version;
     ++st.backwards;
     st.mismatched += mismatch != 0;
     st.mismatch_sum += mismatch;
     st.max_mismatch = std::max(st.max_mismatch, mismatch);
-    r.pending.push_back(used_[id]);
-    if (pins) {
-      auto it = r.in_flight.find(used_[forward]);
+    r.pending_min = r.pending_count == 0 ? version : std::min(r.pending_min, version);
+    ++r.pending_count;
+    r.pending_sum += version;
+    if (pins_) {
+      auto it = r.in_flight.find(forward_version);
       PIPESIM_ASSERT(it != r.in_flight.end());
       if (--it->second == 0) r.in_flight.erase(it);
     }
   }
-  update_held(device, before, r.held());
+  if (pins_) update_held(device, before, r.held());
 }
 
 }  // namespace pipesim

@@ -17,7 +17,6 @@
 #include <map>
 #include <vector>
 
-#include "schedules/dependencies.hpp"
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
@@ -35,12 +34,14 @@ struct StageStaleness {
 
 class VersionTracker {
  public:
-  VersionTracker(const Schedule& schedule, std::size_t num_ops);
+  explicit VersionTracker(const Schedule& schedule);
 
-  // Version `op` uses; call when it starts. `forward` is its forward's id (B/I/W).
-  std::int32_t start(OpId id, const Op& op, OpId forward);
-  // Call when a micro-batch op or an OptStep ends on `device`.
-  void end(OpId id, const Op& op, OpId forward, int device);
+  // Version a micro-batch op uses; call when it starts. `forward_version` is the version
+  // its forward used (for F itself: ignored).
+  std::int32_t start(const Op& op, std::int32_t forward_version);
+  // Call when a micro-batch op (with the versions it and its forward used) or an OptStep
+  // (versions ignored) ends on `device`.
+  void end(const Op& op, std::int32_t version, std::int32_t forward_version, int device);
 
   std::int32_t peak_versions_held(int device) const { return peak_held_[static_cast<std::size_t>(device)]; }
   const std::vector<StageStaleness>& staleness() const { return stages_; }
@@ -48,8 +49,12 @@ class VersionTracker {
  private:
   struct Replica {
     std::int32_t version = 0;
-    std::map<std::int32_t, std::int32_t> in_flight;  // version -> micro-batches holding it
-    std::vector<std::int32_t> pending;               // versions of gradients not yet applied
+    std::map<std::int32_t, std::int32_t> in_flight;  // Stash / TwoBW: version -> micro-batches holding it
+    // Gradients not yet applied, kept as sums: an OptStep at version v gives each a delay
+    // v - g, so their total is count*v - sum and their maximum v - min.
+    std::int64_t pending_count = 0;
+    std::int64_t pending_sum = 0;
+    std::int32_t pending_min = 0;
     std::int32_t held() const;
   };
   Replica& replica(const Op& op) {
@@ -59,8 +64,8 @@ class VersionTracker {
   void update_held(int device, std::int32_t before, std::int32_t after);
 
   const Schedule& s_;
+  const bool pins_;  // the policy keeps old versions alive for micro-batches in flight
   std::vector<Replica> replicas_;
-  std::vector<std::int32_t> used_;  // per op id: version used (-1 before it starts)
   std::vector<std::int32_t> held_, peak_held_;  // per device
   std::vector<StageStaleness> stages_;
 };
