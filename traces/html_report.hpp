@@ -1,0 +1,53 @@
+#pragma once
+// The self-contained HTML report of `pipesim simulate --report` and `pipesim compare
+// --report`: one file, no network (inline SVG and CSS, system fonts, no scripts; tooltips
+// are SVG <title> elements), readable in any browser. See docs/report.md.
+//
+// Page: title and settings; with several runs, one summary table across them; then one
+// section per run with its summary table, Gantt timeline per device (html_gantt.hpp),
+// activation memory over time against capacity (html_memory.hpp), staleness per stage
+// (html_staleness.hpp) and a per-device table. The time charts of all runs share one time
+// axis (0 to the latest end), so equal lengths mean equal times across schedules.
+//
+// Deterministic: the page is a pure function of its input (fixed number formatting, no
+// dates), so the same runs give a byte-identical file.
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schedules/schedule.hpp"
+#include "sim/metrics.hpp"
+#include "sim/timeline.hpp"
+
+namespace pipesim {
+
+struct ReportOptions {
+  std::string title = "pipesim report";
+  // Shown under the title in order, e.g. {"fwd", "1ms"}.
+  std::vector<std::pair<std::string, std::string>> settings;
+  // Device memory capacity for the memory charts (like TraceOptions, a presentation
+  // setting: the simulation itself does not limit memory).
+  std::optional<std::int64_t> capacity_bytes;
+  int width = 1200;                   // px of every chart
+  std::size_t max_shapes = 2000;      // per Gantt chart; above this it is aggregated
+  std::string generator = "pipesim";  // footer ("pipesim 0.1.0"); never a date
+};
+
+// One simulated run; the report only reads it.
+struct ReportRun {
+  const Schedule& schedule;
+  const Timeline& timeline;
+  const Metrics& metrics;
+};
+
+// Writes the page. `runs` must not be empty; each timeline must belong to its schedule.
+void write_html_report(std::ostream& out, const std::vector<ReportRun>& runs, const ReportOptions& options = {});
+
+// Same, to a file; InputError "cannot write 'path': reason" if it cannot be written.
+void write_html_report_file(const std::string& path, const std::vector<ReportRun>& runs,
+                            const ReportOptions& options = {});
+
+}  // namespace pipesim

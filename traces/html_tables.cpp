@@ -1,0 +1,134 @@
+#include "traces/html_tables.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "traces/svg.hpp"
+
+namespace pipesim {
+namespace {
+
+const DeviceMetrics* peak_activation_device(const Metrics& m) {
+  const auto it = std::max_element(m.per_device.begin(), m.per_device.end(), [](const auto& a, const auto& b) {
+    return a.peak_activations < b.peak_activations;
+  });
+  return it == m.per_device.end() ? nullptr : &*it;
+}
+
+const DeviceMetrics* peak_memory_device(const Metrics& m) {
+  const auto it = std::max_element(m.per_device.begin(), m.per_device.end(), [](const auto& a, const auto& b) {
+    return a.peak_activation_bytes < b.peak_activation_bytes;
+  });
+  return it == m.per_device.end() ? nullptr : &*it;
+}
+
+std::int32_t max_weight_copies(const Metrics& m) {
+  std::int32_t out = 0;
+  for (const auto& d : m.per_device) out = std::max(out, d.peak_weight_versions);
+  return out;
+}
+
+std::string row(const std::string& key, const std::string& value) {
+  return "<tr><td>" + xml_escape(key) + "</td><td>" + xml_escape(value) + "</td></tr>\n";
+}
+
+std::string cell(const std::string& text, bool best = false) {
+  return std::string(best ? "<td class=\"best\">" : "<td>") + xml_escape(text) + "</td>";
+}
+
+}  // namespace
+
+std::string report_percent(double fraction) { return format_fixed_number(fraction * 100, 2) + " %"; }
+
+std::string metrics_summary_html(const Metrics& m) {
+  // Two short tables side by side (time | memory and staleness) rather than one long one.
+  std::string out = "<div class=\"cols\"><table class=\"kv\">\n";
+  out += row("makespan", format_duration(m.makespan));
+  out += row("time per iteration", format_duration(m.time_per_iteration) + (m.iterations > 1 ? " (steady state)" : ""));
+  out += row("throughput", format_fixed_number(m.throughput_mb_per_s, 1) + " micro-batches/s");
+  out += row("busy / idle (all devices)", format_duration(m.busy) + " / " + format_duration(m.idle));
+  out += row("bubble", report_percent(m.bubble_ratio) + " of device time (idle / devices x makespan)");
+  out += row("bubble (Megatron)", report_percent(m.bubble_ratio_megatron) + " of useful time (idle / ideal)");
+  std::string path = std::to_string(m.critical_path.size()) + " ops";
+  if (!m.critical_path.empty()) path += ": " + m.critical_path.front() + " ... " + m.critical_path.back();
+  out += row("critical path", path);
+  out += "</table>\n<table class=\"kv\">\n";
+  if (const DeviceMetrics* d = peak_activation_device(m))
+    out += row("peak activations", std::to_string(d->peak_activations) + " (device " + std::to_string(d->device) + ")");
+  if (const DeviceMetrics* d = peak_memory_device(m))
+    out += row("peak activation memory", format_bytes(static_cast<double>(d->peak_activation_bytes)) + " (device " +
+                                             std::to_string(d->device) + ")");
+  out += row("weight copies", std::to_string(max_weight_copies(m)) + " (most one device holds)");
+  const Staleness& s = m.staleness;
+  out += row("weight mismatch", "max " + std::to_string(s.max_mismatch) + ", mean " +
+                                    format_fixed_number(s.mean_mismatch, 3) + ", " +
+                                    report_percent(s.mismatched_fraction) + " of backwards");
+  out += row("gradient delay", "max " + std::to_string(s.max_delay) + ", mean " + format_fixed_number(s.mean_delay, 3));
+  return out + "</table></div>\n";
+}
+
+std::string compare_summary_html(const std::vector<const Metrics*>& runs, const std::vector<std::string>& anchors) {
+  std::string out =
+      "<div "
+      "class=\"wide\"><table>\n<tr><th>schedule</th><th>devices</th><th>micro-batches</th><th>time/iter</"
+      "th><th>throughput "
+      "(mb/s)</th><th>bubble</th><th>bubble (Megatron)</th><th>peak act (device)</th><th>act memory</th>"
+      "<th>weights</th><th>mismatch max</th><th>mismatched</th><th>delay max</th></tr>\n";
+  const bool several = runs.size() > 1;
+  // Bold marks the best of a column, ties included, where the rows differ at all.
+  auto best_of = [&](auto key, bool lowest) {
+    std::vector<bool> best(runs.size(), false);
+    if (!several) return best;
+    auto value = key(*runs.front());
+    for (const Metrics* m : runs) value = lowest ? std::min(value, key(*m)) : std::max(value, key(*m));
+    bool all_equal = true;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      best[i] = key(*runs[i]) == value;
+      all_equal = all_equal && best[i];
+    }
+    if (all_equal) best.assign(runs.size(), false);  // nothing stands out
+    return best;
+  };
+  const auto best_time = best_of([](const Metrics& m) { return m.time_per_iteration; }, true);
+  const auto best_tput = best_of([](const Metrics& m) { return m.throughput_mb_per_s; }, false);
+  const auto best_bubble = best_of([](const Metrics& m) { return m.bubble_ratio; }, true);
+  const auto peak_bytes = [](const Metrics& m) {
+    const DeviceMetrics* d = peak_memory_device(m);
+    return d ? d->peak_activation_bytes : std::int64_t{0};
+  };
+  const auto best_mem = best_of(peak_bytes, true);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Metrics& m = *runs[i];
+    const std::string name = xml_escape(m.schedule);
+    out += "<tr><td>";
+    out += i < anchors.size() && !anchors[i].empty() ? "<a href=\"#" + xml_escape(anchors[i]) + "\">" + name + "</a>"
+                                                     : name;
+    out += "</td>" + cell(std::to_string(m.devices)) + cell(std::to_string(m.microbatches));
+    out += cell(format_duration(m.time_per_iteration), best_time[i]);
+    out += cell(format_fixed_number(m.throughput_mb_per_s, 1), best_tput[i]);
+    out += cell(report_percent(m.bubble_ratio), best_bubble[i]) + cell(report_percent(m.bubble_ratio_megatron));
+    const DeviceMetrics* pa = peak_activation_device(m);
+    out += cell(pa ? std::to_string(pa->peak_activations) + " (dev " + std::to_string(pa->device) + ")" : "-");
+    out += cell(format_bytes(static_cast<double>(peak_bytes(m))), best_mem[i]);
+    out += cell(std::to_string(max_weight_copies(m)) + "x") + cell(std::to_string(m.staleness.max_mismatch));
+    out += cell(report_percent(m.staleness.mismatched_fraction)) + cell(std::to_string(m.staleness.max_delay));
+    out += "</tr>\n";
+  }
+  return out + "</table></div>\n";
+}
+
+std::string device_table_html(const Metrics& m) {
+  std::string out =
+      "<table>\n<tr><th>device</th><th>busy</th><th>idle</th><th>idle share</th><th>peak act</th>"
+      "<th>peak act memory</th><th>weight copies</th></tr>\n";
+  for (const DeviceMetrics& d : m.per_device) {
+    const double share = m.makespan > 0 ? static_cast<double>(d.idle) / static_cast<double>(m.makespan) : 0.0;
+    out += "<tr>" + cell(std::to_string(d.device)) + cell(format_duration(d.busy)) + cell(format_duration(d.idle)) +
+           cell(report_percent(share)) + cell(std::to_string(d.peak_activations)) +
+           cell(format_bytes(static_cast<double>(d.peak_activation_bytes))) +
+           cell(std::to_string(d.peak_weight_versions)) + "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+}  // namespace pipesim

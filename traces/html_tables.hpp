@@ -1,0 +1,25 @@
+#pragma once
+// The report's tables as HTML (traces/html_report.hpp): the numbers of sim/metrics.hpp
+// with units, formatted the same way as the CLI's text tables.
+#include <string>
+#include <vector>
+
+#include "sim/metrics.hpp"
+
+namespace pipesim {
+
+// "12.34 %": a fraction as a percentage with two decimals.
+std::string report_percent(double fraction);
+
+// The headline numbers of one run: two key/value tables side by side.
+std::string metrics_summary_html(const Metrics& m);
+
+// One row per run. `anchors[i]` (may be empty) links row i's name to its section; the
+// best value of the time, throughput, bubble and memory columns is bold where there are
+// several runs.
+std::string compare_summary_html(const std::vector<const Metrics*>& runs, const std::vector<std::string>& anchors);
+
+// One row per device: busy, idle, idle share, peak activations and memory, weight copies.
+std::string device_table_html(const Metrics& m);
+
+}  // namespace pipesim
