@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "schedules/error.hpp"
 
@@ -149,81 +151,72 @@ TEST(BuiltinCatalog, LinksArePerDirection) {
   EXPECT_EQ(find_link("ib-ndr").latency, 14'000);
 }
 
-TEST(BuiltinCatalog, Gpt3MatchesBrownTable21) {
-  const ModelSpec m = find_model("gpt3-175b");
-  EXPECT_EQ(m.family, "gpt");
-  EXPECT_EQ(m.layers, 96);
-  EXPECT_EQ(m.hidden, 12288);
-  EXPECT_EQ(m.heads, 96);
-  EXPECT_EQ(m.kv_heads, 96);  // defaults to heads
-  EXPECT_EQ(m.ffn_hidden, 4 * 12288);
-  EXPECT_EQ(m.seq_len, 2048);
-  EXPECT_EQ(m.vocab, 50257);
-  EXPECT_TRUE(m.tied_embeddings);
-  EXPECT_EQ(m.mlp, MlpKind::Gelu);
-  EXPECT_TRUE(m.linear_bias);
-  EXPECT_FALSE(m.rms_norm);
-  EXPECT_TRUE(m.learned_positions);
-  EXPECT_EQ(find_model("gpt3-13b").hidden, 5120);  // the paper's 5140 is not 40 heads x 128
-  EXPECT_EQ(find_model("gpt3-1.3b").hidden / find_model("gpt3-1.3b").heads, 128);
-  EXPECT_EQ(find_model("gpt3-2.7b").hidden / find_model("gpt3-2.7b").heads, 80);
-}
+// One row per published shape: name, layers, hidden, heads, kv heads, ffn, seq, vocab.
+struct Shape {
+  const char* name;
+  int layers, hidden, heads, kv_heads, ffn, seq, vocab;
+};
 
-TEST(BuiltinCatalog, MegatronModelsMatchNarayananTable1) {
-  struct Row {
-    const char* name;
-    int heads, hidden, layers;
-  };
-  const Row rows[] = {{"megatron-gpt-1.7b", 24, 2304, 24},      {"megatron-gpt-3.6b", 32, 3072, 30},
-                      {"megatron-gpt-7.5b", 32, 4096, 36},      {"megatron-gpt-18.4b", 48, 6144, 40},
-                      {"megatron-gpt-39.1b", 64, 8192, 48},     {"megatron-gpt-76.1b", 80, 10240, 60},
-                      {"megatron-gpt-145.6b", 96, 12288, 80},   {"megatron-gpt-310.1b", 128, 16384, 96},
-                      {"megatron-gpt-529.6b", 128, 20480, 105}, {"megatron-gpt-1t", 160, 25600, 128}};
-  for (const Row& r : rows) {
+void expect_shapes(const std::vector<Shape>& rows) {
+  for (const Shape& r : rows) {
     const ModelSpec m = find_model(r.name);
-    EXPECT_EQ(m.heads, r.heads) << r.name;
-    EXPECT_EQ(m.hidden, r.hidden) << r.name;
     EXPECT_EQ(m.layers, r.layers) << r.name;
-    EXPECT_EQ(m.ffn_hidden, 4 * r.hidden) << r.name;
-    EXPECT_EQ(m.seq_len, 2048) << r.name;
-    EXPECT_EQ(m.vocab, 51200) << r.name;
+    EXPECT_EQ(m.hidden, r.hidden) << r.name;
+    EXPECT_EQ(m.heads, r.heads) << r.name;
+    EXPECT_EQ(m.kv_heads, r.kv_heads) << r.name;
+    EXPECT_EQ(m.ffn_hidden, r.ffn) << r.name;
+    EXPECT_EQ(m.seq_len, r.seq) << r.name;
+    EXPECT_EQ(m.vocab, r.vocab) << r.name;
   }
 }
 
+// GPT-style flags (the defaults) or Llama-style ones.
+void expect_flags(const char* name, bool gpt_style) {
+  const ModelSpec m = find_model(name);
+  EXPECT_EQ(m.tied_embeddings, gpt_style) << name;
+  EXPECT_EQ(m.mlp, gpt_style ? MlpKind::Gelu : MlpKind::SwiGlu) << name;
+  EXPECT_EQ(m.linear_bias, gpt_style) << name;
+  EXPECT_EQ(m.rms_norm, !gpt_style) << name;
+  EXPECT_EQ(m.learned_positions, gpt_style) << name;  // Llama: RoPE
+}
+
+TEST(BuiltinCatalog, Gpt3MatchesBrownTable21) {
+  // 1.3B keeps d_model 2048 and d_head 128 (16 heads; the table's 24 contradicts both);
+  // 13B keeps 40 heads of 128 (5120; the table's 5140 is neither).
+  expect_shapes({{"gpt3-1.3b", 24, 2048, 16, 16, 8192, 2048, 50257},
+                 {"gpt3-2.7b", 32, 2560, 32, 32, 10240, 2048, 50257},
+                 {"gpt3-6.7b", 32, 4096, 32, 32, 16384, 2048, 50257},
+                 {"gpt3-13b", 40, 5120, 40, 40, 20480, 2048, 50257},
+                 {"gpt3-175b", 96, 12288, 96, 96, 49152, 2048, 50257}});
+  EXPECT_EQ(find_model("gpt3-175b").family, "gpt");
+  expect_flags("gpt3-175b", true);
+}
+
+TEST(BuiltinCatalog, MegatronModelsMatchNarayananTable1) {
+  // Table 1: heads, hidden, layers; seq 2048 and vocab 51200 for all; ffn 4h.
+  const std::tuple<const char*, int, int, int> table[] = {
+      {"megatron-gpt-1.7b", 24, 2304, 24},      {"megatron-gpt-3.6b", 32, 3072, 30},
+      {"megatron-gpt-7.5b", 32, 4096, 36},      {"megatron-gpt-18.4b", 48, 6144, 40},
+      {"megatron-gpt-39.1b", 64, 8192, 48},     {"megatron-gpt-76.1b", 80, 10240, 60},
+      {"megatron-gpt-145.6b", 96, 12288, 80},   {"megatron-gpt-310.1b", 128, 16384, 96},
+      {"megatron-gpt-529.6b", 128, 20480, 105}, {"megatron-gpt-1t", 160, 25600, 128}};
+  std::vector<Shape> rows;
+  for (const auto& [name, heads, hidden, layers] : table)
+    rows.push_back({name, layers, hidden, heads, heads, 4 * hidden, 2048, 51200});
+  expect_shapes(rows);
+  expect_flags("megatron-gpt-1t", true);
+}
+
 TEST(BuiltinCatalog, LlamaAndBert) {
-  const ModelSpec l2 = find_model("llama2-70b");
-  EXPECT_EQ(l2.layers, 80);
-  EXPECT_EQ(l2.hidden, 8192);
-  EXPECT_EQ(l2.heads, 64);
-  EXPECT_EQ(l2.kv_heads, 8);
-  EXPECT_EQ(l2.ffn_hidden, 28672);
-  EXPECT_EQ(l2.vocab, 32000);
-  EXPECT_EQ(l2.seq_len, 4096);
-  EXPECT_FALSE(l2.tied_embeddings);
-  EXPECT_EQ(l2.mlp, MlpKind::SwiGlu);
-  EXPECT_FALSE(l2.linear_bias);
-  EXPECT_TRUE(l2.rms_norm);
-  EXPECT_FALSE(l2.learned_positions);  // RoPE
-  EXPECT_EQ(find_model("llama2-7b").ffn_hidden, 11008);
-  EXPECT_EQ(find_model("llama2-7b").kv_heads, 32);
-  EXPECT_EQ(find_model("llama2-13b").ffn_hidden, 13824);
-  const ModelSpec l3 = find_model("llama3-8b");
-  EXPECT_EQ(l3.kv_heads, 8);
-  EXPECT_EQ(l3.ffn_hidden, 14336);
-  EXPECT_EQ(l3.vocab, 128256);
-  EXPECT_EQ(l3.seq_len, 8192);
-  EXPECT_TRUE(l3.rms_norm);
-  EXPECT_EQ(find_model("llama3-70b").ffn_hidden, 28672);
-  const ModelSpec bert = find_model("bert-large");
-  EXPECT_EQ(bert.layers, 24);
-  EXPECT_EQ(bert.hidden, 1024);
-  EXPECT_EQ(bert.heads, 16);
-  EXPECT_EQ(bert.ffn_hidden, 4096);
-  EXPECT_EQ(bert.seq_len, 512);
-  EXPECT_EQ(bert.vocab, 30522);
-  EXPECT_TRUE(bert.tied_embeddings);
-  EXPECT_TRUE(bert.linear_bias);
-  EXPECT_TRUE(bert.learned_positions);
+  expect_shapes({{"llama2-7b", 32, 4096, 32, 32, 11008, 4096, 32000},
+                 {"llama2-13b", 40, 5120, 40, 40, 13824, 4096, 32000},
+                 {"llama2-70b", 80, 8192, 64, 8, 28672, 4096, 32000},
+                 {"llama3-8b", 32, 4096, 32, 8, 14336, 8192, 128256},
+                 {"llama3-70b", 80, 8192, 64, 8, 28672, 8192, 128256},
+                 {"bert-large", 24, 1024, 16, 16, 4096, 512, 30522}});
+  for (const char* llama : {"llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b"})
+    expect_flags(llama, false);
+  expect_flags("bert-large", true);
 }
 
 TEST(Find, UnknownNamesListTheKnownOnes) {
