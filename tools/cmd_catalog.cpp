@@ -139,11 +139,12 @@ void add_catalog_command(CLI::App& app) {
     const Catalog user = file->empty() ? Catalog{} : read_catalog_file(*file);
     const Catalog& c = file->empty() ? builtin_catalog() : user;
     const bool all = kind->empty();
+    const auto wants = [&](const char* k) { return all || *kind == k; };
     if (*json) {
       ordered_json j = ordered_json::object();
-      if (all || *kind == "models") j["models"] = array_of(c.models);
-      if (all || *kind == "gpus") j["gpus"] = array_of(c.gpus);
-      if (all || *kind == "links") j["links"] = array_of(c.links);
+      if (wants("models")) j["models"] = array_of(c.models);
+      if (wants("gpus")) j["gpus"] = array_of(c.gpus);
+      if (wants("links")) j["links"] = array_of(c.links);
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -155,9 +156,9 @@ void add_catalog_command(CLI::App& app) {
       }
       out += (out.empty() ? "" : "\n") + std::string(title) + " (" + std::to_string(n) + ")\n" + (n ? table : "");
     };
-    if (all || *kind == "models") section("models", c.models.size(), models_table(c.models));
-    if (all || *kind == "gpus") section("gpus", c.gpus.size(), gpus_table(c.gpus));
-    if (all || *kind == "links") section("links", c.links.size(), links_table(c.links));
+    if (wants("models")) section("models", c.models.size(), models_table(c.models));
+    if (wants("gpus")) section("gpus", c.gpus.size(), gpus_table(c.gpus));
+    if (wants("links")) section("links", c.links.size(), links_table(c.links));
     std::cout << out << "\npeaks are dense (no 2:4 sparsity), bandwidths per direction; sources: --json\n";
   });
 }
