@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cost_models/transformer.hpp"
 #include "schedules/error.hpp"
 
 namespace pipesim {
@@ -205,6 +206,22 @@ TEST(BuiltinCatalog, MegatronModelsMatchNarayananTable1) {
     rows.push_back({name, layers, hidden, heads, heads, 4 * hidden, 2048, 51200});
   expect_shapes(rows);
   expect_flags("megatron-gpt-1t", true);
+}
+
+// The shapes reproduce each paper's own parameter count (transformer.hpp counts them), a
+// check on the shapes rather than on the counting: Megatron names its models by
+// 12lh^2(1 + 13/12h + (V+s)/12lh) rounded to the digit shown (1.65B is "1.7B"), and
+// BERT's 340M also counts its pooler and segment embeddings.
+TEST(BuiltinCatalog, ShapesReproduceThePublishedParameterCounts) {
+  const std::pair<const char*, double> published[] = {
+      {"megatron-gpt-1.7b", 1.7e9},     {"megatron-gpt-3.6b", 3.6e9},     {"megatron-gpt-7.5b", 7.5e9},
+      {"megatron-gpt-18.4b", 18.4e9},   {"megatron-gpt-39.1b", 39.1e9},   {"megatron-gpt-76.1b", 76.1e9},
+      {"megatron-gpt-145.6b", 145.6e9}, {"megatron-gpt-310.1b", 310.1e9}, {"megatron-gpt-529.6b", 529.6e9},
+      {"megatron-gpt-1t", 1008.0e9},    {"gpt3-175b", 175e9},             {"gpt3-13b", 13e9},
+      {"llama2-7b", 6.74e9},            {"llama2-70b", 68.98e9},          {"llama3-8b", 8.03e9},
+      {"llama3-70b", 70.55e9},          {"bert-large", 340e6}};
+  for (const auto& [name, params] : published)
+    EXPECT_NEAR(static_cast<double>(total_parameters(find_model(name))) / params, 1.0, 0.035) << name;
 }
 
 TEST(BuiltinCatalog, LlamaAndBert) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost_models/catalog.hpp"
+#include "cost_models/transformer.hpp"
 #include "tools/commands.hpp"
 #include "tools/table.hpp"
 
@@ -30,6 +31,19 @@ std::string si(double value, const char* unit) {
   return buf;
 }
 
+// "6.738B", "174.6B", "1.008T": parameter counts as papers name models.
+std::string count(double n) {
+  static constexpr struct {
+    double scale;
+    const char* suffix;
+  } kScales[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}, {1, ""}};
+  const auto* s = std::begin(kScales);
+  while (s->scale > 1 && n < s->scale) ++s;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g%s", n / s->scale, s->suffix);
+  return buf;
+}
+
 std::string peak(const GpuSpec& g, const char* dtype) {
   const auto it = g.peak_flops.find(dtype);
   return it == g.peak_flops.end() ? "-" : si(it->second, "FLOP/s");
@@ -39,14 +53,15 @@ std::string models_table(const std::vector<ModelSpec>& models) {
   Table t;
   t.add_column("model", Table::Align::Left);
   t.add_column("family", Table::Align::Left);
-  for (const char* c : {"layers", "hidden", "heads", "kv heads", "ffn", "seq", "vocab"}) t.add_column(c);
+  for (const char* c : {"params", "layers", "hidden", "heads", "kv heads", "ffn", "seq", "vocab"}) t.add_column(c);
   t.add_column("mlp", Table::Align::Left);
   t.add_column("embeddings", Table::Align::Left);
   t.add_column("norm", Table::Align::Left);
   for (const ModelSpec& m : models)
-    t.add_row({m.name, m.family, std::to_string(m.layers), std::to_string(m.hidden), std::to_string(m.heads),
-               std::to_string(m.kv_heads), std::to_string(m.ffn_hidden), std::to_string(m.seq_len),
-               std::to_string(m.vocab), m.mlp == MlpKind::SwiGlu ? "swiglu" : "gelu",
+    t.add_row({m.name, m.family, count(static_cast<double>(total_parameters(m))), std::to_string(m.layers),
+               std::to_string(m.hidden), std::to_string(m.heads), std::to_string(m.kv_heads),
+               std::to_string(m.ffn_hidden), std::to_string(m.seq_len), std::to_string(m.vocab),
+               m.mlp == MlpKind::SwiGlu ? "swiglu" : "gelu",
                std::string(m.tied_embeddings ? "tied" : "untied") + (m.learned_positions ? ", learned pos" : ", rope"),
                m.rms_norm ? "rmsnorm" : "layernorm"});
   return t.render();
@@ -88,6 +103,7 @@ ordered_json to_json(const ModelSpec& m) {
           {"ffn_hidden", m.ffn_hidden},
           {"seq_len", m.seq_len},
           {"vocab", m.vocab},
+          {"parameters", total_parameters(m)},
           {"tied_embeddings", m.tied_embeddings},
           {"mlp", m.mlp == MlpKind::SwiGlu ? "swiglu" : "gelu"},
           {"linear_bias", m.linear_bias},
