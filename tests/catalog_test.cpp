@@ -109,15 +109,15 @@ TEST(BuiltinCatalog, GpusMatchTheirDatasheets) {
   ASSERT_TRUE(h100.price_per_hour.has_value());
   EXPECT_DOUBLE_EQ(*h100.price_per_hour, 12.29);
 
-  const GpuSpec a100 = find_gpu("a100-40gb");
+  const GpuSpec a100 = find_gpu("a100-40g");
   EXPECT_DOUBLE_EQ(a100.peak_flops.at("bf16"), 312 * kTera);
   EXPECT_DOUBLE_EQ(a100.peak_flops.at("tf32"), 156 * kTera);
   EXPECT_DOUBLE_EQ(a100.peak_flops.at("fp32"), 19.5 * kTera);
   EXPECT_EQ(a100.peak_flops.count("fp8"), 0u);  // Ampere has no FP8 tensor cores
   EXPECT_DOUBLE_EQ(a100.hbm_bandwidth, 1555e9);
   EXPECT_EQ(a100.memory_bytes, 40 * kGiB);
-  EXPECT_DOUBLE_EQ(find_gpu("a100-80gb").hbm_bandwidth, 2039e9);
-  EXPECT_FALSE(find_gpu("a100-80gb").price_per_hour.has_value());
+  EXPECT_DOUBLE_EQ(find_gpu("a100-80g").hbm_bandwidth, 2039e9);
+  EXPECT_FALSE(find_gpu("a100-80g").price_per_hour.has_value());
 
   const GpuSpec h200 = find_gpu("h200");
   EXPECT_EQ(h200.peak_flops, h100.peak_flops);
@@ -238,7 +238,7 @@ TEST(BuiltinCatalog, LlamaAndBert) {
 
 TEST(Find, UnknownNamesListTheKnownOnes) {
   EXPECT_THAT(error_of([] { find_model("gpt5"); }), HasSubstr("unknown model 'gpt5' (known: gpt3-1.3b, gpt3-2.7b, "));
-  EXPECT_THAT(error_of([] { find_gpu("H100-SXM"); }), HasSubstr("unknown gpu 'H100-SXM' (known: a100-40gb, "));
+  EXPECT_THAT(error_of([] { find_gpu("H100-SXM"); }), HasSubstr("unknown gpu 'H100-SXM' (known: a100-40g, "));
   EXPECT_THAT(error_of([] { find_link("nvlink9"); }),
               HasSubstr("unknown link 'nvlink9' (known: nvlink3, nvlink4, nvlink5, pcie4, "));
   EXPECT_THAT(error_of([] { find_link("nvlink9"); }), HasSubstr("or a catalog file, see docs/catalogs.md"));
@@ -265,8 +265,8 @@ TEST(Find, FromAFile) {
 }
 
 TEST(MakeCluster, DefaultsAndOverrides) {
-  const ClusterSpec c = make_cluster("a100-80gb", 4, 8);
-  EXPECT_EQ(c.gpu.name, "a100-80gb");
+  const ClusterSpec c = make_cluster("a100-80g", 4, 8);
+  EXPECT_EQ(c.gpu.name, "a100-80g");
   EXPECT_EQ(c.total_gpus(), 32);
   EXPECT_EQ(c.intra.name, "nvlink3");
   EXPECT_EQ(c.inter.name, "ib-hdr");

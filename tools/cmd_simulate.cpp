@@ -1,4 +1,5 @@
 // `pipesim simulate` (one schedule) and `pipesim compare` (several on the same settings).
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "sim/timeline.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
+#include "tools/experiment.hpp"
 #include "tools/report.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/html_report.hpp"
@@ -25,10 +27,9 @@ struct RunOutput {
 };
 
 // Simulates one schedule; writes its trace if `trace_path` is set.
-RunOutput run_one(const ScheduleOptions& so, const std::string& name, const UniformCostConfig& costs,
+RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& model_label,
                   const std::string& trace_path, bool keep_timeline = false) {
-  RunOutput out{make_schedule(so, name), {}, {}, {}};
-  const UniformCostModel model(costs);
+  RunOutput out{std::move(schedule), {}, {}, {}};
   if (trace_path.empty() && !keep_timeline) {
     out.result = simulate(out.schedule, model);
   } else {
@@ -36,7 +37,7 @@ RunOutput run_one(const ScheduleOptions& so, const std::string& name, const Unif
     out.result = simulate(out.schedule, model, &recorder);
     if (!trace_path.empty()) {
       TraceOptions options;
-      options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", "uniform"}};
+      options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
       write_chrome_trace_file(trace_path, out.schedule, recorder.timeline, options);
     }
     if (keep_timeline) out.timeline = std::move(recorder.timeline);
@@ -97,34 +98,92 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+// Flags both subcommands take besides schedule and costs.
+struct OutputFlags {
+  std::string config;       // --config: settings from a JSON file (flags override)
+  std::string save_config;  // --save-config: write the effective settings
+  bool json = false;
+  ReportFlags report;
+};
+
+void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
+  add_report_flags(cmd, o.report);
+  cmd.add_flag("--json", o.json, json_help);
+  cmd.add_option("--config", o.config, "Take settings from this JSON file (docs/experiment-config.md); flags win");
+  cmd.add_option("--save-config", o.save_config, "Write the effective settings to this JSON file");
+}
+
+// Reads --config, writes --save-config, checks --report-capacity: before any simulation.
+void prepare(CLI::App& cmd, const OutputFlags& o) {
+  if (!o.config.empty()) apply_config_file(cmd, o.config);
+  if (!o.save_config.empty()) save_config_file(cmd, o.save_config);
+  if (!o.report.capacity.empty()) (void)parse_bytes(o.report.capacity, "--report-capacity");
+}
+
+// One schedule on one model and GPU type, with its assessment.
+struct ModelRunOutput {
+  RunOutput run;
+  Assessment assessment;
+};
+
+ModelRunOutput run_on_hardware(const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
+                               const std::string& gpu, const std::string& trace_path, bool keep_timeline) {
+  Schedule schedule = make_schedule(so, name);
+  const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
+  ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace_path,
+                             keep_timeline),
+                     {}};
+  out.assessment = assess(model, gpu, out.run.schedule, out.run.result, out.run.metrics);
+  return out;
+}
+
+std::string model_settings_line(const ScheduleOptions& so, const HardwareOptions& ho) {
+  return ho.model + " on " + std::to_string(ho.nodes) + " x " + std::to_string(ho.gpus_per_node) + " GPUs: tp=" +
+         std::to_string(ho.tp) + " pp=" + std::to_string(so.params.p) + " m=" + std::to_string(so.params.m) +
+         " micro-batch size=" + std::to_string(ho.micro_batch_size) + " recompute=" + ho.recompute +
+         " iterations=" + std::to_string(so.params.iterations) + "\n\n";
+}
+
 }  // namespace
 
 void add_simulate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("simulate", "Simulate one schedule and report time, bubbles and memory");
   auto so = std::make_shared<ScheduleOptions>();
   auto co = std::make_shared<CostOptions>();
+  auto ho = std::make_shared<HardwareOptions>();
   auto trace = std::make_shared<std::string>();
-  auto json = std::make_shared<bool>(false);
-  auto report = std::make_shared<ReportFlags>();
+  auto out = std::make_shared<OutputFlags>();
   add_schedule_flags(*cmd, *so, true);
   add_cost_flags(*cmd, *co);
+  add_hardware_flags(*cmd, *ho);
   cmd->add_option("--trace", *trace, "Write a Chrome trace (Perfetto / chrome://tracing) to this file");
-  add_report_flags(*cmd, *report);
-  cmd->add_flag("--json", *json, "Print one JSON object instead of tables");
+  add_output_flags(*cmd, *out, "Print one JSON object instead of tables");
   cmd->callback([=] {
-    if (!report->capacity.empty()) (void)parse_bytes(report->capacity, "--report-capacity");  // fail before simulating
+    prepare(*cmd, *out);
+    const bool keep = !out->report.path.empty();
     std::vector<RunOutput> runs;
-    runs.push_back(run_one(*so, so->name, make_cost_config(*co), *trace, !report->path.empty()));
+    std::optional<Assessment> assessment;
+    if (ho->model.empty()) {
+      runs.push_back(run_one(make_schedule(*so, so->name), UniformCostModel(make_cost_config(*co)), "uniform", *trace, keep));
+    } else {
+      const std::vector<std::string> gpus = split_list(ho->hardware);
+      if (gpus.size() != 1)
+        throw InputError("--hardware: simulate takes one GPU type (use compare for several), got '" + ho->hardware + "'");
+      ModelRunOutput r = run_on_hardware(*so, so->name, *ho, gpus.front(), *trace, keep);
+      assessment = r.assessment;
+      runs.push_back(std::move(r.run));
+    }
     const RunOutput& run = runs.front();
-    if (!report->path.empty())
-      write_report(*report, "pipesim report: " + run.metrics.schedule, *so, *co, runs);
-    if (*json) {
-      std::cout << metrics_json(run.metrics).dump(2) << "\n";
+    if (keep) write_report(out->report, "pipesim report: " + run.metrics.schedule, *so, *co, runs);
+    if (out->json) {
+      std::cout << (assessment ? assessment_json(*assessment, run.metrics) : metrics_json(run.metrics)).dump(2) << "\n";
       return;
     }
+    if (assessment) std::cout << model_settings_line(*so, *ho);
     std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
+    if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
     if (!trace->empty()) std::cout << "\ntrace written to " << *trace << " (open in ui.perfetto.dev)\n";
-    if (!report->path.empty()) std::cout << "report written to " << report->path << " (open in a browser)\n";
+    if (keep) std::cout << "report written to " << out->report.path << " (open in a browser)\n";
   });
 }
 
@@ -132,57 +191,77 @@ void add_compare_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("compare", "Simulate several schedules on the same settings, one table");
   auto so = std::make_shared<ScheduleOptions>();
   auto co = std::make_shared<CostOptions>();
+  auto ho = std::make_shared<HardwareOptions>();
   auto names = std::make_shared<std::string>("gpipe,1f1b,interleaved,zb-h1");
   auto trace_dir = std::make_shared<std::string>();
-  auto json = std::make_shared<bool>(false);
-  auto report = std::make_shared<ReportFlags>();
+  auto out = std::make_shared<OutputFlags>();
   cmd->add_option("--schedules", *names, "Comma-separated generator names, or 'all'")->capture_default_str();
   add_schedule_flags(*cmd, *so, false);
   add_cost_flags(*cmd, *co);
+  add_hardware_flags(*cmd, *ho);
   cmd->add_option("--trace-dir", *trace_dir, "Write one Chrome trace per schedule into this folder");
-  add_report_flags(*cmd, *report);
-  cmd->add_flag("--json", *json, "Print a JSON object {\"schedules\": [...]} instead of the table");
+  add_output_flags(*cmd, *out, "Print a JSON object {\"schedules\": [...]} instead of the table");
   cmd->callback([=] {
+    prepare(*cmd, *out);
     std::vector<std::string> list = split_list(*names);
     if (*names == "all") {
       list.clear();
       for (const auto& g : generators()) list.emplace_back(g.name);
     }
     if (list.empty()) throw InputError("--schedules: expected a comma-separated list of schedule names");
-    const UniformCostConfig costs = make_cost_config(*co);
-    if (!report->capacity.empty()) (void)parse_bytes(report->capacity, "--report-capacity");  // fail before simulating
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (std::find(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(i), list[i]) != list.begin() + static_cast<std::ptrdiff_t>(i))
+        throw InputError("--schedules: '" + list[i] + "' is listed twice");
+    const std::vector<std::string> gpus = ho->model.empty() ? std::vector<std::string>{""} : split_list(ho->hardware);
+    if (gpus.empty()) throw InputError("--hardware: expected a comma-separated list of GPU types");
     if (!trace_dir->empty()) {
       std::error_code ec;
       std::filesystem::create_directories(*trace_dir, ec);
       if (ec) throw InputError("--trace-dir: cannot create '" + *trace_dir + "': " + ec.message());
     }
+    const bool keep = !out->report.path.empty();
+    const UniformCostConfig costs = make_cost_config(*co);
     std::vector<Metrics> all;
+    std::vector<std::pair<Assessment, Metrics>> assessed;
     std::vector<std::string> traces;
     std::vector<RunOutput> kept;  // whole runs, for the report
-    for (const auto& name : list) {
-      for (const auto& m : all)
-        if (m.schedule == name) throw InputError("--schedules: '" + name + "' is listed twice");
-      std::string path;
-      if (!trace_dir->empty()) path = (std::filesystem::path(*trace_dir) / (name + ".trace.json")).string();
-      RunOutput run = run_one(*so, name, costs, path, !report->path.empty());
-      all.push_back(run.metrics);
-      if (!report->path.empty()) kept.push_back(std::move(run));
-      if (!path.empty()) traces.push_back(path);
+    for (const auto& gpu : gpus) {
+      for (const auto& name : list) {
+        std::string path;
+        const std::string stem = gpu.empty() ? name : gpu + "-" + name;
+        if (!trace_dir->empty()) path = (std::filesystem::path(*trace_dir) / (stem + ".trace.json")).string();
+        RunOutput run;
+        if (gpu.empty()) {
+          run = run_one(make_schedule(*so, name), UniformCostModel(costs), "uniform", path, keep);
+        } else {
+          ModelRunOutput r = run_on_hardware(*so, name, *ho, gpu, path, keep);
+          assessed.emplace_back(r.assessment, r.run.metrics);
+          run = std::move(r.run);
+        }
+        all.push_back(run.metrics);
+        if (keep) kept.push_back(std::move(run));
+        if (!path.empty()) traces.push_back(path);
+      }
     }
-    if (!report->path.empty()) write_report(*report, "pipesim report: compare", *so, *co, kept);
-    if (*json) {
+    if (keep) write_report(out->report, "pipesim report: compare", *so, *co, kept);
+    if (out->json) {
       nlohmann::ordered_json j;
       j["schedules"] = nlohmann::ordered_json::array();
-      for (const auto& m : all) j["schedules"].push_back(metrics_json(m));
+      for (std::size_t i = 0; i < all.size(); ++i)
+        j["schedules"].push_back(assessed.empty() ? metrics_json(all[i]) : assessment_json(assessed[i].first, all[i]));
       std::cout << j.dump(2) << "\n";
       return;
     }
-    std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
-              << so->params.iterations << "  fwd=" << co->fwd << " bwd=" << co->bwd
-              << " wgrad=" << (co->wgrad.empty() ? "bwd/2" : co->wgrad) << "\n\n";
-    std::cout << compare_table(all);
+    if (assessed.empty()) {
+      std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
+                << so->params.iterations << "  fwd=" << co->fwd << " bwd=" << co->bwd
+                << " wgrad=" << (co->wgrad.empty() ? "bwd/2" : co->wgrad) << "\n\n";
+      std::cout << compare_table(all);
+    } else {
+      std::cout << model_settings_line(*so, *ho) << assessment_table(assessed);
+    }
     for (const auto& path : traces) std::cout << (&path == &traces.front() ? "\ntraces: " : "        ") << path << "\n";
-    if (!report->path.empty()) std::cout << "\nreport: " << report->path << " (open in a browser)\n";
+    if (keep) std::cout << "\nreport: " << out->report.path << " (open in a browser)\n";
   });
 }
 

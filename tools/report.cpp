@@ -15,6 +15,8 @@ const DeviceMetrics& peak_device(const Metrics& m) {
   });
 }
 
+}  // namespace
+
 nlohmann::ordered_json staleness_json(const Staleness& s) {
   nlohmann::ordered_json j;
   j["max_mismatch"] = s.max_mismatch;
@@ -33,6 +35,8 @@ nlohmann::ordered_json staleness_json(const Staleness& s) {
                       {"mean_delay", st.gradients ? static_cast<double>(st.delay_sum) / static_cast<double>(st.gradients) : 0.0}});
   return j;
 }
+
+namespace {
 
 std::int32_t max_weight_versions(const Metrics& m) {
   std::int32_t out = 0;

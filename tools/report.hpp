@@ -10,6 +10,8 @@ namespace pipesim {
 
 // The --json object of `simulate` (one schedule); `compare` prints a list of them.
 nlohmann::ordered_json metrics_json(const Metrics& m);
+// {max_mismatch, mean_mismatch, mismatched_fraction, max_delay, mean_delay, per_stage: [...]}
+nlohmann::ordered_json staleness_json(const Staleness& s);
 
 std::string summary_text(const Metrics& m);       // settings and headline numbers
 std::string device_table(const Metrics& m);       // one row per device

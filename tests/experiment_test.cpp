@@ -1,0 +1,98 @@
+// Real models on real hardware from the command line: `--model`, `--hardware`, the
+// assessment columns and JSON, `--config` / `--save-config`, and their errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_runner.hpp"
+
+namespace {
+
+using testing::HasSubstr;
+using namespace pipesim::testing_cli;
+
+const std::string kSmall = "--model gpt3-1.3b --hardware a100-80g --nodes 1 --gpus-per-node 8 -p 4 -m 8";
+
+TEST(Experiment, CompareJsonHasTheDocumentedFields) {
+  const Result r = run("compare " + kSmall + " --schedules 1f1b,chimera,amdp --iterations 2 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["schedules"].size(), 3u);
+  for (const auto& s : j["schedules"]) {
+    for (const char* key : {"schedule", "hardware", "time_per_iteration_s", "tokens_per_s", "mfu", "bubble_ratio",
+                            "peak_memory_bytes", "capacity_bytes", "fits", "staleness", "memory_per_device"})
+      EXPECT_TRUE(s.contains(key)) << key;
+    EXPECT_EQ(s["hardware"], "a100-80g");
+    EXPECT_EQ(s["fits"].get<bool>(), s["peak_memory_bytes"].get<double>() <= s["capacity_bytes"].get<double>());
+    EXPECT_GT(s["mfu"].get<double>(), 0.05);
+    EXPECT_LT(s["mfu"].get<double>(), 0.8);
+    // 8 GPUs, 4 per pipeline: data parallel 2, so 2 x 8 micro-batches of 2048 tokens.
+    EXPECT_DOUBLE_EQ(s["tokens_per_iteration"].get<double>(), 2 * 8 * 2048.0);
+    EXPECT_NEAR(s["tokens_per_s"].get<double>(),
+                s["tokens_per_iteration"].get<double>() / s["time_per_iteration_s"].get<double>(), 1e-6);
+  }
+  EXPECT_EQ(j["schedules"][2]["staleness"]["max_mismatch"], 1);  // AMDP's one-step mismatch from iteration 2
+  // Chimera's device 1 holds stages 1 and 2 (6 layers each, no embedding or head): twice the
+  // weights of 1F1B's device 1, which holds stage 1 only.
+  EXPECT_EQ(j["schedules"][1]["memory_per_device"][1]["weights_bytes"].get<double>(),
+            2 * j["schedules"][0]["memory_per_device"][1]["weights_bytes"].get<double>());
+}
+
+TEST(Experiment, SeveralGpuTypesInOneTableAndOverCapacityIsSaid) {
+  const Result r = run("compare --model gpt3-6.7b --hardware a100-40g,h100-sxm -p 8 -m 32 --schedules gpipe,1f1b");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("a100-40g  gpipe"));
+  EXPECT_THAT(r.out, HasSubstr("h100-sxm  1f1b"));
+  EXPECT_THAT(r.out, HasSubstr("over by "));
+  EXPECT_THAT(r.out, HasSubstr("tokens/s"));
+  EXPECT_THAT(r.out, HasSubstr("MFU"));
+}
+
+TEST(Experiment, SimulateOnHardwareShowsTheAssessment) {
+  const Result r = run("simulate --schedule zb-h1 " + kSmall);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("gpt3-1.3b on 1 x 8 GPUs: tp=1 pp=4 m=8"));
+  EXPECT_THAT(r.out, HasSubstr("a100-80g  zb-h1"));
+}
+
+TEST(Experiment, ConfigRoundTripsAndFlagsOverrideIt) {
+  const std::string saved = temp_path("saved.json");
+  const Result first = run("compare " + kSmall + " --schedules 1f1b,zb-h1 --tp 2 --save-config " + saved + " --json");
+  ASSERT_EQ(first.code, 0) << first.out;
+  const Result again = run("compare --config " + saved + " --json");
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_EQ(first.out, again.out);
+  const Result overridden = run("compare --config " + saved + " -m 16 --json");
+  ASSERT_EQ(overridden.code, 0) << overridden.out;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(overridden.out)["schedules"][0]["tokens_per_iteration"].get<double>(),
+                   16 * 2048.0);  // 8 GPUs / (tp 2 x pp 4) = 1 pipeline
+}
+
+TEST(Experiment, TheShippedExampleRuns) {
+  const Result r = run("compare --config " + std::string(PIPESIM_EXAMPLES) + "/gpt3-6.7b-h100-node.json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"gpipe", "1f1b", "interleaved", "zb-h1", "chimera", "amp", "amdp"}) EXPECT_THAT(r.out, HasSubstr(s));
+}
+
+TEST(Experiment, BadSettingsAreOneLineErrors) {
+  expect_one_line_error(run("compare --model gpt-9 --hardware h100-sxm"), "gpt-9");
+  expect_one_line_error(run("compare --model gpt3-1.3b --hardware tpu-v9"), "tpu-v9");
+  expect_one_line_error(run("compare --model gpt3-1.3b --nodes 1 --gpus-per-node 6 -p 4"), "does not divide the 6 GPUs");
+  expect_one_line_error(run("compare --model gpt3-1.3b --recompute some"), "--recompute: expected none, selective or full");
+  expect_one_line_error(run("simulate --model gpt3-1.3b --hardware a100-80g,h100-sxm"), "simulate takes one GPU type");
+  const std::string bad = temp_path("bad.json");
+  std::ofstream(bad) << "{\"tpp\": 2}";
+  expect_one_line_error(run("compare --config " + bad), bad + ": /tpp: unknown setting");
+  std::ofstream(bad) << "{\"tp\": \"two\"}";
+  expect_one_line_error(run("compare --config " + bad), bad + ": /tp: ");
+  std::ofstream(bad) << "{\"tp\": ";
+  expect_one_line_error(run("compare --config " + bad), bad + ": invalid JSON");
+  std::ofstream(bad) << "[1, 2]";
+  expect_one_line_error(run("compare --config " + bad), "expected a JSON object of settings");
+  std::ofstream(bad) << "{\"tp\": {\"a\": 1}}";
+  expect_one_line_error(run("compare --config " + bad), "expected a string, number or boolean, got object");
+  expect_one_line_error(run("compare --config /nonexistent/c.json"), "cannot read '/nonexistent/c.json'");
+}
+
+}  // namespace

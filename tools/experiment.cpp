@@ -1,0 +1,237 @@
+#include "tools/experiment.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "cost_models/catalog.hpp"
+#include "cost_models/transformer.hpp"
+#include "schedules/error.hpp"
+#include "tools/report.hpp"
+#include "tools/table.hpp"
+
+namespace pipesim {
+namespace {
+
+Recompute parse_recompute(const std::string& text) {
+  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+    if (text == recompute_name(r)) return r;
+  throw InputError("--recompute: expected none, selective or full, got '" + text + "'");
+}
+
+// FLOPs of one sequence through the whole model, forward and backward, no recomputation.
+double model_flops_per_sequence(const ModelSpec& m) {
+  double flops = 0;
+  for (Pass pass : {Pass::Forward, Pass::InputGrad, Pass::WeightGrad})
+    flops += m.layers * layer_flops(m, 1, pass) + head_flops(m, 1, pass);
+  return flops;
+}
+
+std::string fits_text(const Assessment& a) {
+  return a.fits ? "fits" : "over by " + format_bytes(static_cast<double>(a.overshoot));
+}
+
+}  // namespace
+
+void add_hardware_flags(CLI::App& app, HardwareOptions& o) {
+  app.add_option("--model", o.model, "Model from the catalog (`pipesim catalog models`) or a catalog file");
+  app.add_option("--hardware", o.hardware, "GPU type(s), comma-separated, from the catalog or a file")
+      ->capture_default_str();
+  app.add_option("--nodes", o.nodes, "Nodes in the cluster")->capture_default_str();
+  app.add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node")->capture_default_str();
+  app.add_option("--tp", o.tp, "Tensor-parallel GPUs per pipeline device")->capture_default_str();
+  app.add_option("--sequence-parallel", o.sequence_parallel, "Sequence parallelism with TP (true/false)")
+      ->capture_default_str();
+  app.add_option("--flash-attention", o.flash_attention, "Fused attention: no s x s scores in memory (true/false)")
+      ->capture_default_str();
+  app.add_option("--micro-batch-size", o.micro_batch_size, "Sequences per micro-batch")->capture_default_str();
+  app.add_option("--recompute", o.recompute, "Activation recomputation: none, selective or full")
+      ->capture_default_str();
+  app.add_option("--dtype", o.dtype, "Compute dtype: bf16, fp16, fp8, tf32, fp32")->capture_default_str();
+  app.add_option("--zero1", o.zero1, "Shard optimizer state over data-parallel ranks (true/false)")
+      ->capture_default_str();
+  app.add_option("--intra-link", o.intra_link, "Link class inside a node [default: the GPU's]");
+  app.add_option("--inter-link", o.inter_link, "Link class between nodes [default: the GPU's]");
+}
+
+AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::string& gpu, int pipeline_devices) {
+  AnalyticalConfig c;
+  c.model = find_model(o.model);
+  if (o.nodes <= 0 || o.gpus_per_node <= 0)
+    throw InputError("--nodes and --gpus-per-node must be positive, got " + std::to_string(o.nodes) + " and " +
+                     std::to_string(o.gpus_per_node));
+  c.cluster = make_cluster(gpu, o.nodes, o.gpus_per_node, o.intra_link, o.inter_link);
+  if (o.tp <= 0) throw InputError("--tp must be positive, got " + std::to_string(o.tp));
+  const int group = o.tp * pipeline_devices;
+  const int gpus = c.cluster.total_gpus();
+  if (gpus % group != 0)
+    throw InputError("--tp " + std::to_string(o.tp) + " x " + std::to_string(pipeline_devices) +
+                     " pipeline devices = " + std::to_string(group) + " GPUs per pipeline, which does not divide the " +
+                     std::to_string(gpus) + " GPUs of " + std::to_string(o.nodes) + " x " +
+                     std::to_string(o.gpus_per_node));
+  c.pipeline_devices = pipeline_devices;
+  c.tp = o.tp;
+  c.dp = gpus / group;
+  c.sequence_parallel = o.sequence_parallel;
+  c.flash_attention = o.flash_attention;
+  c.micro_batch_size = o.micro_batch_size;
+  c.dtype = o.dtype;
+  c.recompute = parse_recompute(o.recompute);
+  c.zero1 = o.zero1;
+  return c;
+}
+
+Assessment assess(const AnalyticalCostModel& model, const std::string& hardware, const Schedule& schedule,
+                  const SimResult& result, const Metrics& metrics) {
+  const AnalyticalConfig& c = model.config();
+  Assessment a;
+  a.hardware = hardware;
+  a.gpus = c.cluster.total_gpus();
+  const double sequences = static_cast<double>(schedule.microbatches) / schedule.microbatch_split *
+                           c.micro_batch_size * c.dp;
+  a.tokens_per_iteration = sequences * c.model.seq_len;
+  const double seconds = ticks_to_seconds(metrics.time_per_iteration);
+  if (seconds > 0) {
+    a.tokens_per_s = a.tokens_per_iteration / seconds;
+    const double peak = c.cluster.gpu.peak_flops.at(c.dtype);
+    a.mfu = sequences * model_flops_per_sequence(c.model) / (seconds * a.gpus * peak);
+    if (c.cluster.gpu.price_per_hour)
+      a.cost_per_million_tokens = *c.cluster.gpu.price_per_hour * a.gpus / 3600.0 / a.tokens_per_s * 1e6;
+  }
+  for (int d = 0; d < schedule.num_devices; ++d) {
+    const DeviceStats& s = result.devices[static_cast<std::size_t>(d)];
+    a.memory.push_back(device_memory(model, schedule, d, s.peak_activation_bytes, s.peak_weight_versions));
+    a.peak_memory = std::max(a.peak_memory, a.memory.back().total);
+  }
+  a.capacity = c.cluster.gpu.memory_bytes;
+  a.fits = a.peak_memory <= a.capacity;
+  a.overshoot = a.fits ? 0 : a.peak_memory - a.capacity;
+  return a;
+}
+
+nlohmann::ordered_json assessment_json(const Assessment& a, const Metrics& m) {
+  nlohmann::ordered_json j;
+  j["schedule"] = m.schedule;
+  j["hardware"] = a.hardware;
+  j["gpus"] = a.gpus;
+  j["time_per_iteration_s"] = ticks_to_seconds(m.time_per_iteration);
+  j["tokens_per_iteration"] = a.tokens_per_iteration;
+  j["tokens_per_s"] = a.tokens_per_s;
+  j["mfu"] = a.mfu;
+  j["bubble_ratio"] = m.bubble_ratio;
+  j["peak_memory_bytes"] = a.peak_memory;
+  j["capacity_bytes"] = a.capacity;
+  j["fits"] = a.fits;
+  j["overshoot_bytes"] = a.overshoot;
+  j["staleness"] = staleness_json(m.staleness);
+  j["cost_per_million_tokens_usd"] = a.cost_per_million_tokens ? nlohmann::ordered_json(*a.cost_per_million_tokens)
+                                                                : nlohmann::ordered_json(nullptr);
+  auto& mem = j["memory_per_device"] = nlohmann::ordered_json::array();
+  for (const DeviceMemory& d : a.memory)
+    mem.push_back({{"device", d.device},         {"weights_bytes", d.weights},       {"gradients_bytes", d.gradients},
+                   {"optimizer_bytes", d.optimizer}, {"activations_bytes", d.activations}, {"workspace_bytes", d.workspace},
+                   {"comm_buffers_bytes", d.comm_buffers}, {"total_bytes", d.total},    {"weight_copies", d.weight_copies}});
+  return j;
+}
+
+std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& rows) {
+  Table t;
+  t.add_column("hardware", Table::Align::Left);
+  t.add_column("schedule", Table::Align::Left);
+  t.add_column("time/iter");
+  t.add_column("tokens/s");
+  t.add_column("MFU");
+  t.add_column("bubble");
+  t.add_column("peak memory");
+  t.add_column("capacity");
+  t.add_column("fits?", Table::Align::Left);
+  t.add_column("mismatch max");
+  t.add_column("delay max");
+  t.add_column("$/M tokens");
+  for (const auto& [a, m] : rows)
+    t.add_row({a.hardware, m.schedule, format_duration(m.time_per_iteration), format_fixed(a.tokens_per_s, 0),
+               format_percent(a.mfu), format_percent(m.bubble_ratio), format_bytes(static_cast<double>(a.peak_memory)),
+               format_bytes(static_cast<double>(a.capacity)), fits_text(a), std::to_string(m.staleness.max_mismatch),
+               std::to_string(m.staleness.max_delay),
+               a.cost_per_million_tokens ? "$" + format_fixed(*a.cost_per_million_tokens, 3) : "-"});
+  return t.render() +
+         "\nMFU = model FLOPs (forward + backward, no recomputation) / (time x GPUs x dense peak); peak memory = the\n"
+         "fullest GPU: weights (x copies held), gradients, optimizer state, activations, buffers; mismatch / delay in\n"
+         "optimizer steps (see docs/schedules.md).\n";
+}
+
+void apply_config_file(CLI::App& app, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot read '" + path + "': " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path + ": invalid JSON (" + std::string(e.what()) + ")");
+  }
+  if (!root.is_object()) throw InputError(path + ": expected a JSON object of settings like {\"tp\": 2}");
+  for (const auto& [key, value] : root.items()) {
+    CLI::Option* opt = nullptr;
+    try {
+      opt = app.get_option("--" + key);
+    } catch (const CLI::OptionNotFound&) {
+      throw InputError(path + ": /" + key + ": unknown setting (the keys are the flags of `pipesim " + app.get_name() +
+                       " --help` without the dashes)");
+    }
+    if (opt->count() > 0) continue;  // given on the command line: the flag wins
+    std::vector<std::string> values;
+    auto scalar = [&](const nlohmann::json& v) {
+      if (v.is_string()) return v.get<std::string>();
+      if (v.is_boolean()) return std::string(v.get<bool>() ? "true" : "false");
+      if (v.is_number_integer()) return std::to_string(v.get<long long>());
+      if (v.is_number()) return v.dump();
+      throw InputError(path + ": /" + key + ": expected a string, number or boolean, got " + v.type_name());
+    };
+    if (value.is_array() && opt->get_expected_max() > 1) {  // a repeatable flag: one value per entry
+      for (const auto& v : value) values.push_back(scalar(v));
+    } else if (value.is_array()) {  // a list flag like --schedules: comma-separated
+      std::string joined;
+      for (const auto& v : value) joined += (joined.empty() ? "" : ",") + scalar(v);
+      values.push_back(joined);
+    } else {
+      values.push_back(scalar(value));
+    }
+    try {
+      opt->add_result(values);
+      opt->run_callback();
+    } catch (const CLI::Error& e) {
+      throw InputError(path + ": /" + key + ": " + e.what());
+    }
+  }
+}
+
+void save_config_file(const CLI::App& app, const std::string& path) {
+  static const std::vector<std::string> kNotSettings = {"help", "json", "config", "save-config", "trace", "trace-dir",
+                                                        "report", "report-capacity"};
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const CLI::Option* opt : app.get_options()) {
+    std::string name = opt->get_name();
+    if (name.rfind("--", 0) != 0) continue;
+    name = name.substr(2);
+    if (std::find(kNotSettings.begin(), kNotSettings.end(), name) != kNotSettings.end()) continue;
+    if (opt->get_expected_max() > 1) {  // repeatable: an array of its values
+      if (opt->count() > 0) j[name] = opt->results();
+      continue;
+    }
+    std::string value;
+    if (opt->count() > 0) {
+      for (const auto& r : opt->results()) value += (value.empty() ? "" : ",") + r;
+    } else {
+      value = opt->get_default_str();
+    }
+    if (!value.empty()) j[name] = value;
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!(out << j.dump(2) << "\n")) throw InputError("--save-config: cannot write '" + path + "'");
+}
+
+}  // namespace pipesim

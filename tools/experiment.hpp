@@ -1,0 +1,72 @@
+#pragma once
+// Experiments on real models and hardware (`--model`, `--hardware`): the analytical cost
+// model from the catalogs, and what a person wants to know about each schedule there:
+// tokens/s, model FLOPs utilization, memory against capacity, cost per million tokens.
+// Also `--config FILE` / `--save-config FILE`: every flag of a subcommand as one JSON object
+// (schema: docs/experiment-config.md).
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cost_models/analytical.hpp"
+#include "cost_models/memory_model.hpp"
+#include "schedules/schedule.hpp"
+#include "sim/engine.hpp"
+#include "sim/metrics.hpp"
+
+namespace pipesim {
+
+struct HardwareOptions {
+  std::string model;                  // catalog name or file; empty: uniform costs (--fwd, --bwd)
+  std::string hardware = "h100-sxm";  // comma-separated GPU names or files
+  int nodes = 1;
+  int gpus_per_node = 8;
+  int tp = 1;
+  bool sequence_parallel = false;
+  bool flash_attention = false;
+  int micro_batch_size = 1;
+  std::string recompute = "none";
+  std::string dtype = "bf16";
+  bool zero1 = false;
+  std::string intra_link;  // empty: the GPU's default
+  std::string inter_link;
+};
+
+void add_hardware_flags(CLI::App& app, HardwareOptions& options);
+
+// The analytical model for `gpu` running a pipeline of `pipeline_devices` devices (each of
+// tp GPUs); data parallelism fills the rest of the cluster. InputError if it does not divide.
+AnalyticalConfig make_analytical_config(const HardwareOptions& options, const std::string& gpu, int pipeline_devices);
+
+// One schedule on one model and GPU type.
+struct Assessment {
+  std::string hardware;
+  int gpus = 0;
+  double tokens_per_iteration = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;                        // model FLOPs (no recomputation) / (time x GPUs x peak)
+  std::optional<double> cost_per_million_tokens;  // USD, if the GPU has a price
+  std::vector<DeviceMemory> memory;      // per pipeline device (one of its GPUs)
+  std::int64_t peak_memory = 0;          // max over devices
+  std::int64_t capacity = 0;
+  bool fits = true;
+  std::int64_t overshoot = 0;            // peak - capacity when it does not fit
+};
+
+Assessment assess(const AnalyticalCostModel& model, const std::string& hardware, const Schedule& schedule,
+                  const SimResult& result, const Metrics& metrics);
+
+nlohmann::ordered_json assessment_json(const Assessment& a, const Metrics& m);
+std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& rows);
+
+// Sets every option of `app` named in the JSON object at `path` ("tp": 2 sets --tp) that was
+// not given on the command line (flags override the file). InputError naming the file and
+// key for unknown keys and bad values.
+void apply_config_file(CLI::App& app, const std::string& path);
+// The effective settings of `app` as such a JSON object (options with a value or default).
+void save_config_file(const CLI::App& app, const std::string& path);
+
+}  // namespace pipesim
