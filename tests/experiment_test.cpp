@@ -56,6 +56,21 @@ TEST(Experiment, SimulateOnHardwareShowsTheAssessment) {
   EXPECT_THAT(r.out, HasSubstr("a100-80g  zb-h1"));
 }
 
+TEST(Experiment, TraceCountsWholeDeviceMemoryInBytes) {
+  const std::string trace = temp_path("model.trace.json");
+  ASSERT_EQ(run("simulate --schedule 1f1b " + kSmall + " --trace " + trace).code, 0);
+  const auto j = nlohmann::json::parse(slurp(trace));
+  int counters = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    ++counters;
+    EXPECT_EQ(e["name"], "device memory");
+    EXPECT_GT(e["args"]["static"].get<double>(), 1e9);  // 1.3B parameters over 4 stages, 18 bytes each
+    EXPECT_GE(e["args"]["activations"].get<double>(), 0);
+  }
+  EXPECT_GT(counters, 4 * 8);
+}
+
 TEST(Experiment, ConfigRoundTripsAndFlagsOverrideIt) {
   const std::string saved = temp_path("saved.json");
   const Result first = run("compare " + kSmall + " --schedules 1f1b,zb-h1 --tp 2 --save-config " + saved + " --json");

@@ -1,6 +1,7 @@
 // `pipesim simulate` (one schedule) and `pipesim compare` (several on the same settings).
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -26,9 +27,12 @@ struct RunOutput {
   Timeline timeline;  // recorded only when `keep_timeline` (an HTML report wants it)
 };
 
+// Bytes each device holds all the time, for the trace's memory counters (empty: unknown).
+using StaticMemoryFn = std::function<std::vector<std::int64_t>(const Schedule&, const SimResult&)>;
+
 // Simulates one schedule; writes its trace if `trace_path` is set.
 RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& model_label,
-                  const std::string& trace_path, bool keep_timeline = false) {
+                  const std::string& trace_path, bool keep_timeline = false, const StaticMemoryFn& static_memory = {}) {
   RunOutput out{std::move(schedule), {}, {}, {}};
   if (trace_path.empty() && !keep_timeline) {
     out.result = simulate(out.schedule, model);
@@ -38,6 +42,7 @@ RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& 
     if (!trace_path.empty()) {
       TraceOptions options;
       options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
+      if (static_memory) options.static_memory_bytes = static_memory(out.schedule, out.result);
       write_chrome_trace_file(trace_path, out.schedule, recorder.timeline, options);
     }
     if (keep_timeline) out.timeline = std::move(recorder.timeline);
@@ -130,8 +135,17 @@ ModelRunOutput run_on_hardware(const ScheduleOptions& so, const std::string& nam
                                const std::string& gpu, const std::string& trace_path, bool keep_timeline) {
   Schedule schedule = make_schedule(so, name);
   const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
+  auto static_memory = [&model](const Schedule& s, const SimResult& r) {
+    std::vector<std::int64_t> bytes;
+    for (int d = 0; d < s.num_devices; ++d) {
+      const DeviceStats& st = r.devices[static_cast<std::size_t>(d)];
+      const DeviceMemory m = device_memory(model, s, d, st.peak_activation_bytes, st.peak_weight_versions);
+      bytes.push_back(m.total - m.activations);
+    }
+    return bytes;
+  };
   ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace_path,
-                             keep_timeline),
+                             keep_timeline, static_memory),
                      {}};
   out.assessment = assess(model, gpu, out.run.schedule, out.run.result, out.run.metrics);
   return out;

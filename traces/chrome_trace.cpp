@@ -346,7 +346,14 @@ void TraceBuilder::write_event(JsonWriter& w, const Event& e) const {
     case Source::Memory:
     case Source::InitialMemory: {
       const std::int64_t bytes = e.source == Source::Memory ? t_.memory[e.record].bytes : 0;
-      begin("activation memory", "memory", "C").raw(",\"args\":{\"bytes\":").integer(bytes).raw("}}");
+      const auto& statics = opt_.static_memory_bytes;
+      if (statics.empty()) {
+        begin("activation memory", "memory", "C").raw(",\"args\":{\"bytes\":").integer(bytes).raw("}}");
+      } else {  // stacked: what the device always holds, plus the activations of the moment
+        const std::int64_t fixed = statics.at(static_cast<std::size_t>(e.pid));
+        begin("device memory", "memory", "C").raw(",\"args\":{\"static\":").integer(fixed);
+        w.key("activations").integer(bytes).raw("}}");
+      }
       break;
     }
     case Source::FlowStart:

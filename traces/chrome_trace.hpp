@@ -15,7 +15,8 @@
 //   Flow arrows per transfer: producer op -> send slice -> consumer op, two "s"/"f" pairs
 //   (cat "flow", name "transfer"); every flow event sits at the midpoint of the slice it
 //   belongs to, and "f" uses "bp":"e", so both ends bind to their enclosing slice.
-//   Counter "activation memory" {"bytes": N} per device, starting with 0 at t=0.
+//   Counter "activation memory" {"bytes": N} per device, starting with 0 at t=0 (or
+//   "device memory" {"static": S, "activations": N} when TraceOptions gives static bytes).
 //
 // Units: "ts"/"dur" are microseconds (the format's unit) written with exactly 3 decimals,
 // i.e. integer nanoseconds without any floating-point rounding; displayTimeUnit is "ns".
@@ -38,6 +39,10 @@ struct TraceOptions {
   std::vector<std::pair<std::string, std::string>> metadata;
   bool flows = true;   // flow arrows along transfers
   bool memory = true;  // activation-memory counters
+  // Bytes each device holds all the time (weights, gradients, optimizer state), when the
+  // cost model knows them: the counter becomes "device memory" {static, activations}, so
+  // the viewer stacks the two. Empty: an "activation memory" {bytes} counter.
+  std::vector<std::int64_t> static_memory_bytes;
 };
 
 // Thread ids (base lanes) within each device's process.
