@@ -1,0 +1,63 @@
+#include "kernels/optimizer.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "schedules/error.hpp"
+
+namespace pipesim {
+namespace {
+
+template <class T>
+void check_sizes(const char* who, const KVec<T>& params, const KVec<T>& grads) {
+  if (params.size() != grads.size()) {
+    throw InputError(std::string("kernels: ") + who + ": " + std::to_string(grads.size()) + " gradients for " +
+                     std::to_string(params.size()) + " parameters");
+  }
+}
+
+}  // namespace
+
+void check_adam_config(const AdamConfig& c) {
+  auto fail = [](const std::string& what) { throw InputError("kernels: adam: " + what); };
+  if (!(c.lr >= 0)) fail("lr = " + std::to_string(c.lr) + ", expected >= 0");
+  if (!(c.beta1 >= 0 && c.beta1 < 1)) fail("beta1 = " + std::to_string(c.beta1) + ", expected in [0, 1)");
+  if (!(c.beta2 >= 0 && c.beta2 < 1)) fail("beta2 = " + std::to_string(c.beta2) + ", expected in [0, 1)");
+  if (!(c.eps > 0)) fail("eps = " + std::to_string(c.eps) + ", expected > 0");
+}
+
+template <class T>
+void sgd_step(KVec<T>& params, const KVec<T>& grads, double lr) {
+  check_sizes("sgd", params, grads);
+  if (!(lr >= 0)) throw InputError("kernels: sgd: lr = " + std::to_string(lr) + ", expected >= 0");
+  params -= static_cast<T>(lr) * grads;
+}
+
+template <class T>
+void adam_step(KVec<T>& params, const KVec<T>& grads, AdamState<T>& state, const AdamConfig& c) {
+  check_adam_config(c);
+  check_sizes("adam", params, grads);
+  if (state.m.size() == 0) state.m = KVec<T>::Zero(params.size());
+  if (state.v.size() == 0) state.v = KVec<T>::Zero(params.size());
+  if (state.m.size() != params.size() || state.v.size() != params.size()) {
+    throw InputError("kernels: adam: moments of " + std::to_string(state.m.size()) + " / " +
+                     std::to_string(state.v.size()) + " numbers for " + std::to_string(params.size()) + " parameters");
+  }
+  state.step += 1;
+  const T b1 = static_cast<T>(c.beta1), b2 = static_cast<T>(c.beta2);
+  // The bias corrections in double: 1 - β^t loses digits in float for β2 near 1.
+  const double t = static_cast<double>(state.step);
+  const T correction1 = static_cast<T>(1.0 - std::pow(c.beta1, t));
+  const T correction2 = static_cast<T>(1.0 - std::pow(c.beta2, t));
+  const T lr = static_cast<T>(c.lr), eps = static_cast<T>(c.eps);
+  state.m = b1 * state.m + (T(1) - b1) * grads;
+  state.v = b2 * state.v + (T(1) - b2) * grads.cwiseProduct(grads);
+  params.array() -= lr * (state.m.array() / correction1) / ((state.v.array() / correction2).sqrt() + eps);
+}
+
+template void sgd_step(KVec<float>&, const KVec<float>&, double);
+template void sgd_step(KVec<double>&, const KVec<double>&, double);
+template void adam_step(KVec<float>&, const KVec<float>&, AdamState<float>&, const AdamConfig&);
+template void adam_step(KVec<double>&, const KVec<double>&, AdamState<double>&, const AdamConfig&);
+
+}  // namespace pipesim

@@ -1,0 +1,38 @@
+#pragma once
+// The optimizer updates of the simulator's OptStep, on flat parameter vectors (a block's
+// BlockParams::data, or any other tensor): plain SGD and Adam with bias correction
+// (Kingma & Ba 2015, Algorithm 1).
+//
+//   SGD   p -= lr·g
+//   Adam  t += 1;  m = β1·m + (1-β1)·g;  v = β2·v + (1-β2)·g²
+//         p -= lr · (m / (1-β1^t)) / (sqrt(v / (1-β2^t)) + eps)
+#include <cstdint>
+
+#include "kernels/block_params.hpp"
+
+namespace pipesim {
+
+struct AdamConfig {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+};
+
+// InputError ("kernels: adam: ...") unless lr >= 0, 0 <= beta < 1 and eps > 0.
+void check_adam_config(const AdamConfig& c);
+
+template <class T>
+struct AdamState {
+  KVec<T> m, v;            // first and second moments; empty = zeros of the parameters' size
+  std::int64_t step = 0;   // t, the number of updates done
+};
+
+// InputError when params and grads differ in size, or lr < 0.
+template <class T>
+void sgd_step(KVec<T>& params, const KVec<T>& grads, double lr);
+// InputError when sizes differ (params, grads, non-empty moments) or the config is bad.
+template <class T>
+void adam_step(KVec<T>& params, const KVec<T>& grads, AdamState<T>& state, const AdamConfig& c);
+
+}  // namespace pipesim
