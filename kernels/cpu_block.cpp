@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/layer_norm.hpp"
 #include "schedules/error.hpp"
 
 namespace pipesim {
@@ -20,35 +21,9 @@ void check_shape(const KMat<T>& m, const BlockConfig& c, const char* who, const 
   }
 }
 
-// LayerNorm forward over each row: xhat = (x - mean)·rstd, out = xhat ⊙ gain + bias.
-template <class T>
-KMat<T> layer_norm(const KMat<T>& x, const Eigen::Map<const KRow<T>>& gain, const Eigen::Map<const KRow<T>>& bias,
-                   T eps, KVec<T>& mean, KVec<T>& rstd) {
-  mean = x.rowwise().mean();
-  KMat<T> xc = x.colwise() - mean;
-  const KVec<T> var = xc.array().square().rowwise().mean().matrix();
-  rstd = (var.array() + eps).rsqrt().matrix();
-  KMat<T> xhat = (xc.array().colwise() * rstd.array()).matrix();
-  return ((xhat.array().rowwise() * gain.array()).rowwise() + bias.array()).matrix();
-}
-
-template <class T>
-KMat<T> normalised(const KMat<T>& x, const KVec<T>& mean, const KVec<T>& rstd) {
-  return ((x.colwise() - mean).array().colwise() * rstd.array()).matrix();
-}
-
-// LayerNorm backward to its input, given dout at its output:
-//   dxhat = dout ⊙ gain;  dx = rstd·(dxhat - mean(dxhat) - xhat·mean(dxhat ⊙ xhat))  per row.
-template <class T>
-KMat<T> layer_norm_backward(const KMat<T>& dout, const KMat<T>& xhat, const KVec<T>& rstd,
-                            const Eigen::Map<const KRow<T>>& gain) {
-  const KMat<T> dxhat = (dout.array().rowwise() * gain.array()).matrix();
-  const KVec<T> m1 = dxhat.rowwise().mean();
-  const KVec<T> m2 = (dxhat.array() * xhat.array()).rowwise().mean().matrix();
-  KMat<T> dx = dxhat.colwise() - m1;
-  dx -= (xhat.array().colwise() * m2.array()).matrix();
-  return (dx.array().colwise() * rstd.array()).matrix();
-}
+using kernels_detail::layer_norm;
+using kernels_detail::layer_norm_backward;
+using kernels_detail::normalised;
 
 // GELU, tanh approximation (GPT-2): 0.5·u·(1 + tanh(k·(u + 0.044715·u³))), k = sqrt(2/π).
 constexpr double kGeluK = 0.7978845608028654;

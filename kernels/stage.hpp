@@ -5,7 +5,8 @@
 // zero_grads) and the Adam moments; the caller owns one StageCache per micro-batch in
 // flight, so a schedule can hold several forwards before their backwards.
 //
-// Embedding (first stage) and LM head (last stage) are not here yet (docs/kernels.md).
+// The first stage's embedding and the last stage's LM head are separate objects
+// (kernels/embedding.hpp, kernels/lm_head.hpp) the caller chains around a Stage.
 #include <cstdint>
 #include <vector>
 
