@@ -9,5 +9,6 @@ void add_compare_command(CLI::App& app);   // tools/cmd_simulate.cpp
 void add_schedule_command(CLI::App& app);  // tools/cmd_schedule.cpp
 void add_check_command(CLI::App& app);     // tools/cmd_schedule.cpp
 void add_catalog_command(CLI::App& app);   // tools/cmd_catalog.cpp
+void add_sweep_command(CLI::App& app);     // tools/cmd_sweep.cpp
 
 }  // namespace pipesim

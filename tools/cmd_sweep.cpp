@@ -1,0 +1,174 @@
+// `pipesim sweep`: every combination of schedules, parallelism and batch settings on a model
+// and cluster, in parallel; the best configurations and the Pareto fronts. docs/sweep.md.
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "schedules/error.hpp"
+#include "tools/commands.hpp"
+#include "tools/sweep.hpp"
+#include "tools/sweep_output.hpp"
+#include "tools/table.hpp"
+
+namespace pipesim {
+namespace {
+
+struct SweepFlags {
+  SweepSettings settings;
+  int gpus = 0;
+  std::string schedules = "all";
+  std::string tp = "1";
+  std::string pp = "2,4,8,16";
+  std::string microbatches = "8..128";
+  std::string micro_batch_size = "1";
+  std::string recompute = "none";
+  int jobs = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::string csv, json, report;
+  CLI::Option* json_option = nullptr;
+  int top = 10;
+};
+
+void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
+  HardwareOptions& h = f.settings.hardware;
+  cmd.add_option("--model", h.model, "Model from the catalog (`pipesim catalog models`) or a catalog file")->required();
+  cmd.add_option("--hardware", h.hardware, "GPU types, comma-separated: a grid dimension")->capture_default_str();
+  cmd.add_option("--gpus", f.gpus, "GPUs in the cluster: tp x pp x dp")->required();
+  cmd.add_option("--gpus-per-node", h.gpus_per_node, "GPUs per node")->capture_default_str();
+  cmd.add_option("--schedules", f.schedules, "Generator names, comma-separated, or 'all'")->capture_default_str();
+  const char* numbers = ": a list or range, e.g. 1,2,4 or 8..128 (powers of two)";
+  cmd.add_option("--tp", f.tp, std::string("Tensor-parallel sizes") + numbers)->capture_default_str();
+  cmd.add_option("--pp", f.pp, std::string("Pipeline sizes") + numbers)->capture_default_str();
+  cmd.add_option("-m,--microbatches", f.microbatches, std::string("Micro-batches per iteration") + numbers)
+      ->capture_default_str();
+  cmd.add_option("--micro-batch-size", f.micro_batch_size, std::string("Sequences per micro-batch") + numbers)
+      ->capture_default_str();
+  cmd.add_option("--recompute", f.recompute, "Activation recomputation, comma-separated: none, selective, full")
+      ->capture_default_str();
+  cmd.add_option("--iterations", f.settings.iterations,
+                 "Iterations simulated: time per iteration is the steady state from 2 on")
+      ->capture_default_str();
+  cmd.add_option("-v,--chunks", f.settings.chunks, "Chunks per device (interleaved)")->capture_default_str();
+  cmd.add_option("--sequence-parallel", h.sequence_parallel, "Sequence parallelism with TP (true/false)")
+      ->capture_default_str();
+  cmd.add_option("--flash-attention", h.flash_attention, "Fused attention: no s x s scores in memory (true/false)")
+      ->capture_default_str();
+  cmd.add_option("--dtype", h.dtype, "Compute dtype: bf16, fp16, fp8, tf32, fp32")->capture_default_str();
+  cmd.add_option("--zero1", h.zero1, "Shard optimizer state over data-parallel ranks (true/false)")
+      ->capture_default_str();
+  cmd.add_option("--intra-link", h.intra_link, "Link class inside a node [default: the GPU's]");
+  cmd.add_option("--inter-link", h.inter_link, "Link class between nodes [default: the GPU's]");
+  cmd.add_option("--jobs", f.jobs, "Threads [default: all cores]");
+  cmd.add_option("--csv", f.csv, "Write one CSV row per evaluated configuration to this file");
+  f.json_option = cmd.add_option("--json", f.json, "Write the JSON document to this file; without a file, print it")
+                      ->expected(0, 1);
+  cmd.add_option("--report", f.report, "Write a self-contained HTML page (best table, Pareto plots) to this file");
+  cmd.add_option("--top", f.top, "How many of the best configurations to list")->capture_default_str();
+}
+
+SweepGrid make_grid(const SweepFlags& f) {
+  SweepGrid g;
+  g.hardware = parse_name_grid(f.settings.hardware.hardware, "--hardware");
+  g.schedules = parse_schedule_grid(f.schedules);
+  g.tp = parse_int_grid(f.tp, "--tp");
+  g.pp = parse_int_grid(f.pp, "--pp");
+  g.microbatches = parse_int_grid(f.microbatches, "--microbatches");
+  g.micro_batch_size = parse_int_grid(f.micro_batch_size, "--micro-batch-size");
+  g.recompute = parse_name_grid(f.recompute, "--recompute");
+  return g;
+}
+
+// Opened before the sweep runs, so that a bad path fails at once.
+std::unique_ptr<std::ofstream> open_output(const std::string& path, const char* flag) {
+  if (path.empty()) return nullptr;
+  auto out = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
+  if (!*out) throw InputError(std::string(flag) + ": cannot write '" + path + "': " + std::strerror(errno));
+  return out;
+}
+
+void finish_output(std::ofstream& out, const std::string& path, const char* flag) {
+  out.flush();
+  if (!out) throw InputError(std::string(flag) + ": cannot write '" + path + "': " + std::strerror(errno));
+}
+
+// A bar on a terminal, redrawn in place; nothing otherwise (the caller prints one line).
+void draw_progress(std::size_t done, std::size_t total) {
+  constexpr int kWidth = 30;
+  const double share = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+  const int filled = static_cast<int>(share * kWidth);
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu combinations %3d %%", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+               std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), done, total,
+               static_cast<int>(share * 100));
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("sweep", "Simulate every combination of a grid; best configurations, Pareto fronts");
+  auto f = std::make_shared<SweepFlags>();
+  add_sweep_flags(*cmd, *f);
+  cmd->callback([f] {
+    SweepSettings& s = f->settings;
+    const SweepGrid grid = make_grid(*f);
+    if (f->jobs < 1) throw InputError("--jobs must be at least 1, got " + std::to_string(f->jobs));
+    if (f->top < 1) throw InputError("--top must be at least 1, got " + std::to_string(f->top));
+    if (s.iterations < 1) throw InputError("--iterations must be at least 1, got " + std::to_string(s.iterations));
+    std::tie(s.hardware.nodes, s.hardware.gpus_per_node) = sweep_cluster_shape(f->gpus, s.hardware.gpus_per_node);
+    const bool json_to_stdout = f->json_option->count() > 0 && f->json.empty();
+    auto csv = open_output(f->csv, "--csv");
+    auto json = open_output(f->json, "--json");
+    auto report = open_output(f->report, "--report");
+
+    const bool tty = isatty(STDERR_FILENO) == 1;
+    const auto start = std::chrono::steady_clock::now();
+    const SweepResult result = run_sweep(s, grid, f->jobs, tty ? SweepProgress(draw_progress) : SweepProgress());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (tty) std::fputs("\r\033[K", stderr);
+    if (result.rows.empty()) {
+      std::string reasons;
+      for (int r = 0; r < kNumSkipReasons; ++r) {
+        const SkipCount& c = result.skipped[static_cast<std::size_t>(r)];
+        if (c.count > 0)
+          reasons += (reasons.empty() ? "" : "; ") + std::to_string(c.count) + " " +
+                     std::string(skip_reason_text(static_cast<SkipReason>(r))) + " (e.g. " + c.example + ")";
+      }
+      throw InputError("no valid configuration: all " + std::to_string(result.combinations) +
+                       " combinations were skipped: " + reasons);
+    }
+    std::fprintf(stderr, "sweep: %zu combinations (%zu evaluated, %zu skipped) in %.2f s on %d threads\n",
+                 result.combinations, result.rows.size(), result.skipped_total(), seconds, f->jobs);
+
+    const SweepSelection selection = select_rows(result, static_cast<std::size_t>(f->top));
+    if (csv) {
+      write_sweep_csv(*csv, grid, result);
+      finish_output(*csv, f->csv, "--csv");
+    }
+    if (json || json_to_stdout) {
+      const std::string text = sweep_json(s, grid, result, selection).dump(2) + "\n";
+      if (json_to_stdout) {
+        std::cout << text;
+      } else {
+        *json << text;
+        finish_output(*json, f->json, "--json");
+      }
+    }
+    if (report) {
+      write_html_sweep(*report, sweep_page(s, grid, result, selection));
+      finish_output(*report, f->report, "--report");
+    }
+    if (json_to_stdout) return;
+    std::cout << sweep_text(s, grid, result, selection);
+    if (csv) std::cout << "\ncsv: " << f->csv << "\n";
+    if (json) std::cout << (csv ? "" : "\n") << "json: " << f->json << "\n";
+    if (report) std::cout << (csv || json ? "" : "\n") << "report: " << f->report << " (open in a browser)\n";
+  });
+}
+
+}  // namespace pipesim

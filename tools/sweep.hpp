@@ -1,0 +1,91 @@
+#pragma once
+// `pipesim sweep`: every combination of a grid (tools/sweep_grid.hpp) simulated on the
+// analytical cost model, in parallel, and the configurations worth looking at: the best by
+// tokens/s among those that fit in memory, and the Pareto fronts of throughput against peak
+// memory and against staleness. docs/sweep.md.
+//
+// Each configuration is what `pipesim compare --model ... --json` reports for the same
+// settings (same config, same simulate / summarize / assess), minus the timeline: no
+// observer is attached.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost_models/memory_model.hpp"
+#include "cost_models/units.hpp"
+#include "tools/experiment.hpp"
+#include "tools/sweep_grid.hpp"
+
+namespace pipesim {
+
+// The settings every combination shares.
+struct SweepSettings {
+  HardwareOptions hardware;  // model, dtype, links, ...; nodes and gpus_per_node from --gpus
+  int iterations = 2;
+  int chunks = 2;            // -v: chunks per device of interleaved
+};
+
+// One evaluated configuration.
+struct SweepRow {
+  std::size_t index = 0;  // the combination's number in grid order (tools/sweep_grid.hpp)
+  GridPoint point;
+  int tp = 0, pp = 0, dp = 0, microbatches = 0, micro_batch_size = 0, gpus = 0;
+  Tick time_per_iteration = 0;
+  double tokens_per_iteration = 0, tokens_per_s = 0, mfu = 0, bubble_ratio = 0;
+  std::int64_t peak_memory = 0, capacity = 0, overshoot = 0;
+  bool fits = false;
+  DeviceMemory peak_device;  // the fullest device's breakdown
+  std::int32_t max_mismatch = 0, max_delay = 0;
+  double mean_mismatch = 0, mismatched_fraction = 0, mean_delay = 0;
+  std::optional<double> cost_per_million_tokens;  // USD, if the GPU has a price
+};
+
+// Why a combination was not evaluated; the first that applies counts.
+enum class SkipReason : std::uint8_t {
+  GpusIndivisible,  // tp x pp does not divide --gpus
+  ModelShape,       // tp does not divide the model's heads (or FFN width, KV heads)
+  Schedule,         // the generator rejects pp and m (e.g. interleaved: m a multiple of p)
+  CostModel,        // the analytical model rejects it (e.g. tp and GPUs per node)
+  Simulation,       // the engine or the memory model rejects it
+};
+inline constexpr int kNumSkipReasons = 5;
+std::string_view skip_reason_text(SkipReason reason);
+
+struct SkipCount {
+  std::size_t count = 0;
+  std::string example;  // the message of the lowest-numbered combination skipped for it
+};
+
+struct SweepResult {
+  std::size_t combinations = 0;
+  std::vector<SweepRow> rows;  // evaluated configurations, by index
+  std::array<SkipCount, kNumSkipReasons> skipped;
+  std::size_t skipped_total() const;
+};
+
+// Called on the calling thread about ten times a second while the sweep runs, and once at
+// the end: combinations done so far, and all of them.
+using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
+
+// Evaluates the grid on `jobs` threads. The result does not depend on `jobs`: each
+// combination is computed alone and stored at its index. InputError for settings that no
+// combination could use (unknown model or GPU, bad --recompute, --gpus, --gpus-per-node).
+SweepResult run_sweep(const SweepSettings& settings, const SweepGrid& grid, int jobs,
+                      const SweepProgress& progress = {});
+
+// nodes x gpus_per_node for --gpus: one node of `gpus` when it is at most a node, else
+// whole nodes (InputError if --gpus is not a multiple of --gpus-per-node).
+std::pair<int, int> sweep_cluster_shape(int gpus, int gpus_per_node);
+
+// Positions in `rows`: the `k` fastest (tokens/s) that fit, fastest first, ties by index.
+std::vector<std::size_t> best_rows(const std::vector<SweepRow>& rows, std::size_t k);
+// The Pareto fronts among the configurations that fit: no other one has at least the
+// throughput and at most the peak memory (or max mismatch), one of them strictly. Points
+// with equal values on both axes are all kept. Ordered by the second axis, then index.
+std::vector<std::size_t> memory_front(const std::vector<SweepRow>& rows);
+std::vector<std::size_t> staleness_front(const std::vector<SweepRow>& rows);
+
+}  // namespace pipesim

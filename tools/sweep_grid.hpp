@@ -1,0 +1,50 @@
+#pragma once
+// The grid of `pipesim sweep`: which values each dimension takes, how the flags spell them,
+// and how a combination is numbered. docs/sweep.md has the syntax.
+//
+// Numbers: a comma-separated list of items, each a positive integer ("4") or a range
+// "A..B", every power of two from A to B inclusive ("8..128" = 8,16,32,64,128). The values
+// are sorted and duplicates dropped, so "4,1,2..4" and "1,2,4" give the same grid and the
+// same combination numbers.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pipesim {
+
+// InputError naming `flag` for a bad item ("8..x"), an empty range ("16..8", "5..7") or an
+// empty list.
+std::vector<int> parse_int_grid(std::string_view text, std::string_view flag);
+// Comma-separated names in the order given; InputError for an empty list or a name given twice.
+std::vector<std::string> parse_name_grid(std::string_view text, std::string_view flag);
+// `all` or a list of generator names; InputError for unknown names (listing the known ones).
+std::vector<std::string> parse_schedule_grid(std::string_view text);
+
+// Every dimension of the sweep. A combination's index counts in this order, the last
+// dimension fastest: hardware, schedule, tp, pp, microbatches, micro_batch_size, recompute.
+struct SweepGrid {
+  std::vector<std::string> hardware;
+  std::vector<std::string> schedules;
+  std::vector<int> tp;
+  std::vector<int> pp;
+  std::vector<int> microbatches;
+  std::vector<int> micro_batch_size;
+  std::vector<std::string> recompute;
+
+  std::size_t size() const;
+};
+
+// The position of one combination in every dimension.
+struct GridPoint {
+  std::size_t hardware = 0, schedule = 0, tp = 0, pp = 0, microbatches = 0, micro_batch_size = 0, recompute = 0;
+};
+
+std::size_t grid_index(const SweepGrid& grid, const GridPoint& point);
+GridPoint grid_point(const SweepGrid& grid, std::size_t index);
+
+// "8..128" for a run of consecutive powers of two, else the values comma-separated: how
+// tables and the report show a dimension.
+std::string grid_text(const std::vector<int>& values);
+
+}  // namespace pipesim

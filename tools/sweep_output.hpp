@@ -1,0 +1,36 @@
+#pragma once
+// What `pipesim sweep` writes: the CSV (one row per evaluated configuration, columns in
+// docs/sweep.md), the JSON document, the text tables, and the HTML page's input. All are
+// pure functions of the result, so runs with any --jobs give identical bytes.
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tools/sweep.hpp"
+#include "traces/html_sweep.hpp"
+
+namespace pipesim {
+
+// The configurations a sweep points out (positions in SweepResult::rows).
+struct SweepSelection {
+  std::vector<std::size_t> best, memory_front, staleness_front;
+};
+SweepSelection select_rows(const SweepResult& result, std::size_t top);
+
+void write_sweep_csv(std::ostream& out, const SweepGrid& grid, const SweepResult& result);
+// {settings, combinations, evaluated, fits, skipped, configurations, best, pareto_memory,
+// pareto_staleness}; the last three list combination indices.
+nlohmann::ordered_json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
+                                  const SweepSelection& selection);
+
+// One line naming the model, cluster and grid.
+std::string sweep_settings_line(const SweepSettings& settings, const SweepGrid& grid);
+// Counts, skipped combinations by reason, the best-K table and both fronts.
+std::string sweep_text(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
+                       const SweepSelection& selection);
+
+SweepPage sweep_page(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
+                     const SweepSelection& selection);
+
+}  // namespace pipesim
