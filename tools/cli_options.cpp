@@ -32,6 +32,8 @@ void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name) {
       ->capture_default_str();
   app.add_option("--amdp-update", o.params.amdp_update, "AMDP: position of the optimizer step (see docs/schedules.md)")
       ->capture_default_str();
+  app.add_option("--max-memory", o.max_memory,
+                 "Memory a generated schedule may need, e.g. 64GiB [default: what the machine has available]");
 }
 
 void add_cost_flags(CLI::App& app, CostOptions& o) {
@@ -53,8 +55,11 @@ void add_cost_flags(CLI::App& app, CostOptions& o) {
   app.add_option("--stage-cost", o.stage_overrides, "Per-stage override STAGE:FWD:BWD[:WGRAD], repeatable");
 }
 
-Schedule make_schedule(const ScheduleOptions& o, const std::string& name) {
-  if (o.file.empty()) return generate(name, o.params);
+Schedule make_schedule(const ScheduleOptions& o, const std::string& name, const MemoryUse& use) {
+  if (o.file.empty()) {
+    check_memory(name, o.params, use, o.max_memory);
+    return generate(name, o.params);
+  }
   Schedule s = read_schedule_file(o.file);
   const ValidationReport report = validate(s);
   if (!report.ok())

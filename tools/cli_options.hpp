@@ -8,6 +8,7 @@
 
 #include "cost_models/uniform.hpp"
 #include "schedules/generator.hpp"
+#include "tools/memory_guard.hpp"
 
 namespace pipesim {
 
@@ -15,6 +16,7 @@ struct ScheduleOptions {
   std::string name = "1f1b";
   std::string file;  // --schedule-file: CSV or JSON, replaces --schedule
   ScheduleParams params;
+  std::string max_memory;  // --max-memory: replaces the available memory in the check before generating
 };
 
 struct CostOptions {
@@ -36,7 +38,9 @@ void add_schedule_flags(CLI::App& app, ScheduleOptions& options, bool with_name)
 void add_cost_flags(CLI::App& app, CostOptions& options);
 
 // The schedule the flags describe: a generator run, or a file (read and validated).
-Schedule make_schedule(const ScheduleOptions& options, const std::string& name);
+// A generator run is first checked to fit in memory for what the command does (`use`).
+Schedule make_schedule(const ScheduleOptions& options, const std::string& name,
+                       const MemoryUse& use = {kSimulateBytesPerOp, 0, 0});
 UniformCostConfig make_cost_config(const CostOptions& options);
 
 }  // namespace pipesim

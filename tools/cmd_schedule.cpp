@@ -54,7 +54,7 @@ void add_schedule_command(CLI::App& app) {
       std::cout << list_generators();
       return;
     }
-    const Schedule s = make_schedule(*so, so->name);
+    const Schedule s = make_schedule(*so, so->name, {*format == "text" ? kTextBytesPerOp : kExportBytesPerOp, 0, 0});
     const std::string text = *format == "csv"    ? schedule_to_csv(s)
                              : *format == "json" ? schedule_to_json(s)
                                                  : text_form(s, make_cost_config(*co));
@@ -74,6 +74,7 @@ void add_check_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, true);
   add_cost_flags(*cmd, *co);
   cmd->callback([=] {
+    if (so->file.empty()) check_memory(so->name, so->params, {kValidateBytesPerOp, 0, 0}, so->max_memory);
     Schedule s = so->file.empty() ? generate(so->name, so->params) : read_schedule_file(so->file);
     const UniformCostModel model(make_cost_config(*co));
     const OpScale scale = scale_of(s);

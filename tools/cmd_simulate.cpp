@@ -14,6 +14,7 @@
 #include "tools/commands.hpp"
 #include "tools/experiment.hpp"
 #include "tools/report.hpp"
+#include "tools/trace_limit.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/html_report.hpp"
 
@@ -30,20 +31,26 @@ struct RunOutput {
 // Bytes each device holds all the time, for the trace's memory counters (empty: unknown).
 using StaticMemoryFn = std::function<std::vector<std::int64_t>(const Schedule&, const SimResult&)>;
 
-// Simulates one schedule; writes its trace if `trace_path` is set.
+// Simulates one schedule; writes its trace (at most `max_trace_ops` ops, 0: all) if
+// `trace_path` is set.
 RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& model_label,
-                  const std::string& trace_path, bool keep_timeline = false, const StaticMemoryFn& static_memory = {}) {
+                  const std::string& trace_path, std::size_t max_trace_ops, bool keep_timeline = false,
+                  const StaticMemoryFn& static_memory = {}) {
   RunOutput out{std::move(schedule), {}, {}, {}};
   if (trace_path.empty() && !keep_timeline) {
     out.result = simulate(out.schedule, model);
   } else {
-    TimelineRecorder recorder;
+    TraceRecorder recorder(trace_path.empty() ? 0 : max_trace_ops, keep_timeline);
     out.result = simulate(out.schedule, model, &recorder);
     if (!trace_path.empty()) {
       TraceOptions options;
       options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
+      if (const std::string notice = recorder.notice(out.schedule); !notice.empty()) {
+        options.metadata.emplace_back("truncated", notice);
+        std::cerr << "pipesim: note: trace " << trace_path << " " << notice << "\n";
+      }
       if (static_memory) options.static_memory_bytes = static_memory(out.schedule, out.result);
-      write_chrome_trace_file(trace_path, out.schedule, recorder.timeline, options);
+      write_chrome_trace_file(trace_path, out.schedule, recorder.trace_timeline(), options);
     }
     if (keep_timeline) out.timeline = std::move(recorder.timeline);
   }
@@ -109,6 +116,7 @@ struct OutputFlags {
   std::string save_config;  // --save-config: write the effective settings
   bool json = false;
   ReportFlags report;
+  std::size_t max_trace_ops = kDefaultMaxTraceOps;
 };
 
 void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
@@ -116,6 +124,9 @@ void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
   cmd.add_flag("--json", o.json, json_help);
   cmd.add_option("--config", o.config, "Take settings from this JSON file (docs/experiment-config.md); flags win");
   cmd.add_option("--save-config", o.save_config, "Write the effective settings to this JSON file");
+  cmd.add_option("--max-trace-ops", o.max_trace_ops,
+                 "Chrome traces show at most this many ops (the first to finish); 0 = no limit")
+      ->capture_default_str();
 }
 
 // Reads --config, writes --save-config, checks --report-capacity: before any simulation.
@@ -132,8 +143,9 @@ struct ModelRunOutput {
 };
 
 ModelRunOutput run_on_hardware(const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
-                               const std::string& gpu, const std::string& trace_path, bool keep_timeline) {
-  Schedule schedule = make_schedule(so, name);
+                               const std::string& gpu, const std::string& trace_path, std::size_t max_trace_ops,
+                               bool keep_timeline) {
+  Schedule schedule = make_schedule(so, name, simulate_memory_use(!trace_path.empty(), keep_timeline, max_trace_ops));
   const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
   auto static_memory = [&model](const Schedule& s, const SimResult& r) {
     std::vector<std::int64_t> bytes;
@@ -145,7 +157,7 @@ ModelRunOutput run_on_hardware(const ScheduleOptions& so, const std::string& nam
     return bytes;
   };
   ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace_path,
-                             keep_timeline, static_memory),
+                             max_trace_ops, keep_timeline, static_memory),
                      {}};
   out.assessment = assess(model, gpu, out.run.schedule, out.run.result, out.run.metrics);
   return out;
@@ -178,12 +190,14 @@ void add_simulate_command(CLI::App& app) {
     std::vector<RunOutput> runs;
     std::optional<Assessment> assessment;
     if (ho->model.empty()) {
-      runs.push_back(run_one(make_schedule(*so, so->name), UniformCostModel(make_cost_config(*co)), "uniform", *trace, keep));
+      const MemoryUse use = simulate_memory_use(!trace->empty(), keep, out->max_trace_ops);
+      runs.push_back(run_one(make_schedule(*so, so->name, use), UniformCostModel(make_cost_config(*co)), "uniform", *trace,
+                             out->max_trace_ops, keep));
     } else {
       const std::vector<std::string> gpus = split_list(ho->hardware);
       if (gpus.size() != 1)
         throw InputError("--hardware: simulate takes one GPU type (use compare for several), got '" + ho->hardware + "'");
-      ModelRunOutput r = run_on_hardware(*so, so->name, *ho, gpus.front(), *trace, keep);
+      ModelRunOutput r = run_on_hardware(*so, so->name, *ho, gpus.front(), *trace, out->max_trace_ops, keep);
       assessment = r.assessment;
       runs.push_back(std::move(r.run));
     }
@@ -246,9 +260,10 @@ void add_compare_command(CLI::App& app) {
         if (!trace_dir->empty()) path = (std::filesystem::path(*trace_dir) / (stem + ".trace.json")).string();
         RunOutput run;
         if (gpu.empty()) {
-          run = run_one(make_schedule(*so, name), UniformCostModel(costs), "uniform", path, keep);
+          const MemoryUse use = simulate_memory_use(!path.empty(), keep, out->max_trace_ops);
+          run = run_one(make_schedule(*so, name, use), UniformCostModel(costs), "uniform", path, out->max_trace_ops, keep);
         } else {
-          ModelRunOutput r = run_on_hardware(*so, name, *ho, gpu, path, keep);
+          ModelRunOutput r = run_on_hardware(*so, name, *ho, gpu, path, out->max_trace_ops, keep);
           assessed.emplace_back(r.assessment, r.run.metrics);
           run = std::move(r.run);
         }

@@ -1,0 +1,56 @@
+#pragma once
+// Memory estimate of a generated schedule, checked before anything is generated, so that
+// `-p 1024 -m 65536` on a small machine ends at once with a clear message instead of
+// swapping or being killed minutes later. Bytes per op were measured (docs/reliability.md):
+// the op lists themselves, plus what the command builds per op (engine state, validator
+// graph, records for a trace or an HTML report).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "schedules/generator.hpp"
+
+namespace pipesim {
+
+// What a command does with the schedule.
+struct MemoryUse {
+  std::uint64_t bytes_per_op = 0;        // op lists + everything kept per op
+  std::uint64_t recorded_ops = 0;        // ops whose records a trace keeps (see --max-trace-ops)
+  std::uint64_t bytes_per_recorded_op = 0;
+};
+
+// Measured peaks (RSS of `pipesim` at 0.5-2 M ops, rounded up).
+inline constexpr std::uint64_t kExportBytesPerOp = 32;      // schedule --format csv|json
+inline constexpr std::uint64_t kSimulateBytesPerOp = 96;    // op lists 16 + engine 74
+inline constexpr std::uint64_t kReportBytesPerOp = 288;     // simulate + the whole timeline
+inline constexpr std::uint64_t kValidateBytesPerOp = 256;   // check: the Boost.Graph DAG
+inline constexpr std::uint64_t kTextBytesPerOp = 320;       // schedule --format text: timeline + chart
+inline constexpr std::uint64_t kTraceBytesPerOp = 600;      // records + trace events, per traced op
+
+// simulate / compare: the engine, plus the whole timeline for an HTML report and the
+// records of up to `max_trace_ops` ops (0: all) for a Chrome trace.
+MemoryUse simulate_memory_use(bool trace, bool report, std::uint64_t max_trace_ops);
+
+// Ops the generator will produce for `params` (exact for the built-in generators up to
+// small per-device terms, never below the real count; saturates instead of overflowing).
+std::uint64_t estimate_ops(std::string_view generator, const ScheduleParams& params);
+std::uint64_t estimate_bytes(std::uint64_t ops, const MemoryUse& use);
+
+// Memory this process can still get: MemAvailable from /proc/meminfo, lowered to a cgroup
+// limit if one is set. nullopt where neither can be read (the check is then skipped).
+std::optional<std::uint64_t> available_memory();
+
+// The refusal message for generating `generator` with `params`, or nullopt if it fits in
+// `limit` bytes. `limit_from_flag` says whether the limit came from --max-memory.
+// Schedules over 2^32 - 1 ops are always refused: the engine numbers ops with 32 bits.
+std::optional<std::string> memory_refusal(std::string_view generator, const ScheduleParams& params,
+                                          const MemoryUse& use, std::optional<std::uint64_t> limit,
+                                          bool limit_from_flag);
+
+// Throws InputError with memory_refusal's message, the limit being --max-memory (`max_memory`,
+// a size such as "64GiB") if given, else available_memory().
+void check_memory(std::string_view generator, const ScheduleParams& params, const MemoryUse& use,
+                  const std::string& max_memory);
+
+}  // namespace pipesim
