@@ -24,8 +24,17 @@ using nlohmann::json;
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) { throw InputError(where + ": " + what); }
 
+// True if `v` nests at most `depth` levels of arrays and objects.
+bool shallow(const json& v, int depth) {
+  if (!v.is_structured()) return true;
+  if (depth == 0) return false;
+  return std::all_of(v.begin(), v.end(), [&](const json& item) { return shallow(item, depth - 1); });
+}
+
 // A JSON value as a message shows it: strings quoted like the unit parsers do, long values cut.
 std::string shown(const json& v) {
+  // dump() recurses: a value nested 100000 deep (a file of '[') would overflow the stack.
+  if (!shallow(v, 8)) return v.is_array() ? "a deeply nested array" : "a deeply nested object";
   std::string s = v.is_string() ? "'" + v.get<std::string>() + "'" : v.dump();
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
@@ -44,7 +53,7 @@ class Entry {
   Entry(const json& value, std::string where, std::initializer_list<const char*> allowed) : where_(std::move(where)) {
     if (!value.is_object()) fail(where_, "expected an object; got " + shown(value));
     for (const auto& [key, item] : value.items())
-      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
+      if (std::none_of(allowed.begin(), allowed.end(), [&, &k = key](const char* a) { return k == a; })) {
         std::vector<std::string> names(allowed.begin(), allowed.end());
         fail(where_, "unknown field '" + key + "' (expected " + joined(names) + ")");
       }
@@ -213,8 +222,9 @@ Catalog parse_entries(std::string_view text, const std::string& source) {
   json root;
   try {
     root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    // what() is "[json.exception.parse_error.101] parse error at line 2, column 5: ..."; keep what follows the tag.
+  } catch (const json::exception& e) {
+    // what() is "[json.exception.parse_error.101] parse error at line 2, column 5: ..."; keep what follows the
+    // tag. Not every parser error is a parse_error: "1e400" is an out_of_range (406).
     const std::string_view what(e.what());
     const std::size_t tag_end = what.find("] ");
     fail(source,

@@ -51,11 +51,11 @@ Tick UniformCostModel::compute_time(const Op& op, OpScale scale) const {
     case OpKind::GradSync: PIPESIM_ASSERT(!"GradSync is not a compute op"); break;
   }
   if (op.kind == OpKind::OptStep) return full / scale.chunks;  // weights do not shrink with the micro-batch
-  return full / (scale.chunks * scale.microbatch_split);
+  return full / (std::int64_t{scale.chunks} * scale.microbatch_split);  // 64 bits: a file may say split 2^31-1
 }
 
 ActivationCost UniformCostModel::activation(const Op&, OpScale scale) const {
-  const std::int64_t bytes = config_.activation_bytes / (scale.chunks * scale.microbatch_split);
+  const std::int64_t bytes = config_.activation_bytes / (std::int64_t{scale.chunks} * scale.microbatch_split);
   const auto freed = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * config_.input_grad_free_fraction));
   return {bytes, freed};
 }
@@ -66,7 +66,12 @@ std::int64_t UniformCostModel::message_bytes(const Op&, OpScale scale) const {
 
 Tick UniformCostModel::occupancy(std::int64_t bytes) const {
   if (config_.link_bandwidth <= 0 || bytes <= 0) return 0;
-  return static_cast<Tick>(std::llround(static_cast<double>(bytes) / config_.link_bandwidth * 1e9));
+  const double ns = std::round(static_cast<double>(bytes) / config_.link_bandwidth * 1e9);
+  // llround of a value past int64 is unspecified (in practice INT64_MIN, a negative time).
+  if (!(ns < 9.2e18))
+    throw InputError("cost model: sending " + format_bytes(static_cast<double>(bytes)) +
+                     " takes longer than 292 years at this link bandwidth");
+  return static_cast<Tick>(ns);
 }
 
 TransferCost UniformCostModel::transfer(int, int, std::int64_t bytes) const {
@@ -78,8 +83,17 @@ std::int64_t UniformCostModel::grad_bytes(const Op&, OpScale scale) const { retu
 Tick UniformCostModel::allreduce_time(int participants, std::int64_t bytes) const {
   if (participants <= 1) return 0;
   const double r = participants;
-  const Tick volume = occupancy(static_cast<std::int64_t>(std::llround(2.0 * (r - 1) / r * static_cast<double>(bytes))));
-  return volume + 2 * (participants - 1) * config_.link_latency;
+  const double ring_bytes = std::round(2.0 * (r - 1) / r * static_cast<double>(bytes));
+  if (!(ring_bytes < 9.2e18))
+    throw InputError("cost model: an allreduce of " + format_bytes(static_cast<double>(bytes)) + " over " +
+                     std::to_string(participants) + " devices moves more than 8 EiB");
+  const Tick volume = occupancy(static_cast<std::int64_t>(ring_bytes));
+  Tick latency = 0, total = 0;
+  if (__builtin_mul_overflow(Tick{2} * (participants - 1), config_.link_latency, &latency) ||
+      __builtin_add_overflow(volume, latency, &total))
+    throw InputError("cost model: an allreduce over " + std::to_string(participants) +
+                     " devices takes longer than 292 years at this link latency");
+  return total;
 }
 
 }  // namespace pipesim

@@ -106,6 +106,10 @@ void check_shape(const Schedule& s) {
   if (static_cast<int>(s.ops.size()) != s.num_devices)
     throw InputError("schedule: " + str(static_cast<long long>(s.ops.size())) + " op lists for " + str(s.num_devices) +
                      " devices");
+  // Op ids are 32 bits, and the largest one marks "none" in the engine.
+  if (s.total_ops() >= std::numeric_limits<OpId>::max())
+    throw InputError("schedule: " + str(static_cast<long long>(s.total_ops())) + " ops; at most " +
+                     str(std::numeric_limits<OpId>::max() - 1LL) + " can be numbered");
   if (static_cast<int>(s.placement.size()) != s.num_pipelines)
     throw InputError("schedule: placement has " + str(static_cast<long long>(s.placement.size())) +
                      " pipelines, expected " + str(s.num_pipelines));

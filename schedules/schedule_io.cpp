@@ -176,9 +176,25 @@ void finish(Schedule& s, const OpSource& src, const Explicit& given) {
   int iterations = 1;
   for (const auto& [key, count] : opt_steps) iterations = std::max(iterations, count);
   s.iterations = given.iterations ? *given.iterations : iterations;
+  // The engine keeps a table per iteration: an iteration count the ops cannot fill is a typo.
+  if (static_cast<std::size_t>(s.iterations) > s.total_ops())
+    fail(src.source + ": /iterations", "iterations (" + std::to_string(s.iterations) + ") is more than the " +
+                                           std::to_string(s.total_ops()) + " ops of the schedule");
   const auto per_iteration = static_cast<std::size_t>(s.iterations);
+  // At least 1: a schedule of stage ops only still has a (positive) micro-batch count.
   s.microbatches = given.microbatches ? *given.microbatches
-                                      : static_cast<int>((most_microbatches + per_iteration - 1) / per_iteration);
+                                      : std::max(1, static_cast<int>((most_microbatches + per_iteration - 1) / per_iteration));
+  // Iteration t owns ids t*m .. t*m+m-1: an id past m x iterations belongs to no iteration
+  // (and "0F2000000000" alone would make the engine size its per-iteration table by it).
+  const std::int64_t ids_end = std::int64_t{s.microbatches} * s.iterations;
+  for (std::size_t d = 0; d < s.ops.size(); ++d)
+    for (std::size_t i = 0; i < s.ops[d].size(); ++i) {
+      const Op& op = s.ops[d][i];
+      if (is_microbatch_op(op.kind) && op.microbatch >= ids_end)
+        fail(src.at(d, i), "'" + to_string(op) + "': micro-batch id " + std::to_string(op.microbatch) +
+                               " is not below micro-batches x iterations (" + std::to_string(s.microbatches) + " x " +
+                               std::to_string(s.iterations) + "); number them from 0, iteration t using t*m .. t*m+m-1");
+    }
 }
 
 // ---- JSON helpers ------------------------------------------------------------------------
@@ -245,7 +261,11 @@ Schedule read_json(const json& root, const std::string& source) {
   if (const auto format = r.string("format"); format && *format != "pipesim-schedule")
     r.fail_at("/format", "expected \"pipesim-schedule\", got \"" + *format + "\"");
   if (root.contains("version") && (!root["version"].is_number_integer() || root["version"] != 1))
-    r.fail_at("/version", "unsupported version " + root["version"].dump() + " (this pipesim reads version 1)");
+    r.fail_at("/version", "unsupported version " +
+                              // dump() recurses: not on a value that may be nested 100000 deep
+                              (root["version"].is_structured() ? std::string(root["version"].type_name())
+                                                               : root["version"].dump()) +
+                              " (this pipesim reads version 1)");
 
   Schedule s;
   s.name = r.string("name").value_or(stem(source));
@@ -426,6 +446,12 @@ Schedule parse_schedule_json(std::string_view text, std::string_view source_name
     const std::size_t column = nl == std::string_view::npos ? pos + 1 : pos - nl;
     fail(source, "line " + std::to_string(line) + ", column " + std::to_string(column) + ": invalid JSON (" +
                      parse_error_reason(e.what()) + ")");
+  } catch (const json::exception& e) {
+    // Not every parser error is a parse_error: "1e400" is an out_of_range (406), without a
+    // position. what() is "[json.exception.out_of_range.406] number overflow ...": drop the tag.
+    const std::string_view what(e.what());
+    const std::size_t tag_end = what.find("] ");
+    fail(source, "invalid JSON (" + std::string(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2)) + ")");
   }
   try {
     return read_json(root, source);

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "schedules/dependencies.hpp"
+#include "schedules/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {
@@ -137,7 +138,8 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
       const Vertex v = *it;
       const std::int64_t cost = v < n ? (op_at(v).kind == OpKind::GradSync ? 0 : duration(op_at(v)))
                                       : duration(op_at(deps.collectives[v - n].front()));
-      finish[v] = start[v] + cost;
+      if (__builtin_add_overflow(start[v], cost, &finish[v]))
+        throw InputError("critical path overflows 2^63 ns (292 years): the durations are too large");
       for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
         const Vertex t = boost::target(*e, g);
         if (from[t] == none || finish[v] > start[t]) {

@@ -32,8 +32,8 @@ struct ValidationReport {
 // Duration of an op for the critical path (a GradSync's duration is its collective's).
 using DurationFn = std::function<std::int64_t(const Op&)>;
 
-// Throws InputError only if the schedule's shape is inconsistent; everything else is
-// reported. Without `duration`, the critical path is not computed.
+// Throws InputError only if the schedule's shape is inconsistent (or the critical path
+// overflows 64-bit time); everything else is reported. Without `duration`, the critical path is not computed.
 ValidationReport validate(const Schedule& schedule, const DurationFn& duration = {});
 
 }  // namespace pipesim

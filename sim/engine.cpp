@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <unordered_map>
 
 #include "schedules/dependencies.hpp"
 #include "schedules/error.hpp"
@@ -117,9 +118,19 @@ class Run {
     }
     dev_.assign(static_cast<std::size_t>(s_.num_devices), DeviceState{});
     result_.devices.assign(static_cast<std::size_t>(s_.num_devices), DeviceStats{});
-    link_free_.assign(static_cast<std::size_t>(s_.num_devices) * static_cast<std::size_t>(s_.num_devices), 0);
+    if (s_.num_devices <= kDenseLinkDevices)
+      link_free_.assign(static_cast<std::size_t>(s_.num_devices) * static_cast<std::size_t>(s_.num_devices), 0);
     collectives_.assign(g_.collectives.size(), CollectiveState{});
     result_.iteration_end.assign(static_cast<std::size_t>(std::max(1, s_.iterations)), 0);
+  }
+
+  // t + duration. Time is 64-bit nanoseconds (292 years); only absurd inputs (--fwd
+  // 9000000000s and two micro-batches) get past that, and must not wrap around.
+  static Tick later(Tick t, Tick duration) {
+    Tick out = 0;
+    if (__builtin_add_overflow(t, duration, &out))
+      throw InputError("simulated time overflows 2^63 ns (292 years): the durations are too large");
+    return out;
   }
 
   // Starts as many ops on device d as its order and dependencies allow at time now_.
@@ -149,9 +160,9 @@ class Run {
         stats.first_start = now;
         dev.started = true;
       }
-      stats.busy += dur;
+      stats.busy = later(stats.busy, dur);
       if (op.kind == OpKind::F) change_memory(d, op, now);
-      queue_.push(now + dur, EventType::OpFinish, id);
+      queue_.push(later(now, dur), EventType::OpFinish, id);
       // Performance: when this op ends, each successor's OpState is updated, and that is
       // often its first touch since init_state (a B further on this device, an F on the
       // next one): on large schedules a miss to L3 or memory per op. Ask for those lines
@@ -178,7 +189,8 @@ class Run {
       default: return;
     }
     // The micro-batch counts as held until nothing of it is left: after B, or after W.
-    dev.act_bytes += delta;
+    if (__builtin_add_overflow(dev.act_bytes, delta, &dev.act_bytes))
+      throw InputError("activation memory of device " + std::to_string(d) + " overflows 8 EiB: the activation size is too large");
     dev.act_count += count;
     DeviceStats& stats = result_.devices[static_cast<std::size_t>(d)];
     stats.peak_activations = std::max(stats.peak_activations, dev.act_count);
@@ -231,14 +243,15 @@ class Run {
     const std::int64_t bytes = costs_.message_bytes(producer, scale_);
     const TransferCost cost = costs_.transfer(src, dst, bytes);
     PIPESIM_ASSERT(cost.occupancy >= 0 && cost.latency >= 0);
-    Tick& link = link_free_[static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst)];
+    const std::size_t pair = static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst);
+    Tick& link = link_free_.empty() ? sparse_link_free_[pair] : link_free_[pair];
     TransferRecord r;
     r.from = ref_of(from);
     r.to = ref_of(to);
     r.ready = now_;
     r.link_start = std::max(now_, link);
-    r.link_end = r.link_start + cost.occupancy;
-    r.arrival = r.link_end + cost.latency;
+    r.link_end = later(r.link_start, cost.occupancy);
+    r.arrival = later(r.link_end, cost.latency);
     r.bytes = bytes;
     link = r.link_end;
     std::uint32_t slot;
@@ -287,10 +300,10 @@ class Run {
     const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), bytes);
     PIPESIM_ASSERT(dur >= 0);
     for (OpId m : members) {
-      dev_[static_cast<std::size_t>(device_of(m))].comm_free_at = st.start + dur;
+      dev_[static_cast<std::size_t>(device_of(m))].comm_free_at = later(st.start, dur);
       op_[m].cause = st.last_arrival == m ? op_[m].cause : st.last_arrival;
     }
-    queue_.push(st.start + dur, EventType::CollectiveFinish, static_cast<std::uint32_t>(c));
+    queue_.push(later(st.start, dur), EventType::CollectiveFinish, static_cast<std::uint32_t>(c));
   }
 
   void finish_collective(std::uint32_t c) {
@@ -386,7 +399,12 @@ class Run {
   std::vector<OpId> succ_begin_, succs_;
   std::vector<OpState> op_;  // by op id
   std::vector<DeviceState> dev_;
+  // Free time of each directed link: a dense devices x devices table up to
+  // kDenseLinkDevices devices (32 MiB); beyond, a map of the pairs that talk (a file with
+  // 100000 device rows must not ask for 80 GB).
+  static constexpr int kDenseLinkDevices = 2048;
   std::vector<Tick> link_free_;
+  std::unordered_map<std::size_t, Tick> sparse_link_free_;
   std::vector<CollectiveState> collectives_;
   std::vector<TransferRecord> in_flight_;
   std::vector<std::uint32_t> free_slots_;

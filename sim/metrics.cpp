@@ -51,7 +51,11 @@ Metrics summarize(const Schedule& schedule, const SimResult& result) {
   m.bubble_ratio = capacity > 0 ? static_cast<double>(m.idle) / capacity : 0.0;
   m.bubble_ratio_megatron = m.busy > 0 ? static_cast<double>(m.idle) / static_cast<double>(m.busy) : 0.0;
   const auto& ends = result.iteration_end;
-  m.time_per_iteration = ends.size() >= 2 ? (ends.back() - ends.front()) / static_cast<Tick>(ends.size() - 1) : m.makespan;
+  // The span of the iteration ends: in an imported schedule iteration 1 may end before
+  // iteration 0, and last minus first would be a negative time.
+  const auto [first_end, last_end] = std::minmax_element(ends.begin(), ends.end());
+  m.time_per_iteration =
+      ends.size() >= 2 ? (*last_end - *first_end) / static_cast<Tick>(ends.size() - 1) : m.makespan;
   if (m.time_per_iteration > 0)
     // A split micro-batch (Chimera halving) is 1/microbatch_split of a full one.
     m.throughput_mb_per_s = static_cast<double>(m.microbatches) / schedule.microbatch_split /

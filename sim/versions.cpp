@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "schedules/error.hpp"
+#include "schedules/op_text.hpp"
 
 namespace pipesim {
 
@@ -37,7 +38,11 @@ std::int32_t VersionTracker::start(const Op& op, std::int32_t forward_version) {
     case WeightPolicy::Stash: return op.kind == OpKind::F ? r.version : forward_version;
     case WeightPolicy::TwoBW: {
       const std::int32_t v = std::max(0, s_.iteration_of(op.microbatch) - 1);
-      PIPESIM_ASSERT(v <= r.version);  // the generator must not run a batch before W^(t-1) exists
+      // Generators never do this; an imported schedule can list a batch before its OPT.
+      if (v > r.version)
+        throw InputError("2bw: " + to_string(op) + " (iteration " + std::to_string(v + 1) + ") starts before weight version " +
+                         std::to_string(v) + " exists: pipeline " + std::to_string(op.pipeline) + " stage " +
+                         std::to_string(op.stage) + " has run " + std::to_string(r.version) + " OPT(s) by then");
       return v;
     }
   }

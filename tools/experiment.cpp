@@ -170,11 +170,14 @@ void apply_config_file(CLI::App& app, const std::string& path) {
   nlohmann::json root;
   try {
     root = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for "1e400"
     throw InputError(path + ": invalid JSON (" + std::string(e.what()) + ")");
   }
   if (!root.is_object()) throw InputError(path + ": expected a JSON object of settings like {\"tp\": 2}");
-  for (const auto& [key, value] : root.items()) {
+  for (const auto& item : root.items()) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     CLI::Option* opt = nullptr;
     try {
       opt = app.get_option("--" + key);

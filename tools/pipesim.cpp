@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "pipesim: error: " << e.what() << " (see pipesim --help)\n";
+    // CLI11 quotes the arguments it rejects: escape them like InputError does, one line.
+    std::cerr << "pipesim: error: " << pipesim::one_line(e.what()) << " (see pipesim --help)\n";
     return 2;
   } catch (const pipesim::InputError& e) {
     std::cerr << "pipesim: error: " << e.what() << "\n";
