@@ -13,7 +13,11 @@ const std::string kWho = "analytical";
 
 [[noreturn]] void fail(const std::string& what) { throw InputError(kWho + ": " + what); }
 
-Tick to_ticks(double seconds) { return static_cast<Tick>(std::llround(seconds * 1e9)); }
+Tick to_ticks(double seconds) {
+  // A double past int64 nanoseconds does not convert (undefined; in practice a negative time).
+  if (!(seconds * 1e9 < 9.2e18)) fail("an op or transfer takes longer than 292 years: the model or batch is too large");
+  return static_cast<Tick>(std::llround(seconds * 1e9));
+}
 
 // HBM bytes Adam moves per parameter and step (mixed precision, fp32 state): reads the
 // fp32 gradient, master weight, m and v (16), writes master, m and v (12), reads the
@@ -39,6 +43,9 @@ AnalyticalCostModel::AnalyticalCostModel(AnalyticalConfig config) : config_(std:
   if (c.pipeline_devices <= 0) fail("pipeline_devices (p) must be positive, got " + std::to_string(c.pipeline_devices));
   if (c.dp <= 0) fail("dp must be positive, got " + std::to_string(c.dp));
   if (c.micro_batch_size <= 0) fail("micro_batch_size must be positive, got " + std::to_string(c.micro_batch_size));
+  if (c.micro_batch_size > kMaxMicroBatchSize)  // check_model's bounds assume it (64-bit counts)
+    fail("micro_batch_size must be at most " + std::to_string(kMaxMicroBatchSize) + ", got " +
+         std::to_string(c.micro_batch_size));
   if (c.grad_reduce_bytes <= 0) fail("grad_reduce_bytes must be positive, got " + std::to_string(c.grad_reduce_bytes));
   try {
     element_bytes_ = dtype_bytes(c.dtype);

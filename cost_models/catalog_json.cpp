@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost_models/catalog.hpp"
+#include "cost_models/transformer.hpp"
 #include "schedules/error.hpp"
 
 namespace pipesim {
@@ -138,6 +139,7 @@ ModelSpec read_model(const json& value, const std::string& where) {
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
     fail(e.path("kv_heads"),
          std::to_string(m.kv_heads) + " KV heads do not divide " + std::to_string(m.heads) + " heads");
+  check_model(m, 1, where);  // also bounds the size, so that parameter counts fit in 64 bits
   return m;
 }
 

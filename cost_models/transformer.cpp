@@ -1,5 +1,6 @@
 #include "cost_models/transformer.hpp"
 
+#include <cstdio>
 #include <string>
 
 #include "schedules/error.hpp"
@@ -367,6 +368,21 @@ void check_model(const ModelSpec& m, int tp, std::string_view who) {
   if (kv % tp != 0 && tp % kv != 0)
     throw InputError(w + ": tp (" + std::to_string(tp) + ") and kv_heads (" + std::to_string(kv) + ") of " + name +
                      " must divide one another");
+  // Parameters and bytes are counted in 64-bit integers: a shape whose counts could overflow
+  // them (a file with 2^31 layers of hidden 2^30) is refused here, estimated in double. The
+  // bounds are ~1000x today's largest models (Llama 3 70B at 128k context: ~5e14 bytes);
+  // with at most kMaxMicroBatchSize sequences per micro-batch, 64 bits hold every count.
+  const double h = m.hidden, f = m.ffn_hidden, s = m.seq_len, q = static_cast<double>(m.heads) * head_dim_of(m);
+  const double parameters = m.layers * (4 * h * q + 3 * h * f + 4 * h) + (static_cast<double>(m.vocab) + s) * h;
+  const double sequence_bytes = m.layers * (s * 16 * (h + q + f) + 6 * static_cast<double>(m.heads) * s * s);  // fp32
+  if (parameters > 1e15 || sequence_bytes > 1e15) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  " is too large: ~%.1e parameters and ~%.1e activation bytes per sequence (at most 1e15 each, so that "
+                  "64-bit counts cannot overflow)",
+                  parameters, sequence_bytes);
+    throw InputError(w + ": " + name + buf);
+  }
 }
 
 }  // namespace pipesim

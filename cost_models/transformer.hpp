@@ -127,6 +127,10 @@ std::int64_t head_weight_grad_bytes(const ModelSpec& m, const Microbatch& mb);
 // InputError unless the shape is consistent (positive sizes, heads divide hidden, kv
 // heads divide heads) and splits t ways (t divides heads and ffn; t and kv divide one
 // another). `who` starts the message, e.g. "analytical".
+// Sequences per micro-batch the formulas take (with check_model's size bounds, every count
+// then fits in 64 bits).
+inline constexpr int kMaxMicroBatchSize = 4096;
+
 void check_model(const ModelSpec& m, int tp, std::string_view who);
 
 }  // namespace pipesim

@@ -3,6 +3,7 @@
 // Its message is a single line naming where the problem is (file:line, JSON path,
 // flag) and what was expected. The CLI prints it and exits with code 2.
 // Broken internal invariants are not InputErrors: they use PIPESIM_ASSERT.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -11,15 +12,40 @@
 
 namespace pipesim {
 
-// `text` with control characters escaped ('\n' as "\\n", others as "\\xNN"), so that a
-// message quoting the input (a JSON string holding a newline, a stray '\r') stays one line.
+// Length of the well-formed UTF-8 sequence at text[i] that is no C1 control (U+0080 to
+// U+009F, which some terminals obey like escape sequences), or 0.
+inline std::size_t utf8_printable(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = at(i);
+  const std::size_t n = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  std::uint32_t cp = lead & (0x7f >> n);
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((at(i + k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (at(i + k) & 0x3f);
+  }
+  const bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+  if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp <= 0x9f) return 0;
+  return n;
+}
+
+// `text` as one printable line: control characters escaped ('\n' as "\\n", others as
+// "\\xNN"), and bytes that are not UTF-8 too, so that a message quoting the input (a JSON
+// string holding a newline, a CSV cell with a stray '\r' or binary junk) stays one line and
+// cannot drive the terminal.
 inline std::string one_line(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
-  for (const char c : text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
     const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u != 0x7f) {
+    if (u >= 0x20 && u < 0x7f) {
       out += c;
+    } else if (const std::size_t n = u >= 0x80 ? utf8_printable(text, i) : 0; n > 0) {
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
     } else if (c == '\n') {
       out += "\\n";
     } else if (c == '\r') {
@@ -27,11 +53,11 @@ inline std::string one_line(std::string_view text) {
     } else if (c == '\t') {
       out += "\\t";
     } else {
-      static constexpr char kHex[] = "0123456789abcdef";
       out += "\\x";
       out += kHex[u >> 4];
       out += kHex[u & 15];
     }
+    ++i;
   }
   return out;
 }

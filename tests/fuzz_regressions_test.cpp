@@ -59,8 +59,12 @@ TEST(FuzzRegression, MessagesQuotingTheInputStayOneLine) {
   EXPECT_EQ(csv_error("0F0,0B0\r\n0X\x1b[31m\n"),
             std::string("x.csv:2: cell 1: '0X\\x1b[31m': unknown op kind ") + kExpectedOp);
   EXPECT_EQ(csv_error(std::string("1F\xfeG\r\0``", 8) + "\n"),
-            std::string("x.csv:1: cell 1: '1F\xfeG\\r\\x00``': no micro-batch number ") + kExpectedOp);
+            std::string("x.csv:1: cell 1: '1F\\xfeG\\r\\x00``': no micro-batch number ") + kExpectedOp);
   EXPECT_EQ(one_line("a\tb\x7f"), "a\\tb\\x7f");
+  // Bytes that are not UTF-8, and C1 controls (U+009B is a CSI to some terminals), are
+  // escaped too; UTF-8 text is kept.
+  EXPECT_EQ(one_line("250\xC2\xB5s \xE2\x82\xAC 0\xff" "0 \xC2\x9B" "31m \xC0\xAF \xED\xA0\x80"),
+            "250\xC2\xB5s \xE2\x82\xAC 0\\xff0 \\xc2\\x9b31m \\xc0\\xaf \\xed\\xa0\\x80");
 }
 
 // Found by the schedule_json fuzzer: nlohmann reports a number beyond double as
@@ -176,6 +180,35 @@ TEST(FuzzRegression, TimeAndMemoryOverflowsAreInputErrors) {
   narrow.link_bandwidth = 0.125;  // 1 bit/s
   EXPECT_EQ(error_of([&] { simulate(s, UniformCostModel(narrow)); }),
             "cost model: sending 7275957.6 TiB takes longer than 292 years at this link bandwidth");
+}
+
+// A model file with 2^31 layers of hidden 2^30 gave negative parameter counts (int64
+// overflow) in `pipesim catalog`, and `simulate --model` hit PIPESIM_ASSERT(dur >= 0): a
+// duration past int64 nanoseconds converted from double. Shapes are bounded now, and so
+// is the micro-batch size; a duration that still does not fit is an InputError.
+TEST(FuzzRegression, AbsurdModelsAndHardwareAreInputErrors) {
+  EXPECT_EQ(error_of([] {
+              parse_catalog(R"({"models": [{"name": "huge", "layers": 2147483647, "hidden": 1073741824, "heads": 1,
+                  "ffn_hidden": 2147483647, "seq_len": 2147483647, "vocab": 2147483647, "source": "t"}]})",
+                            "my.json");
+            }),
+            "my.json: /models/0: model huge is too large: ~2.5e+28 parameters and ~3.8e+29 activation bytes per "
+            "sequence (at most 1e15 each, so that 64-bit counts cannot overflow)");
+  const std::string gpu = (fs::temp_directory_path() / "pipesim_fuzz_slow_gpu.json").string();
+  std::ofstream(gpu) << R"({"gpus": [{"name": "slow", "peak_flops": {"bf16": "1FLOP/s"}, "hbm_bandwidth": "1TB/s",
+      "memory": "80GiB", "intra_node_link": "nvlink4", "inter_node_link": "ib-ndr", "source": "t"}]})";
+  const auto run = [](const std::string& args) {
+    std::string out;
+    FILE* pipe = popen((std::string(PIPESIM_CLI) + " " + args + " 2>&1").c_str(), "r");
+    for (char buf[512]; std::fgets(buf, sizeof buf, pipe);) out += buf;
+    pclose(pipe);
+    return out;
+  };
+  EXPECT_EQ(run("simulate --model gpt3-175b --hardware " + gpu + " -p 8 -m 8"),
+            "pipesim: error: analytical: an op or transfer takes longer than 292 years: the model or batch is too "
+            "large\n");
+  EXPECT_EQ(run("simulate --model gpt3-1.3b -p 2 -m 2 --micro-batch-size 2000000000"),
+            "pipesim: error: analytical: micro_batch_size must be at most 4096, got 2000000000\n");
 }
 
 // ---- the seed corpora -----------------------------------------------------------------

@@ -48,6 +48,26 @@ TEST(MemoryGuard, EstimateIsAnUpperBoundCloseToTheRealOpCount) {
     }
 }
 
+// Found by the cli_flags fuzzer: Chimera's backward halving runs twice the micro-batch ops
+// (the estimate said 160 for 288 ops).
+TEST(MemoryGuard, EstimateCoversChimeraHalving) {
+  for (const char* concat : {"direct", "doubling", "halving"})
+    for (ScheduleParams p : {params(8, 8), params(4, 8), params(8, 16)}) {
+      p.concat = concat;
+      for (int width : {1, 2}) {
+        p.width = width;
+        Schedule s;
+        try {
+          s = generate("chimera", p);
+        } catch (const InputError&) {
+          continue;
+        }
+        EXPECT_GE(estimate_ops("chimera", p), s.total_ops()) << concat << " p=" << p.p << " m=" << p.m;
+        EXPECT_LE(estimate_ops("chimera", p), s.total_ops() + s.total_ops() / 4 + 64) << concat;
+      }
+    }
+}
+
 TEST(MemoryGuard, RefusesWithTheEstimateAndTheLimit) {
   const MemoryUse use = simulate_memory_use(false, false, 0);
   EXPECT_EQ(memory_refusal("1f1b", params(1024, 65536), use, 9 * kGiB + kGiB / 10, false),

@@ -78,7 +78,8 @@ std::uint64_t estimate_ops(std::string_view g, const ScheduleParams& params) {
   } else if (g == "zb-h1" || g == "zb-h2") {
     per_iteration = p * (3 * m + 1);
   } else if (g == "chimera") {
-    per_iteration = p * w * (2 * m + 2 * f);
+    const double split = params.concat == "halving" ? 2 : 1;  // half-size micro-batches, twice as many ops
+    per_iteration = p * w * (2 * m * split + 2 * f);
   } else if (g == "pipedream" || g == "async-1f1b" || g == "amp") {
     per_iteration = 3 * p * m;
   } else if (g == "amdp") {

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Runs the real binary on one example of every class of bad input and prints a Markdown
+# table of what the user sees (the docs/reliability.md table is this script's output).
+#   fuzz/bad_inputs.sh [PIPESIM]       default: build/tools/pipesim
+set -uo pipefail
+cd "$(dirname "$0")/.."
+P=$(realpath "${1:-build/tools/pipesim}")
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+
+# row CLASS FILE-CONTENT-OR-EMPTY ARGS...: writes the file (if any), runs pipesim ARGS, and
+# prints the last line of its output (stderr and stdout together) and the exit code.
+row() {
+  local class=$1 name=$2 content=$3
+  shift 3
+  [[ -n $name ]] && printf '%b' "$content" >"$name"
+  local out code
+  out=$("$P" "$@" 2>&1 >/dev/null)
+  code=$?
+  [[ -z $out ]] && out=$("$P" "$@" 2>&1 | tail -1)
+  local shown=$content
+  [[ ${#shown} -gt 50 ]] && shown="${shown:0:47}..."
+  local args="$*"
+  printf '| %s | `%s` | `pipesim %s` | %s | `%s` |\n' "$class" "${shown//|/\\|}" "${args//$'\n'/\\n}" "$code" \
+    "${out//|/\\|}"
+}
+
+echo '| class | input | command | exit | what the user sees |'
+echo '|---|---|---|---|---|'
+# Schedule files
+row "truncated CSV" t.csv '0F0,0F1,0B0,0B' check --schedule-file t.csv
+row "truncated JSON" t.json '{"ops": [["0F0", "0B' check --schedule-file t.json
+row "empty file" e.csv '' check --schedule-file e.csv
+row "empty schedule (JSON)" e.json '{"ops": [[]]}' check --schedule-file e.json
+row "no ops field" n.json '{"name": "x"}' check --schedule-file n.json
+row "wrong type" w.json '{"ops": [["0F0", 3]]}' check --schedule-file w.json
+row "wrong type (field)" w2.json '{"num_stages": "4", "ops": [["0F0", "0B0"]]}' check --schedule-file w2.json
+row "unknown field" u.json '{"num_stage": 4, "ops": [["0F0", "0B0"]]}' check --schedule-file u.json
+row "unknown op kind" k.csv '0F0,0X0,0B0' check --schedule-file k.csv
+row "PyTorch comm action" c.csv '0F0,0SEND_F0,0B0' check --schedule-file c.csv
+row "negative id" neg.csv '0F-1' check --schedule-file neg.csv
+row "negative count (JSON)" neg.json '{"num_stages": -1, "ops": [["0F0", "0B0"]]}' check --schedule-file neg.json
+row "huge number in an op" h.csv '0F99999999999' check --schedule-file h.csv
+row "huge number (JSON)" h.json '{"num_stages": 1e400, "ops": [["0F0"]]}' check --schedule-file h.json
+row "huge micro-batch id" id.csv '0F2000000000,0B2000000000' simulate --schedule-file id.csv
+row "huge iteration count" it.json '{"iterations": 2147483647, "ops": [["0F0", "0B0"]]}' simulate --schedule-file it.json
+row "duplicate op" d.csv '0F0,0F0,0B0' simulate --schedule-file d.csv
+row "missing backward" mb.csv '0F0,0F1,0B0' simulate --schedule-file mb.csv
+row "missing forward" mf.csv '0B0' simulate --schedule-file mf.csv
+row "backward before forward" bf.csv '0B0,0F0' simulate --schedule-file bf.csv
+row "stage on two devices" two.csv '0F0,1F0\n1B0,0B0' check --schedule-file two.csv
+row "op on the wrong device" wd.json '{"placement": [[0, 1]], "ops": [["0F0", "1F0", "1B0", "0B0"], []]}' check --schedule-file wd.json
+row "stage with no ops" gap.csv '0F0,0B0,2F0,2B0' check --schedule-file gap.csv
+row "cycle (deadlock)" cy.csv '0F0,0B0,0F1,0B1\n1F1,1B1,1F0,1B0' simulate --schedule-file cy.csv
+row "unmatched collective" gs.json '{"placement": [[0], [1]], "ops": [["0F0", "0B0", "0GRADSYNC"], ["1:0F0", "1:0B0"]]}' simulate --schedule-file gs.json
+row "2bw batch before its weights" tb.json '{"weight_policy": "2bw", "microbatches": 1, "iterations": 3, "ops": [["0F2", "0B2", "0OPT", "0F0", "0B0", "0OPT", "0F1", "0B1", "0OPT"]]}' simulate --schedule-file tb.json
+row "non-UTF-8 bytes (CSV)" nu.csv '0F0,0\xff0' check --schedule-file nu.csv
+row "non-UTF-8 bytes (JSON)" nu.json '{"name": "\xff", "ops": [["0F0"]]}' check --schedule-file nu.json
+row "control characters" cc.json '{"ops": [["0F0\\n0B0\\u001b[31m"]]}' check --schedule-file cc.json
+row "deeply nested JSON" deep.json "{\"version\": $(printf '[%.0s' {1..100000})$(printf ']%.0s' {1..100000}), \"ops\": [[\"0F0\"]]}" check --schedule-file deep.json
+row "binary garbage" g.json '\x01\x02\xfe' check --schedule-file g.json
+row "unknown extension" s.txt '0F0' check --schedule-file s.txt
+row "missing file" '' '' check --schedule-file nosuch.csv
+mkdir -p dir.csv
+row "a directory" '' '' check --schedule-file dir.csv
+row "BOM and CRLF (accepted)" bom.csv '\xef\xbb\xbf0F0,0B0\r\n' check --schedule-file bom.csv
+# Generator flags and sizes
+row "absurd size" '' '' simulate -p 1000000000 -m 8
+row "too big for this machine" '' '' simulate -p 1024 -m 65536 --max-memory 8GiB
+row "zero micro-batches" '' '' simulate -m 0
+row "negative stages" '' '' simulate -p -4
+row "not a number" '' '' simulate -p four
+row "unknown schedule" '' '' simulate --schedule 2f2b
+row "constraint of a schedule" '' '' simulate --schedule interleaved -p 4 -m 6
+# Durations, sizes, rates
+row "negative duration" '' '' simulate --fwd -1ms
+row "zero durations (accepted)" '' '' check --fwd 0ns --bwd 0ns
+row "duration without unit" '' '' simulate --fwd 5
+row "unknown unit" '' '' simulate --fwd 1parsec
+row "NaN / infinity" '' '' simulate --link-bandwidth nanGB/s
+row "zero bandwidth" '' '' simulate --link-bandwidth 0GB/s
+row "huge duration" '' '' simulate --fwd 99999999999s
+row "time overflow in the run" '' '' simulate -p 2 -m 4 --fwd 9000000000s
+row "memory overflow in the run" '' '' simulate -p 2 -m 4 --activation-bytes 5000000TB
+row "fraction out of range" '' '' simulate --input-grad-free-fraction 2
+row "bad --stage-cost" '' '' simulate --stage-cost 1:2ms
+row "newline in an argument" '' '' simulate "--schedule=1f1b
+x"
+row "unknown flag" '' '' simulate --fwdd 1ms
+# Catalog and config files
+row "catalog: unknown field" cat.json '{"links": [{"name": "a", "bandwidth": "1GB/s", "latency": "1us", "source": "t", "colour": "red"}]}' catalog --file cat.json
+row "catalog: wrong unit" cat2.json '{"links": [{"name": "a", "bandwidth": "1GB", "latency": "1us", "source": "t"}]}' catalog --file cat2.json
+row "catalog: negative memory" cat3.json '{"gpus": [{"name": "g", "peak_flops": {"bf16": "1TFLOP/s"}, "hbm_bandwidth": "1TB/s", "memory": "-1GiB", "intra_node_link": "nvlink4", "inter_node_link": "ib-ndr", "source": "t"}]}' catalog --file cat3.json
+row "catalog: duplicate name" cat4.json '{"links": [{"name": "a", "bandwidth": "1GB/s", "latency": "1us", "source": "t"}, {"name": "a", "bandwidth": "2GB/s", "latency": "1us", "source": "t"}]}' catalog --file cat4.json
+row "catalog: deeply nested" cat5.json "{\"models\": [$(printf '[%.0s' {1..100000})$(printf ']%.0s' {1..100000})]}" catalog --file cat5.json
+row "config: unknown key" cfg.json '{"stage": 4}' simulate --config cfg.json
+row "config: wrong type" cfg2.json '{"stages": [[4]]}' simulate --config cfg2.json
+row "config: bad value" cfg3.json '{"fwd": "fast"}' simulate --config cfg3.json
+row "config: invalid JSON" cfg4.json '{"fwd": ' simulate --config cfg4.json
+# Outputs
+row "trace over --max-trace-ops" '' '' simulate -p 8 -m 64 --trace t.trace.json --max-trace-ops 100
+row "unwritable trace" '' '' simulate --trace /nonexistent/t.json
