@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 #include "schedules/error.hpp"
 #include "schedules/op_text.hpp"
@@ -105,10 +106,20 @@ class JsonWriter {
 
 class TraceBuilder {
  public:
-  TraceBuilder(const Schedule& schedule, const Timeline& timeline, const TraceOptions& options)
-      : s_(schedule), t_(timeline), opt_(options) {}
+  // Group g of a multi-run file: its processes are pid_base + device, named
+  // "<prefix>device N", and its flow ids start at flow_id_base.
+  TraceBuilder(const Schedule& schedule, const Timeline& timeline, const TraceOptions& options, int pid_base = 0,
+               std::string process_prefix = {}, std::uint64_t flow_id_base = 0)
+      : s_(schedule),
+        t_(timeline),
+        opt_(options),
+        pid_base_(pid_base),
+        prefix_(std::move(process_prefix)),
+        flow_id_base_(flow_id_base) {}
 
-  void write(std::ostream& out);
+  int prepare();  // collects and sorts the events; returns the number of devices
+  void write_header(JsonWriter& w) const;
+  void write_body(JsonWriter& w, bool& first) const;
 
  private:
   const Op& op_at(const OpRef& ref) const {
@@ -139,13 +150,15 @@ class TraceBuilder {
   void add_flow(std::size_t from_slice, std::size_t to_slice, std::uint64_t id);
   void collect_flows();
   void collect_counters();
-  void write_header(JsonWriter& w) const;
   void write_metadata(JsonWriter& w, int device, bool& first) const;
   void write_event(JsonWriter& w, const Event& e) const;
 
   const Schedule& s_;
   const Timeline& t_;
   const TraceOptions& opt_;
+  const int pid_base_;
+  const std::string prefix_;
+  const std::uint64_t flow_id_base_;
   int num_devices_ = 0;
   std::vector<Event> events_;
   std::vector<int> lanes_;  // [device * 4 + base tid] = lanes used (at least 1)
@@ -234,7 +247,7 @@ void TraceBuilder::collect_flows() {
       send_slice_[e.record] = i;
     }
   }
-  std::uint64_t next_id = 1;
+  std::uint64_t next_id = flow_id_base_ + 1;
   for (std::size_t i = 0; i < t_.transfers.size(); ++i) {
     const TransferRecord& r = t_.transfers[i];
     const std::size_t producer = op_slice_[static_cast<std::size_t>(r.from.device)][static_cast<std::size_t>(r.from.index)];
@@ -291,11 +304,11 @@ void TraceBuilder::write_metadata(JsonWriter& w, int device, bool& first) const 
   auto begin = [&](std::string_view name, int tid) -> JsonWriter& {
     w.raw(first ? "" : ",\n");
     first = false;
-    w.raw("{\"name\":\"").raw(name).raw("\",\"ph\":\"M\",\"pid\":").integer(device);
+    w.raw("{\"name\":\"").raw(name).raw("\",\"ph\":\"M\",\"pid\":").integer(pid_base_ + device);
     return w.key("tid").integer(tid).raw(",\"args\":{");
   };
-  begin("process_name", 0).raw("\"name\":").string("device " + std::to_string(device)).raw("}}");
-  begin("process_sort_index", 0).raw("\"sort_index\":").integer(device).raw("}}");
+  begin("process_name", 0).raw("\"name\":").string(prefix_ + "device " + std::to_string(device)).raw("}}");
+  begin("process_sort_index", 0).raw("\"sort_index\":").integer(pid_base_ + device).raw("}}");
   for (int base = 0; base < kBaseThreads; ++base) {
     const int lanes = lanes_[static_cast<std::size_t>(device) * kBaseThreads + static_cast<std::size_t>(base)];
     for (int lane = 0; lane < lanes; ++lane) {
@@ -311,7 +324,7 @@ void TraceBuilder::write_metadata(JsonWriter& w, int device, bool& first) const 
 void TraceBuilder::write_event(JsonWriter& w, const Event& e) const {
   auto begin = [&](std::string_view name, std::string_view cat, std::string_view ph) -> JsonWriter& {
     w.raw(",\n{\"name\":").string(name).key("cat").string(cat).key("ph").string(ph);
-    return w.key("pid").integer(e.pid).key("tid").integer(e.tid).key("ts").micros(e.ts);
+    return w.key("pid").integer(pid_base_ + e.pid).key("tid").integer(e.tid).key("ts").micros(e.ts);
   };
   switch (e.source) {
     case Source::Op: {
@@ -366,23 +379,22 @@ void TraceBuilder::write_event(JsonWriter& w, const Event& e) const {
   }
 }
 
-void TraceBuilder::write(std::ostream& out) {
+int TraceBuilder::prepare() {
   num_devices_ = std::max(s_.num_devices, static_cast<int>(s_.ops.size()));
   collect_slices();
   assign_lanes();
   if (opt_.flows) collect_flows();
   if (opt_.memory) collect_counters();
   std::sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) { return a.key() < b.key(); });
+  return num_devices_;
+}
 
-  JsonWriter w(out);
-  write_header(w);
-  bool first = true;
+void TraceBuilder::write_body(JsonWriter& w, bool& first) const {
   auto next = events_.begin();
   for (int d = 0; d < num_devices_; ++d) {
     write_metadata(w, d, first);
     for (; next != events_.end() && next->pid == d; ++next) write_event(w, *next);
   }
-  w.raw("\n]}\n");
 }
 
 }  // namespace
@@ -401,7 +413,35 @@ std::string format_trace_us(Tick ns) {
 
 void write_chrome_trace(std::ostream& out, const Schedule& schedule, const Timeline& timeline,
                         const TraceOptions& options) {
-  TraceBuilder(schedule, timeline, options).write(out);
+  TraceBuilder builder(schedule, timeline, options);
+  builder.prepare();
+  JsonWriter w(out);
+  builder.write_header(w);
+  bool first = true;
+  builder.write_body(w, first);
+  w.raw("\n]}\n");
+}
+
+void write_chrome_trace_groups(std::ostream& out, const std::vector<TraceGroup>& groups, const TraceOptions& options) {
+  PIPESIM_ASSERT(!groups.empty());
+  std::vector<TraceBuilder> builders;
+  builders.reserve(groups.size());
+  int pid_stride = 0;
+  for (const TraceGroup& g : groups) pid_stride = std::max({pid_stride, g.schedule.num_devices,
+                                                            static_cast<int>(g.schedule.ops.size())});
+  std::uint64_t flow_base = 0;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const TraceGroup& g = groups[i];
+    builders.emplace_back(g.schedule, g.timeline, options, static_cast<int>(i) * pid_stride, g.label + ": ",
+                          flow_base);
+    builders.back().prepare();
+    flow_base += 2 * g.timeline.transfers.size();
+  }
+  JsonWriter w(out);
+  builders.front().write_header(w);
+  bool first = true;
+  for (const TraceBuilder& b : builders) b.write_body(w, first);
+  w.raw("\n]}\n");
 }
 
 void write_chrome_trace_file(const std::string& path, const Schedule& schedule,

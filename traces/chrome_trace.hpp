@@ -56,7 +56,19 @@ inline constexpr int kCollectiveTid = 3;
 void write_chrome_trace(std::ostream& out, const Schedule& schedule, const Timeline& timeline,
                         const TraceOptions& options = {});
 
-// Same, to a file; InputError "cannot write 'path': reason" if it cannot be written.
+// Several timelines in one file, one process group each (`pipesim validate`: "predicted"
+// and "measured"): group g's devices are processes g*D + device (D = the most devices of
+// any group), named "<label>: device N"; the header (otherData) is the first group's.
+struct TraceGroup {
+  std::string label;
+  const Schedule& schedule;
+  const Timeline& timeline;
+};
+void write_chrome_trace_groups(std::ostream& out, const std::vector<TraceGroup>& groups,
+                               const TraceOptions& options = {});
+
+// Same as write_chrome_trace, to a file; InputError "cannot write 'path': reason" if it
+// cannot be written.
 void write_chrome_trace_file(const std::string& path, const Schedule& schedule,
                              const Timeline& timeline, const TraceOptions& options = {});
 

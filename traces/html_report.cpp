@@ -112,6 +112,7 @@ void write_html_report(std::ostream& out, const std::vector<ReportRun>& runs, co
       line += (line.empty() ? "" : " &middot; ") + xml_escape(key) + "=" + xml_escape(value);
     put(out, "<p class=\"settings\">" + line + "</p>\n");
   }
+  put(out, options.intro_html);
   if (runs.size() > 1) {
     std::string nav;
     for (std::size_t i = 0; i < runs.size(); ++i)

@@ -34,6 +34,9 @@ struct ReportOptions {
   int width = 1200;                   // px of every chart
   std::size_t max_shapes = 2000;      // per Gantt chart; above this it is aggregated
   std::string generator = "pipesim";  // footer ("pipesim 0.1.0"); never a date
+  // HTML put after the title and settings, before the runs (validate's error tables,
+  // traces/html_validation.hpp); the caller escapes what it contains.
+  std::string intro_html;
 };
 
 // One simulated run; the report only reads it.

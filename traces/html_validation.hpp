@@ -1,0 +1,13 @@
+#pragma once
+// The error tables of `pipesim validate --report`: predicted against measured, headline
+// numbers and per-kind duration errors (traces/validation.hpp has the definitions). The
+// report puts them above the two aligned timelines (ReportOptions::intro_html).
+#include <string>
+
+#include "traces/validation.hpp"
+
+namespace pipesim {
+
+std::string validation_html(const ValidationReport& r);
+
+}  // namespace pipesim
