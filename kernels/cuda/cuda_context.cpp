@@ -1,0 +1,50 @@
+#include "kernels/cuda/cuda_context.hpp"
+
+#include <cstdio>
+
+#include "kernels/cuda/device_ops.hpp"
+
+namespace pipesim {
+
+const char* precision_name(GemmPrecision p) { return p == GemmPrecision::Bf16 ? "bf16" : "fp32"; }
+
+CudaContext::CudaContext(int device) : device_(device) {
+  const std::string op = "context for device " + std::to_string(device);
+  cuda_check(cudaSetDevice(device), "cudaSetDevice", op);
+  cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", op);
+  const cublasStatus_t created = cublasCreate(&cublas_);
+  if (created != CUBLAS_STATUS_SUCCESS) {
+    cudaStreamDestroy(stream_);
+    cublas_check(created, "cublasCreate", op);
+  }
+  try {
+    cublas_check(cublasSetStream(cublas_, stream_), "cublasSetStream", op);
+    // Plain fp32 stays fp32: no TF32 tensor-op rounding behind the fp32 mode's back.
+    cublas_check(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode", op);
+  } catch (...) {
+    cublasDestroy(cublas_);
+    cudaStreamDestroy(stream_);
+    throw;
+  }
+}
+
+CudaContext::~CudaContext() {
+  ones_ = DeviceBuffer<float>{};  // stream-ordered free before the stream goes
+  if (cudaStreamSynchronize(stream_) != cudaSuccess) std::fprintf(stderr, "pipesim: warning: cudaStreamSynchronize failed\n");
+  cublasDestroy(cublas_);
+  cudaStreamDestroy(stream_);
+}
+
+void CudaContext::synchronize(const std::string& op) const {
+  cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", op);
+}
+
+const float* CudaContext::ones(std::int64_t count) {
+  if (ones_.size() < count) {
+    ones_ = DeviceBuffer<float>(count, stream_, "ones vector");
+    fill(ones_.data(), 1.0f, count, stream_, "ones vector");
+  }
+  return ones_.data();
+}
+
+}  // namespace pipesim
