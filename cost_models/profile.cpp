@@ -1,0 +1,129 @@
+// Profile statistics and writing profile files (the reader is profile_json.cpp).
+#include "cost_models/profile.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "schedules/error.hpp"
+
+namespace pipesim {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+double percentile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+ojson stats_json(const TimingStats& s) {
+  ojson j;
+  j["median_s"] = s.median;
+  j["p10_s"] = s.p10;
+  j["p90_s"] = s.p90;
+  j["min_s"] = s.min;
+  j["max_s"] = s.max;
+  j["repeats"] = s.repeats;
+  return j;
+}
+
+ojson optimizer_json(const OptimizerTimes& o) {
+  ojson j;
+  j["sgd"] = stats_json(o.sgd);
+  j["adam"] = stats_json(o.adam);
+  return j;
+}
+
+ojson pass_json(const PassProfile& p, bool input_grad) {
+  ojson j;
+  j["forward"] = stats_json(p.forward);
+  if (input_grad) j["input_grad"] = stats_json(p.input_grad);
+  j["weight_grad"] = stats_json(p.weight_grad);
+  j["activation_bytes"] = p.activation_bytes;
+  j["held_after_input_grad_bytes"] = p.held_after_input_grad_bytes;
+  return j;
+}
+
+}  // namespace
+
+TimingStats summarize_timings(std::vector<double> samples) {
+  PIPESIM_ASSERT(!samples.empty());
+  std::sort(samples.begin(), samples.end());
+  TimingStats s;
+  s.median = percentile(samples, 0.5);
+  s.p10 = percentile(samples, 0.1);
+  s.p90 = percentile(samples, 0.9);
+  s.min = samples.front();
+  s.max = samples.back();
+  s.repeats = static_cast<int>(samples.size());
+  return s;
+}
+
+std::string profile_json_text(const Profile& p) {
+  ojson j;
+  j["format"] = kProfileFormat;
+  j["version"] = kProfileVersion;
+  j["backend"] = p.backend;
+  j["date"] = p.date;
+  ojson& m = j["machine"];
+  m["cpu"] = p.machine.cpu;
+  m["cores"] = p.machine.cores;
+  if (!p.machine.hostname.empty()) m["hostname"] = p.machine.hostname;
+  m["device"] = p.machine.device;
+  m["device_count"] = p.machine.device_count;
+  ojson& lib = j["libraries"];
+  lib["compiler"] = p.libraries.compiler;
+  lib["eigen"] = p.libraries.eigen;
+  lib["cuda"] = p.libraries.cuda.empty() ? ojson(nullptr) : ojson(p.libraries.cuda);
+  j["settings"] = {{"repeats", p.settings.repeats}, {"warmup", p.settings.warmup}, {"threads", p.settings.threads}};
+  const ModelSpec& md = p.model;
+  j["model"] = {{"name", md.name},     {"family", md.family},         {"layers", md.layers},
+                {"hidden", md.hidden}, {"heads", md.heads},           {"ffn_hidden", md.ffn_hidden},
+                {"seq_len", md.seq_len}, {"vocab", md.vocab},         {"tied_embeddings", md.tied_embeddings}};
+  j["dtype"] = p.dtype;
+  j["parameters"] = {{"block", p.parameters.block},
+                     {"embedding", p.parameters.embedding},
+                     {"head_norm", p.parameters.head_norm},
+                     {"head_weight", p.parameters.head_weight}};
+  ojson& opt = j["optimizer"];
+  opt["block"] = optimizer_json(p.block_optimizer);
+  opt["embedding"] = optimizer_json(p.embedding_optimizer);
+  opt["head_norm"] = optimizer_json(p.head_norm_optimizer);
+  opt["head_weight"] = optimizer_json(p.head_weight_optimizer);
+  ojson& mbs = j["micro_batches"] = ojson::array();
+  for (const MicroBatchProfile& mb : p.micro_batches) {
+    ojson e;
+    e["size"] = mb.size;
+    e["message_bytes"] = mb.message_bytes;
+    e["block"] = pass_json(mb.block, true);
+    e["embedding"] = pass_json(mb.embedding, false);
+    e["head"] = pass_json(mb.head, true);
+    mbs.push_back(std::move(e));
+  }
+  ojson& link = j["link"];
+  link["kind"] = p.link.kind;
+  link["latency_s"] = p.link.latency;
+  link["bandwidth_bytes_per_s"] = p.link.bandwidth;
+  link["rms_relative_residual"] = p.link.rms_relative_residual;
+  link["max_relative_residual"] = p.link.max_relative_residual;
+  ojson& samples = link["samples"] = ojson::array();
+  for (const LinkSample& s : p.link.samples) samples.push_back({{"bytes", s.bytes}, {"time", stats_json(s.time)}});
+  return j.dump(2) + "\n";
+}
+
+void write_profile_file(const Profile& p, const std::string& path) {
+  const std::string text = profile_json_text(p);
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError("cannot write profile '" + one_line(path) + "': " + std::strerror(errno));
+  if (!(out << text) || !out.flush()) throw InputError("cannot write profile '" + one_line(path) + "'");
+}
+
+}  // namespace pipesim

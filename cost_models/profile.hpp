@@ -1,0 +1,122 @@
+#pragma once
+// Profile: what `pipesim profile` measured for one model on one backend, and the JSON file
+// it is kept in (docs/profile-format.md). The profiler (kernels/profiler.hpp) fills it;
+// the profiled cost model (cost_models/profiled.hpp) answers the engine's questions from it.
+//
+//   profile.json
+//   ├── backend, date, machine, libraries, settings     where and how it was measured
+//   ├── model, dtype, parameters                        what was measured
+//   ├── optimizer      per block / embedding / head     SGD and Adam steps (no micro-batch)
+//   ├── micro_batches  one entry per size b             block F I W, embedding F W,
+//   │                                                   head F I W; their bytes; message bytes
+//   └── link           samples of bytes -> seconds, and latency + bytes / bandwidth fitted
+//
+// Times are seconds; every timed quantity is the median of `repeats` runs after warm-up,
+// with its 10th and 90th percentiles. Bytes are exact counts.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cost_models/model_spec.hpp"
+
+namespace pipesim {
+
+inline constexpr const char* kProfileFormat = "pipesim-profile";
+inline constexpr int kProfileVersion = 1;
+
+// Summary of repeated runs of one measurement.
+struct TimingStats {
+  double median = 0, p10 = 0, p90 = 0, min = 0, max = 0;  // seconds
+  int repeats = 0;
+};
+
+// Percentiles with linear interpolation between order statistics (numpy's default).
+// `samples` non-empty (PIPESIM_ASSERT).
+TimingStats summarize_timings(std::vector<double> samples);
+
+struct ProfileMachine {
+  std::string cpu;       // /proc/cpuinfo "model name"
+  int cores = 0;         // hardware threads the OS reports
+  std::string hostname;  // optional (empty: not recorded)
+  std::string device;    // the device timed: "cpu", or a GPU name for CUDA
+  int device_count = 1;  // GPUs seen (CUDA); 1 on the CPU
+};
+
+struct ProfileLibraries {
+  std::string compiler;  // "GCC 12.2.0"
+  std::string eigen;     // "3.4.0"
+  std::string cuda;      // empty: not used
+};
+
+struct ProfileSettings {
+  int repeats = 0;  // timed runs per measurement
+  int warmup = 0;   // untimed runs before them
+  int threads = 1;  // compute threads per device (Eigen)
+};
+
+// Parameter counts of the pieces a stage can hold (fp32 numbers).
+struct ProfileParameters {
+  std::int64_t block = 0;
+  std::int64_t embedding = 0;    // tokens V x h + positions s x h
+  std::int64_t head_norm = 0;    // final LayerNorm gain + bias
+  std::int64_t head_weight = 0;  // V x h: the head's own matrix, or a tied copy on another stage
+};
+
+// One optimizer step over one parameter group.
+struct OptimizerTimes {
+  TimingStats sgd, adam;
+};
+
+// One pass of one piece (block, embedding or head) at one micro-batch size.
+struct PassProfile {
+  TimingStats forward, input_grad, weight_grad;  // embedding: no input_grad (repeats 0)
+  std::int64_t activation_bytes = 0;             // held from F until the backward ends
+  std::int64_t held_after_input_grad_bytes = 0;  // of those, still held between I and W
+};
+
+struct MicroBatchProfile {
+  int size = 0;  // sequences (b)
+  PassProfile block, embedding, head;
+  std::int64_t message_bytes = 0;  // activation (or gradient) one stage sends the next
+};
+
+struct LinkSample {
+  std::int64_t bytes = 0;
+  TimingStats time;
+};
+
+struct LinkProfile {
+  std::string kind;  // "thread-handoff" (CPU), "device-to-device" / "peer" (CUDA)
+  std::vector<LinkSample> samples;
+  double latency = 0;    // seconds
+  double bandwidth = 0;  // bytes/s
+  double rms_relative_residual = 0;
+  double max_relative_residual = 0;
+};
+
+struct Profile {
+  std::string backend;  // "cpu" or "cuda"
+  std::string date;     // UTC, ISO 8601: "2026-11-30T07:51:38Z"
+  ProfileMachine machine;
+  ProfileLibraries libraries;
+  ProfileSettings settings;
+  ModelSpec model;  // GPT family: name, layers, hidden, heads, ffn_hidden, seq_len, vocab, tied
+  std::string dtype = "fp32";
+  ProfileParameters parameters;
+  OptimizerTimes block_optimizer, embedding_optimizer, head_norm_optimizer, head_weight_optimizer;
+  std::vector<MicroBatchProfile> micro_batches;  // by increasing size
+  LinkProfile link;
+};
+
+// The JSON text of a profile (2-space indented, fields in the documented order).
+std::string profile_json_text(const Profile& p);
+void write_profile_file(const Profile& p, const std::string& path);  // InputError if it cannot write
+
+// Reads and validates everything (docs/profile-format.md): format and version, no unknown
+// or missing fields, positive finite times with p10 <= median <= p90, strictly increasing
+// micro-batch sizes, positive byte counts, a consistent model shape and link fit. Every
+// problem is an InputError of one line: "<source>: /micro_batches/1/block/forward/median_s: ...".
+Profile parse_profile(const std::string& json_text, const std::string& source);
+Profile read_profile_file(const std::string& path);
+
+}  // namespace pipesim

@@ -1,0 +1,84 @@
+#pragma once
+// ProfiledCostModel: the engine's durations and sizes from a measured profile
+// (cost_models/profile.hpp, written by `pipesim profile`), for the model the profile
+// measured, at one micro-batch size. docs/cost-model.md ("The profiled cost model").
+//
+//   stage op      blocks(stage) x block time  (+ embedding on stage 0, + head on the last)
+//                 blocks(stage) from kernels/stage_layout.hpp with the schedule's
+//                 num_stages, so an interleaved chunk op is a stage of a finer cut
+//   F, I, W       the profiled pass; B = I + W; the embedding has no I
+//   micro-batch   every quantity is a SizeFit over the profiled sizes (time_fit.hpp),
+//                 evaluated at b / microbatch_split (Chimera's halves are half-size runs)
+//   OptStep       blocks x per-block optimizer step (+ embedding, + head norm and head
+//                 weight where the stage holds them) (+ the tied-embedding gradient sum)
+//   memory        activation / held-after-I bytes measured from the kernels' caches
+//   links         the fitted latency + bytes / bandwidth; allreduce: a ring over it
+//   GradSync      the stage's fp32 parameters
+//
+// Weights of the tied LM head: on one stage the head multiplies the embedding's own
+// matrix; with several stages the last stage keeps a copy (Megatron), whose optimizer step
+// it pays, and both copies' gradients are summed before the step (a 2-rank allreduce over
+// the link, on stage 0's and the last stage's OptStep) unless `tied_embedding_sync` is off.
+#include <string>
+
+#include "cost_models/cost_model.hpp"
+#include "cost_models/profile.hpp"
+#include "cost_models/time_fit.hpp"
+#include "kernels/stage_layout.hpp"  // header-only: the one rule for cutting a model into stages
+
+namespace pipesim {
+
+struct ProfiledCostConfig {
+  Profile profile;
+  std::string source = "profile";  // the file, for messages
+  // The model simulated. It must have the profile's block shape (hidden, heads, ffn,
+  // seq_len, vocab, tied embeddings); its layer count may differ (a block's time does not
+  // depend on how many follow). Empty name: the profiled model itself.
+  ModelSpec model;
+  int micro_batch_size = 1;
+  std::string optimizer = "adam";  // "adam" or "sgd": the step OptStep times
+  FitPolicy fit = FitPolicy::Auto;
+  bool tied_embedding_sync = true;
+};
+
+// The pieces a stage is made of and the quantities measured per micro-batch size.
+enum class Piece { Block, Embedding, Head };
+enum class Measure { Forward, InputGrad, WeightGrad, ActivationBytes, HeldBytes };
+
+class ProfiledCostModel final : public CostModel {
+ public:
+  // InputError (naming config.source) when the model does not match the profile, the
+  // micro-batch size is too far outside the profiled sizes, or the optimizer is unknown.
+  explicit ProfiledCostModel(ProfiledCostConfig config);
+
+  Tick compute_time(const Op& op, OpScale scale) const override;
+  ActivationCost activation(const Op& op, OpScale scale) const override;
+  std::int64_t message_bytes(const Op& producer, OpScale scale) const override;
+  TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
+  std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override;
+  Tick allreduce_time(int participants, std::int64_t bytes) const override;
+
+  const ProfiledCostConfig& config() const { return config_; }
+  const ModelSpec& model() const { return config_.model; }
+  // The fit of one measured quantity (InputGrad of the embedding does not exist: assert).
+  const SizeFit& fit(Piece piece, Measure m) const;
+  const SizeFit& message_fit() const { return message_; }
+  // Seconds of one full micro-batch of `kind` (F, B, I, W) on `stage` of `num_stages`, at
+  // micro-batch size b (sequences; fractional for split micro-batches).
+  double stage_seconds(OpKind kind, int stage, int num_stages, double b) const;
+  double optimizer_seconds(int stage, int num_stages) const;
+  std::int64_t stage_parameters(int stage, int num_stages) const;
+  // One line for tables and traces: "profiled: gpt-small on cpu (CPU name), 2026-11-30, b=2".
+  std::string label() const;
+
+ private:
+  double microbatch(int split) const;  // b / split
+  StageLayout layout_of(int stage, int num_stages) const;
+
+  ProfiledCostConfig config_;
+  SizeFit fits_[3][5];
+  SizeFit message_;
+  double optimizer_block_ = 0, optimizer_embedding_ = 0, optimizer_head_norm_ = 0, optimizer_head_weight_ = 0;
+};
+
+}  // namespace pipesim

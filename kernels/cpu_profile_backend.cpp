@@ -1,0 +1,299 @@
+#include "kernels/cpu_profile_backend.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include "kernels/cpu_block.hpp"
+#include "kernels/embedding.hpp"
+#include "kernels/lm_head.hpp"
+#include "kernels/optimizer.hpp"
+#include "schedules/error.hpp"
+
+namespace pipesim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using T = float;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Times one call on this thread.
+template <class F>
+double timed(F&& f) {
+  const Clock::time_point start = Clock::now();
+  f();
+  return seconds_between(start, Clock::now());
+}
+
+KMat<T> random_matrix(Eigen::Index rows, Eigen::Index cols, std::uint64_t& state) {
+  KMat<T> m(rows, cols);
+  for (Eigen::Index j = 0; j < cols; ++j)
+    for (Eigen::Index i = 0; i < rows; ++i) m(i, j) = static_cast<T>(uniform_pm1(state));
+  return m;
+}
+
+std::vector<int> random_ids(int count, int vocab, std::uint64_t& state) {
+  std::vector<int> ids(static_cast<std::size_t>(count));
+  for (int& id : ids) id = static_cast<int>(splitmix64(state) % static_cast<std::uint64_t>(vocab));
+  return ids;
+}
+
+template <class M>
+std::int64_t bytes_of(const M& m) {
+  return static_cast<std::int64_t>(m.size()) * static_cast<std::int64_t>(sizeof(typename M::Scalar));
+}
+
+std::int64_t head_cache_bytes(const LmHeadCache<T>& c) {
+  return bytes_of(c.x) + bytes_of(c.mean) + bytes_of(c.rstd) + bytes_of(c.xn) + bytes_of(c.probs) +
+         static_cast<std::int64_t>(c.targets.size() * sizeof(int)) + bytes_of(c.d_gain) + bytes_of(c.d_bias);
+}
+
+class CpuWorkload final : public ProfileWorkload {
+ public:
+  CpuWorkload(const ModelSpec& m, int b, std::uint64_t seed) : vocab_(m.vocab), tied_(m.tied_embeddings) {
+    config_.batch = b;
+    config_.seq = m.seq_len;
+    config_.hidden = m.hidden;
+    config_.heads = m.heads;
+    config_.ffn = m.ffn_hidden;
+    check_block_config(config_);
+    std::uint64_t state = seed;
+    params_ = init_block_params<T>(config_, splitmix64(state));
+    grads_ = BlockParams<T>::zeros(config_);
+    const Eigen::Index n = config_.tokens(), h = config_.hidden;
+    x_ = random_matrix(n, h, state);
+    dy_ = random_matrix(n, h, state);
+    embedding_ = init_embedding<T>(config_, vocab_, splitmix64(state));
+    embedding_grads_ = Embedding<T>{KMat<T>::Zero(vocab_, h), KMat<T>::Zero(config_.seq, h)};
+    ids_ = random_ids(config_.tokens(), vocab_, state);
+    head_ = init_lm_head<T>(config_, vocab_, tied_, splitmix64(state));
+    head_grads_ = LmHead<T>{KRow<T>::Zero(h), KRow<T>::Zero(h), KMat<T>()};
+    head_weight_grad_ = KMat<T>::Zero(vocab_, h);
+    targets_ = random_ids(config_.tokens(), vocab_, state);
+  }
+
+  PassTimes block_pass() override {
+    PassTimes t;
+    KMat<T> y, dx;
+    t.forward = timed([&] { y = block_forward(params_, x_, cache_); });
+    block_bytes_.activation = cache_.bytes();
+    message_bytes_ = bytes_of(y);
+    t.input_grad = timed([&] { dx = block_backward_input(params_, dy_, cache_); });
+    block_bytes_.held_after_input_grad = cache_.bytes();
+    t.weight_grad = timed([&] { block_backward_weight(cache_, grads_); });
+    return t;
+  }
+
+  PassTimes embedding_pass() override {
+    PassTimes t;
+    KMat<T> x;
+    t.forward = timed([&] { x = embedding_forward(embedding_, config_, ids_); });
+    // W needs the token ids until it runs; the embedding keeps nothing else.
+    embedding_bytes_.activation = embedding_bytes_.held_after_input_grad =
+        static_cast<std::int64_t>(ids_.size() * sizeof(int));
+    t.weight_grad = timed([&] { embedding_backward_weight(config_, ids_, dy_, embedding_grads_); });
+    return t;
+  }
+
+  PassTimes head_pass() override {
+    PassTimes t;
+    const KMat<T>& weight = tied_ ? embedding_.tokens : head_.weight;
+    T loss = 0;
+    KMat<T> dx;
+    t.forward = timed([&] { loss = lm_head_forward(head_, weight, x_, targets_, head_cache_); });
+    loss_ = loss;
+    head_bytes_.activation = head_cache_bytes(head_cache_);
+    t.input_grad = timed([&] { dx = lm_head_backward_input(head_, weight, head_cache_); });
+    head_bytes_.held_after_input_grad = head_cache_bytes(head_cache_);
+    t.weight_grad = timed([&] { lm_head_backward_weight(head_cache_, head_grads_, head_weight_grad_); });
+    return t;
+  }
+
+  WorkloadBytes block_bytes() const override { return block_bytes_; }
+  WorkloadBytes embedding_bytes() const override { return embedding_bytes_; }
+  WorkloadBytes head_bytes() const override { return head_bytes_; }
+  std::int64_t message_bytes() const override { return message_bytes_; }
+
+  ProfileParameters parameters() const override {
+    ProfileParameters p;
+    p.block = block_parameter_count(config_);
+    p.embedding = embedding_.tokens.size() + embedding_.positions.size();
+    p.head_norm = head_.gain.size() + head_.bias.size();
+    p.head_weight = static_cast<std::int64_t>(vocab_) * config_.hidden;  // own matrix, or a tied copy
+    return p;
+  }
+
+ private:
+  BlockConfig config_;
+  int vocab_ = 0;
+  bool tied_ = true;
+  BlockParams<T> params_, grads_;
+  BlockCache<T> cache_;
+  KMat<T> x_, dy_;
+  Embedding<T> embedding_, embedding_grads_;
+  std::vector<int> ids_, targets_;
+  LmHead<T> head_, head_grads_;
+  KMat<T> head_weight_grad_;
+  LmHeadCache<T> head_cache_;
+  T loss_ = 0;
+  WorkloadBytes block_bytes_, embedding_bytes_, head_bytes_;
+  std::int64_t message_bytes_ = 0;
+};
+
+class CpuOptimizer final : public OptimizerProbe {
+ public:
+  CpuOptimizer(std::int64_t count, std::uint64_t seed) {
+    std::uint64_t state = seed;
+    params_ = random_matrix(count, 1, state);
+    // Small gradients keep many steps of either optimizer well away from overflow.
+    grads_ = random_matrix(count, 1, state) * T(1e-3);
+  }
+  double step(OptimizerKind kind) override {
+    if (kind == OptimizerKind::Sgd) return timed([&] { sgd_step(params_, grads_, 1e-3); });
+    return timed([&] { adam_step(params_, grads_, adam_, AdamConfig{}); });
+  }
+
+ private:
+  KVec<T> params_, grads_;
+  AdamState<T> adam_;
+};
+
+class ThreadHandoff final : public LinkProbe {
+ public:
+  explicit ThreadHandoff(std::int64_t bytes)
+      : size_(static_cast<std::size_t>(bytes)), src_(size_, 1), shared_(size_, 0), dst_(size_, 0) {
+    receiver_ = std::thread([this] { receive_loop(); });
+  }
+  ~ThreadHandoff() override {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      state_ = State::Quit;
+    }
+    cv_.notify_all();
+    receiver_.join();
+  }
+  ThreadHandoff(const ThreadHandoff&) = delete;
+  ThreadHandoff& operator=(const ThreadHandoff&) = delete;
+
+  double send() override {
+    const Clock::time_point start = Clock::now();
+    std::memcpy(shared_.data(), src_.data(), size_);
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      state_ = State::Sent;
+    }
+    cv_.notify_all();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return state_ == State::Received; });
+    state_ = State::Idle;
+    ++src_[0];  // a new message each time
+    return seconds_between(start, received_at_);
+  }
+
+ private:
+  enum class State { Idle, Sent, Received, Quit };
+  void receive_loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return state_ == State::Sent || state_ == State::Quit; });
+      if (state_ == State::Quit) return;
+      lock.unlock();
+      std::memcpy(dst_.data(), shared_.data(), size_);
+      const Clock::time_point done = Clock::now();
+      lock.lock();
+      received_at_ = done;
+      state_ = State::Received;
+      cv_.notify_all();
+    }
+  }
+
+  std::size_t size_;
+  std::vector<char> src_, shared_, dst_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  State state_ = State::Idle;
+  Clock::time_point received_at_;
+  std::thread receiver_;
+};
+
+}  // namespace
+
+CpuProfileBackend::CpuProfileBackend() { Eigen::setNbThreads(1); }
+
+void check_gpt_model(const ModelSpec& m, const std::string& who) {
+  const bool gpt = (m.family.empty() || m.family == "gpt") && m.mlp == MlpKind::Gelu && !m.rms_norm &&
+                   m.linear_bias && m.learned_positions && (m.kv_heads == 0 || m.kv_heads == m.heads) &&
+                   (m.head_dim == 0 || m.head_dim * m.heads == m.hidden);
+  if (!gpt)
+    throw InputError(who + ": model '" + m.name + "' (family '" + m.family +
+                     "') is not a GPT block; the kernels implement LayerNorm, a GELU MLP and multi-head attention "
+                     "with biases and learned positions only");
+}
+
+void CpuProfileBackend::describe(Profile& p) const {
+  p.machine.cpu = cpu_model_name();
+  p.machine.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) p.machine.hostname = host;
+  p.machine.device = "cpu";
+  p.machine.device_count = 1;
+  p.libraries.compiler = compiler_version();
+  p.libraries.eigen = eigen_version();
+  p.libraries.cuda.clear();
+  p.settings.threads = 1;
+}
+
+std::unique_ptr<ProfileWorkload> CpuProfileBackend::workload(const ModelSpec& model, int b, std::uint64_t seed) {
+  check_gpt_model(model, "profile");
+  return std::make_unique<CpuWorkload>(model, b, seed);
+}
+
+std::unique_ptr<OptimizerProbe> CpuProfileBackend::optimizer(std::int64_t count, std::uint64_t seed) {
+  PIPESIM_ASSERT(count > 0);
+  return std::make_unique<CpuOptimizer>(count, seed);
+}
+
+std::unique_ptr<LinkProbe> CpuProfileBackend::link(std::int64_t bytes) {
+  PIPESIM_ASSERT(bytes > 0);
+  return std::make_unique<ThreadHandoff>(bytes);
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(colon + 1);
+    const std::size_t first = name.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    name = name.substr(first);
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
+    if (!name.empty()) return name;
+  }
+  return "unknown";
+}
+
+std::string compiler_version() {
+#if defined(__clang__)
+  return "clang " __clang_version__;
+#elif defined(__GNUC__)
+  return "GCC " __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+std::string eigen_version() {
+  return std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
+         std::to_string(EIGEN_MINOR_VERSION);
+}
+
+}  // namespace pipesim

@@ -1,0 +1,39 @@
+#pragma once
+// The CPU profile backend: the Eigen kernels of kernels/ in float32, one thread (Eigen's
+// own parallelism off: the executor runs one thread per device), timed with
+// std::chrono::steady_clock around each call.
+//
+//   block      block_forward, block_backward_input, block_backward_weight (cpu_block.hpp)
+//   embedding  embedding_forward, embedding_backward_weight (embedding.hpp)
+//   head       lm_head_forward (with the loss), lm_head_backward_input, _weight (lm_head.hpp)
+//   optimizer  sgd_step / adam_step on one flat vector of the group's size (optimizer.hpp)
+//   link       a hand-off between two threads: the sender copies the message into a shared
+//              buffer and notifies (mutex + condition variable); the receiver wakes and
+//              copies it out. Timed from the start of the first copy to the end of the second.
+#include "kernels/profile_backend.hpp"
+
+namespace pipesim {
+
+class CpuProfileBackend final : public ProfileBackend {
+ public:
+  CpuProfileBackend();  // sets Eigen to one thread
+
+  std::string name() const override { return "cpu"; }
+  std::string link_kind() const override { return "thread-handoff"; }
+  void describe(Profile& profile) const override;
+  std::unique_ptr<ProfileWorkload> workload(const ModelSpec& model, int micro_batch_size, std::uint64_t seed) override;
+  std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) override;
+  std::unique_ptr<LinkProbe> link(std::int64_t bytes) override;
+};
+
+// InputError unless the model is what the kernels implement: a GPT block (LayerNorm,
+// GELU MLP, multi-head attention with biases, learned positions). `who` starts the message.
+void check_gpt_model(const ModelSpec& model, const std::string& who);
+
+// The CPU's "model name" from /proc/cpuinfo ("unknown" when there is none).
+std::string cpu_model_name();
+// "GCC 12.2.0" / "clang 14.0.6"; "3.4.0".
+std::string compiler_version();
+std::string eigen_version();
+
+}  // namespace pipesim

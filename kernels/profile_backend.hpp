@@ -1,0 +1,79 @@
+#pragma once
+// ProfileBackend: what the profiler (kernels/profiler.hpp) needs from a device to time the
+// ops of a model. The profiler owns the measurement loop (warm-up, repeats, medians,
+// fits); a backend owns the kernels and the clock:
+//
+//   profiler ──workload(model, b)──> ProfileWorkload   block / embedding / head passes,
+//            ──optimizer(count)────> OptimizerProbe    each timed by the backend's clock
+//            ──link(bytes)─────────> LinkProbe
+//
+// The CPU backend (kernels/cpu_profile_backend.hpp) times with std::chrono::steady_clock
+// on the calling thread. A CUDA backend would run its kernels on a stream and time each
+// piece with events recorded around it (cudaEventElapsedTime after a synchronize), and
+// measure device-to-device (and peer) copies as its link.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cost_models/model_spec.hpp"
+#include "cost_models/profile.hpp"
+
+namespace pipesim {
+
+struct PassTimes {
+  double forward = 0, input_grad = 0, weight_grad = 0;  // seconds
+};
+
+struct WorkloadBytes {
+  std::int64_t activation = 0;             // what the pass's cache holds after F
+  std::int64_t held_after_input_grad = 0;  // ... and after I (what W still needs)
+};
+
+// One model's pieces at one micro-batch size, on fixed inputs. Each pass runs F, then I,
+// then W of its piece (the embedding has no I: input_grad stays 0) and returns the seconds
+// of each; the passes may be run any number of times, in any order.
+class ProfileWorkload {
+ public:
+  virtual ~ProfileWorkload() = default;
+  virtual PassTimes block_pass() = 0;
+  virtual PassTimes embedding_pass() = 0;
+  virtual PassTimes head_pass() = 0;
+  // Bytes, exact, once each pass has run at least once.
+  virtual WorkloadBytes block_bytes() const = 0;
+  virtual WorkloadBytes embedding_bytes() const = 0;
+  virtual WorkloadBytes head_bytes() const = 0;
+  virtual std::int64_t message_bytes() const = 0;  // the activation a stage sends on
+  virtual ProfileParameters parameters() const = 0;
+};
+
+enum class OptimizerKind { Sgd, Adam };
+
+// One parameter group of `count` numbers with its gradients and optimizer state.
+class OptimizerProbe {
+ public:
+  virtual ~OptimizerProbe() = default;
+  virtual double step(OptimizerKind kind) = 0;  // seconds of one update
+};
+
+// A message of a fixed size from one device (thread, GPU) to another.
+class LinkProbe {
+ public:
+  virtual ~LinkProbe() = default;
+  virtual double send() = 0;  // seconds from the start of the send until the data is usable at the receiver
+};
+
+class ProfileBackend {
+ public:
+  virtual ~ProfileBackend() = default;
+  virtual std::string name() const = 0;       // "cpu", "cuda": the profile's backend field
+  virtual std::string link_kind() const = 0;  // "thread-handoff", "device-to-device", "peer"
+  // Fills the profile's machine and libraries, and settings.threads.
+  virtual void describe(Profile& profile) const = 0;
+  // InputError when the model is not one the backend's kernels implement.
+  virtual std::unique_ptr<ProfileWorkload> workload(const ModelSpec& model, int micro_batch_size,
+                                                    std::uint64_t seed) = 0;
+  virtual std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) = 0;
+  virtual std::unique_ptr<LinkProbe> link(std::int64_t bytes) = 0;
+};
+
+}  // namespace pipesim

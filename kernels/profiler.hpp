@@ -1,0 +1,56 @@
+#pragma once
+// The profiler: times a model's pieces on a backend (kernels/profile_backend.hpp) and
+// returns a Profile (cost_models/profile.hpp), which `pipesim profile` writes to a file and
+// ProfiledCostModel turns into durations. A library function, so `pipesim validate` and
+// tests can profile without the CLI.
+//
+//   for each micro-batch size b:  warm-up passes, then `repeats` timed passes of
+//                                 block (F I W), embedding (F W), head (F I W) -> medians
+//   optimizer, per group:         block, embedding, head norm, head weight; SGD and Adam
+//   link, per message size:       hand-offs of 4 KiB .. 64 MiB -> latency + bytes / bandwidth
+//                                 (Eigen least squares, cost_models/time_fit.hpp)
+//
+// Cost: about (warmup + repeats) x (F + I + W of one block, the embedding and the head) per
+// size, plus the link sizes; gpt-tiny with 2 repeats takes a few tens of milliseconds.
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cost_models/profile.hpp"
+#include "kernels/profile_backend.hpp"
+
+namespace pipesim {
+
+struct ProfileOptions {
+  std::vector<int> micro_batch_sizes = {1, 2, 4};
+  int repeats = 10;  // timed runs per measurement; the median is kept
+  int warmup = 2;    // untimed runs first (caches, page faults, allocator)
+  // Link message sizes: 4 KiB, 16 KiB, ..., 64 MiB (powers of 4).
+  std::vector<std::int64_t> link_sizes = default_link_sizes();
+  std::uint64_t seed = 0x5eed;   // inputs and parameters (the numbers, not the times)
+  std::ostream* progress = nullptr;  // a line per step (stderr from the CLI); null: quiet
+  // Refuse sizes whose working set (caches, inputs, head probabilities) exceeds this.
+  std::int64_t max_workload_bytes = std::int64_t{8} << 30;
+
+  static std::vector<std::int64_t> default_link_sizes();
+};
+
+// InputError when the options are out of range (no sizes, a size < 1 or repeated,
+// repeats < 1, warmup < 0, fewer than two link sizes, a working set over the limit) or the
+// model is not one the backend implements.
+Profile profile_model(const ModelSpec& model, const ProfileOptions& options, ProfileBackend& backend);
+
+// "cpu": the CPU backend. "cuda": InputError (no CUDA profile backend is built yet; the
+// CUDA kernels go in kernels/cuda/). Anything else: InputError listing the backends.
+std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name);
+
+// Bytes a workload of micro-batch size b holds at its peak (block and head caches, inputs,
+// gradients), for the limit above and the CLI's memory check.
+std::int64_t profile_workload_bytes(const ModelSpec& model, int micro_batch_size);
+
+// The current UTC time as ISO 8601, "2026-11-30T07:51:38Z".
+std::string utc_now_iso8601();
+
+}  // namespace pipesim
