@@ -83,7 +83,10 @@ std::string profile_json_text(const Profile& p) {
   lib["compiler"] = p.libraries.compiler;
   lib["eigen"] = p.libraries.eigen;
   lib["cuda"] = p.libraries.cuda.empty() ? ojson(nullptr) : ojson(p.libraries.cuda);
-  j["settings"] = {{"repeats", p.settings.repeats}, {"warmup", p.settings.warmup}, {"threads", p.settings.threads}};
+  j["settings"] = {{"repeats", p.settings.repeats},
+                   {"warmup", p.settings.warmup},
+                   {"threads", p.settings.threads},
+                   {"clock", p.settings.clock}};
   const ModelSpec& md = p.model;
   j["model"] = {{"name", md.name},     {"family", md.family},         {"layers", md.layers},
                 {"hidden", md.hidden}, {"heads", md.heads},           {"ffn_hidden", md.ffn_hidden},

@@ -208,10 +208,13 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   if (p.backend == "cuda" && p.libraries.cuda.empty())
     fail(libs.where("cuda"), "a cuda profile must name the CUDA version; got null");
 
-  const Obj settings = root.object("settings", {"repeats", "warmup", "threads"});
+  const Obj settings = root.object("settings", {"repeats", "warmup", "threads", "clock"});
   p.settings.repeats = settings.count("repeats");
   p.settings.warmup = settings.count("warmup", 0);
   p.settings.threads = settings.count("threads");
+  p.settings.clock = settings.text("clock");
+  if (p.settings.clock != "wall" && p.settings.clock != "thread-cpu")
+    fail(settings.where("clock"), "expected 'wall' or 'thread-cpu'; got '" + p.settings.clock + "'");
 
   p.model = read_model(root);
   p.dtype = root.text("dtype");

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include <time.h>
+
 #include <unistd.h>
 
 #include "kernels/cpu_block.hpp"
@@ -24,9 +26,20 @@ using T = float;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 // Times one call on this thread.
 template <class F>
-double timed(F&& f) {
+double timed(CpuClock clock, F&& f) {
+  if (clock == CpuClock::ThreadCpu) {
+    const double start = thread_cpu_seconds();
+    f();
+    return thread_cpu_seconds() - start;
+  }
   const Clock::time_point start = Clock::now();
   f();
   return seconds_between(start, Clock::now());
@@ -57,7 +70,8 @@ std::int64_t head_cache_bytes(const LmHeadCache<T>& c) {
 
 class CpuWorkload final : public ProfileWorkload {
  public:
-  CpuWorkload(const ModelSpec& m, int b, std::uint64_t seed) : vocab_(m.vocab), tied_(m.tied_embeddings) {
+  CpuWorkload(const ModelSpec& m, int b, std::uint64_t seed, CpuClock clock)
+      : clock_(clock), vocab_(m.vocab), tied_(m.tied_embeddings) {
     config_.batch = b;
     config_.seq = m.seq_len;
     config_.hidden = m.hidden;
@@ -82,23 +96,23 @@ class CpuWorkload final : public ProfileWorkload {
   PassTimes block_pass() override {
     PassTimes t;
     KMat<T> y, dx;
-    t.forward = timed([&] { y = block_forward(params_, x_, cache_); });
+    t.forward = timed(clock_, [&] { y = block_forward(params_, x_, cache_); });
     block_bytes_.activation = cache_.bytes();
     message_bytes_ = bytes_of(y);
-    t.input_grad = timed([&] { dx = block_backward_input(params_, dy_, cache_); });
+    t.input_grad = timed(clock_, [&] { dx = block_backward_input(params_, dy_, cache_); });
     block_bytes_.held_after_input_grad = cache_.bytes();
-    t.weight_grad = timed([&] { block_backward_weight(cache_, grads_); });
+    t.weight_grad = timed(clock_, [&] { block_backward_weight(cache_, grads_); });
     return t;
   }
 
   PassTimes embedding_pass() override {
     PassTimes t;
     KMat<T> x;
-    t.forward = timed([&] { x = embedding_forward(embedding_, config_, ids_); });
+    t.forward = timed(clock_, [&] { x = embedding_forward(embedding_, config_, ids_); });
     // W needs the token ids until it runs; the embedding keeps nothing else.
     embedding_bytes_.activation = embedding_bytes_.held_after_input_grad =
         static_cast<std::int64_t>(ids_.size() * sizeof(int));
-    t.weight_grad = timed([&] { embedding_backward_weight(config_, ids_, dy_, embedding_grads_); });
+    t.weight_grad = timed(clock_, [&] { embedding_backward_weight(config_, ids_, dy_, embedding_grads_); });
     return t;
   }
 
@@ -107,12 +121,12 @@ class CpuWorkload final : public ProfileWorkload {
     const KMat<T>& weight = tied_ ? embedding_.tokens : head_.weight;
     T loss = 0;
     KMat<T> dx;
-    t.forward = timed([&] { loss = lm_head_forward(head_, weight, x_, targets_, head_cache_); });
+    t.forward = timed(clock_, [&] { loss = lm_head_forward(head_, weight, x_, targets_, head_cache_); });
     loss_ = loss;
     head_bytes_.activation = head_cache_bytes(head_cache_);
-    t.input_grad = timed([&] { dx = lm_head_backward_input(head_, weight, head_cache_); });
+    t.input_grad = timed(clock_, [&] { dx = lm_head_backward_input(head_, weight, head_cache_); });
     head_bytes_.held_after_input_grad = head_cache_bytes(head_cache_);
-    t.weight_grad = timed([&] { lm_head_backward_weight(head_cache_, head_grads_, head_weight_grad_); });
+    t.weight_grad = timed(clock_, [&] { lm_head_backward_weight(head_cache_, head_grads_, head_weight_grad_); });
     return t;
   }
 
@@ -131,6 +145,7 @@ class CpuWorkload final : public ProfileWorkload {
   }
 
  private:
+  CpuClock clock_;
   BlockConfig config_;
   int vocab_ = 0;
   bool tied_ = true;
@@ -149,18 +164,19 @@ class CpuWorkload final : public ProfileWorkload {
 
 class CpuOptimizer final : public OptimizerProbe {
  public:
-  CpuOptimizer(std::int64_t count, std::uint64_t seed) {
+  CpuOptimizer(std::int64_t count, std::uint64_t seed, CpuClock clock) : clock_(clock) {
     std::uint64_t state = seed;
     params_ = random_matrix(count, 1, state);
     // Small gradients keep many steps of either optimizer well away from overflow.
     grads_ = random_matrix(count, 1, state) * T(1e-3);
   }
   double step(OptimizerKind kind) override {
-    if (kind == OptimizerKind::Sgd) return timed([&] { sgd_step(params_, grads_, 1e-3); });
-    return timed([&] { adam_step(params_, grads_, adam_, AdamConfig{}); });
+    if (kind == OptimizerKind::Sgd) return timed(clock_, [&] { sgd_step(params_, grads_, 1e-3); });
+    return timed(clock_, [&] { adam_step(params_, grads_, adam_, AdamConfig{}); });
   }
 
  private:
+  CpuClock clock_;
   KVec<T> params_, grads_;
   AdamState<T> adam_;
 };
@@ -225,7 +241,7 @@ class ThreadHandoff final : public LinkProbe {
 
 }  // namespace
 
-CpuProfileBackend::CpuProfileBackend() { Eigen::setNbThreads(1); }
+CpuProfileBackend::CpuProfileBackend(CpuClock clock) : clock_(clock) { Eigen::setNbThreads(1); }
 
 void check_gpt_model(const ModelSpec& m, const std::string& who) {
   const bool gpt = (m.family.empty() || m.family == "gpt") && m.mlp == MlpKind::Gelu && !m.rms_norm &&
@@ -248,16 +264,17 @@ void CpuProfileBackend::describe(Profile& p) const {
   p.libraries.eigen = eigen_version();
   p.libraries.cuda.clear();
   p.settings.threads = 1;
+  p.settings.clock = clock_ == CpuClock::Wall ? "wall" : "thread-cpu";
 }
 
 std::unique_ptr<ProfileWorkload> CpuProfileBackend::workload(const ModelSpec& model, int b, std::uint64_t seed) {
   check_gpt_model(model, "profile");
-  return std::make_unique<CpuWorkload>(model, b, seed);
+  return std::make_unique<CpuWorkload>(model, b, seed, clock_);
 }
 
 std::unique_ptr<OptimizerProbe> CpuProfileBackend::optimizer(std::int64_t count, std::uint64_t seed) {
   PIPESIM_ASSERT(count > 0);
-  return std::make_unique<CpuOptimizer>(count, seed);
+  return std::make_unique<CpuOptimizer>(count, seed, clock_);
 }
 
 std::unique_ptr<LinkProbe> CpuProfileBackend::link(std::int64_t bytes) {

@@ -1,7 +1,9 @@
 #pragma once
 // The CPU profile backend: the Eigen kernels of kernels/ in float32, one thread (Eigen's
 // own parallelism off: the executor runs one thread per device), timed with
-// std::chrono::steady_clock around each call.
+// std::chrono::steady_clock around each call (CpuClock::Wall), or with the calling thread's
+// CPU time (CpuClock::ThreadCpu: clock_gettime(CLOCK_THREAD_CPUTIME_ID), which a machine
+// shared with other work disturbs far less, but which does not see the op waiting).
 //
 //   block      block_forward, block_backward_input, block_backward_weight (cpu_block.hpp)
 //   embedding  embedding_forward, embedding_backward_weight (embedding.hpp)
@@ -14,9 +16,11 @@
 
 namespace pipesim {
 
+enum class CpuClock { Wall, ThreadCpu };
+
 class CpuProfileBackend final : public ProfileBackend {
  public:
-  CpuProfileBackend();  // sets Eigen to one thread
+  explicit CpuProfileBackend(CpuClock clock = CpuClock::Wall);  // sets Eigen to one thread
 
   std::string name() const override { return "cpu"; }
   std::string link_kind() const override { return "thread-handoff"; }
@@ -24,6 +28,9 @@ class CpuProfileBackend final : public ProfileBackend {
   std::unique_ptr<ProfileWorkload> workload(const ModelSpec& model, int micro_batch_size, std::uint64_t seed) override;
   std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) override;
   std::unique_ptr<LinkProbe> link(std::int64_t bytes) override;
+
+ private:
+  CpuClock clock_;
 };
 
 // InputError unless the model is what the kernels implement: a GPT block (LayerNorm,

@@ -67,7 +67,7 @@ class ProfileBackend {
   virtual ~ProfileBackend() = default;
   virtual std::string name() const = 0;       // "cpu", "cuda": the profile's backend field
   virtual std::string link_kind() const = 0;  // "thread-handoff", "device-to-device", "peer"
-  // Fills the profile's machine and libraries, and settings.threads.
+  // Fills the profile's machine and libraries, and settings.threads and settings.clock.
   virtual void describe(Profile& profile) const = 0;
   // InputError when the model is not one the backend's kernels implement.
   virtual std::unique_ptr<ProfileWorkload> workload(const ModelSpec& model, int micro_batch_size,

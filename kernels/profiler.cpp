@@ -136,9 +136,13 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
     std::unique_ptr<ProfileWorkload> w = backend.workload(model, b, o.seed);
     MicroBatchProfile mb;
     mb.size = b;
-    mb.block = pass_profile(passes(o, &ProfileWorkload::block_pass, *w), w->block_bytes(), true);
-    mb.embedding = pass_profile(passes(o, &ProfileWorkload::embedding_pass, *w), w->embedding_bytes(), false);
-    mb.head = pass_profile(passes(o, &ProfileWorkload::head_pass, *w), w->head_bytes(), true);
+    // The bytes are known once the passes ran (separate statements: argument order is unspecified).
+    const std::vector<PassTimes> block = passes(o, &ProfileWorkload::block_pass, *w);
+    mb.block = pass_profile(block, w->block_bytes(), true);
+    const std::vector<PassTimes> embedding = passes(o, &ProfileWorkload::embedding_pass, *w);
+    mb.embedding = pass_profile(embedding, w->embedding_bytes(), false);
+    const std::vector<PassTimes> head = passes(o, &ProfileWorkload::head_pass, *w);
+    mb.head = pass_profile(head, w->head_bytes(), true);
     mb.message_bytes = w->message_bytes();
     if (k == 0) p.parameters = w->parameters();
     p.micro_batches.push_back(mb);
@@ -187,8 +191,12 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
   return p;
 }
 
-std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name) {
-  if (name == "cpu") return std::make_unique<CpuProfileBackend>();
+std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock) {
+  if (name == "cpu") {
+    if (clock != "wall" && clock != "thread-cpu")
+      throw InputError("--clock: expected wall or thread-cpu, got '" + clock + "'");
+    return std::make_unique<CpuProfileBackend>(clock == "wall" ? CpuClock::Wall : CpuClock::ThreadCpu);
+  }
   if (name == "cuda")
     throw InputError("--backend cuda: this pipesim has no CUDA profile backend (the CUDA kernels of kernels/cuda/ are "
                      "not built in); use --backend cpu");

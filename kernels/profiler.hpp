@@ -42,9 +42,10 @@ struct ProfileOptions {
 // model is not one the backend implements.
 Profile profile_model(const ModelSpec& model, const ProfileOptions& options, ProfileBackend& backend);
 
-// "cpu": the CPU backend. "cuda": InputError (no CUDA profile backend is built yet; the
+// "cpu": the CPU backend, timing with `clock` ("wall" or "thread-cpu"; InputError
+// otherwise; kernels/cpu_profile_backend.hpp). "cuda": InputError (no CUDA profile backend is built yet; the
 // CUDA kernels go in kernels/cuda/). Anything else: InputError listing the backends.
-std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name);
+std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock = "wall");
 
 // Bytes a workload of micro-batch size b holds at its peak (block and head caches, inputs,
 // gradients), for the limit above and the CLI's memory check.

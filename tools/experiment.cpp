@@ -83,6 +83,31 @@ AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::str
   return c;
 }
 
+void add_profiled_flags(CLI::App& app, ProfiledOptions& o) {
+  app.add_option("--cost", o.cost, "Measured costs: a profile file from `pipesim profile` (with --model, --micro-batch-size)");
+  app.add_option("--cost-optimizer", o.optimizer, "With --cost: the optimizer step OptStep takes, adam or sgd")
+      ->capture_default_str();
+  app.add_option("--cost-fit", o.fit, "With --cost: durations between profiled sizes: auto, line or piecewise")
+      ->capture_default_str();
+}
+
+ProfiledCostConfig make_profiled_config(const CLI::App& app, const ProfiledOptions& o, const HardwareOptions& hw) {
+  for (const char* flag : {"--hardware", "--nodes", "--gpus-per-node", "--tp", "--sequence-parallel", "--flash-attention",
+                           "--recompute", "--dtype", "--zero1", "--intra-link", "--inter-link"})
+    if (app.count(flag) > 0)
+      throw InputError(std::string(flag) + ": not used with --cost (the profile measured its own machine)");
+  if (o.optimizer != "adam" && o.optimizer != "sgd")
+    throw InputError("--cost-optimizer: expected adam or sgd, got '" + o.optimizer + "'");
+  ProfiledCostConfig c;
+  c.profile = read_profile_file(o.cost);
+  c.source = o.cost;
+  if (!hw.model.empty()) c.model = find_model(hw.model);
+  c.micro_batch_size = hw.micro_batch_size;
+  c.optimizer = o.optimizer;
+  c.fit = parse_fit_policy(o.fit, "--cost-fit");
+  return c;
+}
+
 Assessment assess(const AnalyticalCostModel& model, const std::string& hardware, const Schedule& schedule,
                   const SimResult& result, const Metrics& metrics) {
   const AnalyticalConfig& c = model.config();

@@ -13,6 +13,7 @@
 
 #include "cost_models/analytical.hpp"
 #include "cost_models/memory_model.hpp"
+#include "cost_models/profiled.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
@@ -40,6 +41,19 @@ void add_hardware_flags(CLI::App& app, HardwareOptions& options);
 // The analytical model for `gpu` running a pipeline of `pipeline_devices` devices (each of
 // tp GPUs); data parallelism fills the rest of the cluster. InputError if it does not divide.
 AnalyticalConfig make_analytical_config(const HardwareOptions& options, const std::string& gpu, int pipeline_devices);
+
+// `--cost profile.json` (with --model and --micro-batch-size from HardwareOptions): the
+// profiled cost model of a measured profile (cost_models/profiled.hpp, `pipesim profile`).
+struct ProfiledOptions {
+  std::string cost;               // the profile file; empty: not this mode
+  std::string optimizer = "adam"; // the optimizer step OptStep takes: adam or sgd
+  std::string fit = "auto";       // durations between profiled sizes: auto, line or piecewise
+};
+
+void add_profiled_flags(CLI::App& app, ProfiledOptions& options);
+// Reads and checks the profile. --model names the simulated model (the profile's when
+// empty); InputError if --hardware or other GPU flags were given too.
+ProfiledCostConfig make_profiled_config(const CLI::App& app, const ProfiledOptions& options, const HardwareOptions& hw);
 
 // One schedule on one model and GPU type.
 struct Assessment {

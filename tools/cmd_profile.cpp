@@ -1,0 +1,151 @@
+// `pipesim profile`: time a model's ops on this machine and write a profile file
+// (docs/profile-format.md) that simulate and compare read with --cost.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cost_models/catalog.hpp"
+#include "cost_models/profiled.hpp"
+#include "cost_models/time_fit.hpp"
+#include "kernels/profiler.hpp"
+#include "schedules/error.hpp"
+#include "tools/commands.hpp"
+#include "tools/table.hpp"
+
+namespace pipesim {
+namespace {
+
+struct ProfileFlags {
+  std::string backend = "cpu";
+  std::string model;
+  std::string sizes = "1,2,4";
+  std::string link_sizes;  // empty: 4KiB..64MiB
+  int repeats = 10;
+  int warmup = 2;
+  std::string out;
+  std::string clock = "wall";
+  bool quiet = false;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+std::vector<int> parse_sizes(const std::string& text) {
+  std::vector<int> out;
+  for (const std::string& item : split(text)) {
+    std::size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || v < 1)
+      throw InputError("--micro-batch-sizes: expected a comma-separated list of positive integers like 1,2,4; got '" +
+                       text + "'");
+    out.push_back(v);
+  }
+  if (out.empty()) throw InputError("--micro-batch-sizes: expected at least one size");
+  return out;
+}
+
+std::vector<std::int64_t> parse_link_sizes(const std::string& text) {
+  std::vector<std::int64_t> out;
+  for (const std::string& item : split(text)) out.push_back(parse_bytes(item, "--link-sizes"));
+  return out;
+}
+
+std::string seconds_text(double s) { return format_duration(static_cast<Tick>(s * 1e9 + 0.5)); }
+
+std::string fit_text(const SizeFit& f) {
+  const LineFit& l = f.line();
+  std::ostringstream s;
+  s << fit_kind_name(f.kind());
+  if (f.kind() == FitKind::Proportional) return s.str();
+  s << " (line " << (l.c0 < 0 ? "-" : "") << seconds_text(std::abs(l.c0)) << " + " << seconds_text(l.c1)
+    << " x b: residual rms " << format_percent(l.rms_relative_residual) << ", max "
+    << format_percent(l.max_relative_residual) << ")";
+  return s.str();
+}
+
+// What a person reads after a run: the medians per size, the optimizer, the link and the fits.
+std::string summary(const Profile& p, const std::string& path) {
+  std::ostringstream out;
+  out << "profile of " << p.model.name << " on " << p.backend << " (" << p.machine.cpu << ", " << p.machine.cores
+      << " cores, " << p.settings.threads << " thread), " << p.settings.clock << " clock, " << p.dtype << ", median of " << p.settings.repeats
+      << " after " << p.settings.warmup << " warm-up\n\n";
+  Table t;
+  for (const char* h : {"b", "block F", "block I", "block W", "emb F", "emb W", "head F", "head I", "head W",
+                        "act/block", "held/block", "message"})
+    t.add_column(h);
+  for (const MicroBatchProfile& mb : p.micro_batches)
+    t.add_row({std::to_string(mb.size), seconds_text(mb.block.forward.median), seconds_text(mb.block.input_grad.median),
+               seconds_text(mb.block.weight_grad.median), seconds_text(mb.embedding.forward.median),
+               seconds_text(mb.embedding.weight_grad.median), seconds_text(mb.head.forward.median),
+               seconds_text(mb.head.input_grad.median), seconds_text(mb.head.weight_grad.median),
+               format_bytes(static_cast<double>(mb.block.activation_bytes)),
+               format_bytes(static_cast<double>(mb.block.held_after_input_grad_bytes)),
+               format_bytes(static_cast<double>(mb.message_bytes))});
+  out << t.render() << "\n";
+  out << "optimizer step (SGD / Adam): block " << seconds_text(p.block_optimizer.sgd.median) << " / "
+      << seconds_text(p.block_optimizer.adam.median) << ", embedding " << seconds_text(p.embedding_optimizer.sgd.median)
+      << " / " << seconds_text(p.embedding_optimizer.adam.median) << ", head weight "
+      << seconds_text(p.head_weight_optimizer.sgd.median) << " / " << seconds_text(p.head_weight_optimizer.adam.median)
+      << "\n";
+  out << "link (" << p.link.kind << "): latency " << seconds_text(p.link.latency) << ", bandwidth "
+      << format_fixed(p.link.bandwidth / 1e9, 2) << " GB/s; residual rms "
+      << format_percent(p.link.rms_relative_residual) << ", max " << format_percent(p.link.max_relative_residual)
+      << "\n";
+  // The fits ProfiledCostModel will use (default policy).
+  const ProfiledCostModel model(ProfiledCostConfig{p, path, {}, p.micro_batches.front().size});
+  out << "fits over b (auto): block F " << fit_text(model.fit(Piece::Block, Measure::Forward)) << "\n"
+      << "                    block I " << fit_text(model.fit(Piece::Block, Measure::InputGrad)) << "\n"
+      << "                    block W " << fit_text(model.fit(Piece::Block, Measure::WeightGrad)) << "\n"
+      << "                    head F  " << fit_text(model.fit(Piece::Head, Measure::Forward)) << "\n";
+  out << "\nprofile written to " << path << " (use it with: pipesim simulate --cost " << path << ")\n";
+  return out.str();
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("profile", "Time a model's ops and links on this machine; write a profile for --cost");
+  auto f = std::make_shared<ProfileFlags>();
+  cmd->add_option("--backend", f->backend, "cpu (Eigen, one thread) or cuda")->capture_default_str();
+  cmd->add_option("--model", f->model, "GPT model from the catalog (e.g. gpt-tiny, gpt-small) or a catalog file")
+      ->required();
+  cmd->add_option("--micro-batch-sizes", f->sizes, "Comma-separated micro-batch sizes (sequences) to time")
+      ->capture_default_str();
+  cmd->add_option("--repeats", f->repeats, "Timed runs per measurement (the median is kept)")->capture_default_str();
+  cmd->add_option("--warmup", f->warmup, "Untimed runs before them")->capture_default_str();
+  cmd->add_option("--link-sizes", f->link_sizes, "Comma-separated message sizes for the link fit [default: 4KiB..64MiB]");
+  cmd->add_option("--clock", f->clock,
+                  "cpu: time ops by wall clock, or by the thread's CPU time (thread-cpu: steadier on a busy machine)")
+      ->capture_default_str();
+  cmd->add_option("--out", f->out, "The profile file to write (JSON)")->required();
+  cmd->add_flag("--quiet", f->quiet, "No progress lines on stderr");
+  cmd->callback([f] {
+    // Before minutes of measuring: the file must be writable where it goes.
+    const std::filesystem::path dir = std::filesystem::absolute(f->out).parent_path();
+    if (std::error_code ec; !std::filesystem::is_directory(dir, ec))
+      throw InputError("--out: the folder of '" + f->out + "' does not exist");
+    ProfileOptions o;
+    o.micro_batch_sizes = parse_sizes(f->sizes);
+    o.repeats = f->repeats;
+    o.warmup = f->warmup;
+    if (!f->link_sizes.empty()) o.link_sizes = parse_link_sizes(f->link_sizes);
+    o.progress = f->quiet ? nullptr : &std::cerr;
+    std::unique_ptr<ProfileBackend> backend = make_profile_backend(f->backend, f->clock);
+    const ModelSpec model = find_model(f->model);
+    const Profile p = profile_model(model, o, *backend);
+    write_profile_file(p, f->out);
+    std::cout << summary(p, f->out);
+  });
+}
+
+}  // namespace pipesim
