@@ -4,6 +4,9 @@ namespace pipesim {
 
 void cuda_check(cudaError_t status, const char* call, const std::string& op) {
   if (status == cudaSuccess) return;
+  // A failed call is also the runtime's "last error": clear it, or the next launch check
+  // (cudaGetLastError) would report this failure again as its own.
+  (void)cudaGetLastError();
   throw CudaError(std::string("cuda: ") + call + " in " + op + ": " + cudaGetErrorName(status) + ": " +
                   cudaGetErrorString(status));
 }
@@ -23,7 +26,7 @@ int cuda_device_count(std::string* why) {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
     if (why) *why = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
-    (void)cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    (void)cudaGetLastError();  // clear it, as cuda_check does
     return 0;
   }
   cuda_check(status, "cudaGetDeviceCount", "device query");
