@@ -11,5 +11,6 @@ void add_check_command(CLI::App& app);     // tools/cmd_schedule.cpp
 void add_catalog_command(CLI::App& app);   // tools/cmd_catalog.cpp
 void add_sweep_command(CLI::App& app);     // tools/cmd_sweep.cpp
 void add_profile_command(CLI::App& app);   // tools/cmd_profile.cpp
+void add_run_command(CLI::App& app);       // tools/cmd_run.cpp
 
 }  // namespace pipesim

@@ -1,0 +1,321 @@
+#include "executor/cpu_backend.hpp"
+
+#include <string>
+#include <utility>
+
+#include "executor/synthetic_data.hpp"
+#include "kernels/cpu_block.hpp"
+#include "schedules/error.hpp"
+#include "schedules/op_text.hpp"
+
+namespace pipesim {
+namespace {
+
+enum Parts : unsigned { kBlocks = 1, kEnds = 2, kAll = 3 };
+
+// The tensors of a Weights object as (data, size), in model order: embedding tokens and
+// positions, blocks, head gain, bias and weight (so the stages' flat vectors, concatenated,
+// are the whole model's, however it is cut). Flat views for the optimizer of the ends,
+// GradSync and tests.
+template <class W, class F>
+void for_each_tensor(W& w, unsigned parts, F&& f) {
+  if ((parts & kEnds) && w.embedding) {
+    f(w.embedding->tokens.data(), w.embedding->tokens.size());
+    f(w.embedding->positions.data(), w.embedding->positions.size());
+  }
+  if (parts & kBlocks)
+    for (auto& b : w.blocks) f(b.data.data(), b.data.size());
+  if ((parts & kEnds) && w.head) {
+    f(w.head->gain.data(), w.head->gain.size());
+    f(w.head->bias.data(), w.head->bias.size());
+    f(w.head->weight.data(), w.head->weight.size());
+  }
+}
+
+template <class W>
+KVec<float> pack(W& w, unsigned parts) {
+  Eigen::Index n = 0;
+  for_each_tensor(w, parts, [&](const float*, Eigen::Index size) { n += size; });
+  KVec<float> out(n);
+  Eigen::Index at = 0;
+  for_each_tensor(w, parts, [&](const float* p, Eigen::Index size) {
+    out.segment(at, size) = Eigen::Map<const KVec<float>>(p, size);
+    at += size;
+  });
+  return out;
+}
+
+template <class W>
+void unpack(W& w, unsigned parts, const float* from) {
+  for_each_tensor(w, parts, [&](float* p, Eigen::Index size) {
+    Eigen::Map<KVec<float>>(p, size) = Eigen::Map<const KVec<float>>(from, size);
+    from += size;
+  });
+}
+
+std::int64_t head_cache_bytes(const LmHeadCache<float>& c) {
+  const auto n = c.x.size() + c.mean.size() + c.rstd.size() + c.xn.size() + c.probs.size() + c.d_gain.size() +
+                 c.d_bias.size() + static_cast<Eigen::Index>(c.targets.size());
+  return static_cast<std::int64_t>(n) * 4;
+}
+
+const KMat<float>& matrix_of(const Payload* p, const Op& op, const char* what) {
+  const auto* cpu = dynamic_cast<const CpuPayload*>(p);
+  if (cpu == nullptr) throw InputError(to_string(op) + ": the " + std::string(what) + " is missing or not a CPU tensor");
+  return cpu->matrix;
+}
+
+}  // namespace
+
+void check_executor_model(const ModelSpec& m, int micro_batch_size, int microbatch_split) {
+  const std::string name = "model '" + m.name + "': ";
+  if (m.mlp != MlpKind::Gelu || !m.linear_bias || m.rms_norm || !m.learned_positions)
+    throw InputError(name + "the CPU executor computes GPT-style blocks only (GELU MLP, biases, LayerNorm, learned "
+                            "positions); use a gpt-* model such as gpt-tiny");
+  if ((m.kv_heads != 0 && m.kv_heads != m.heads) || (m.head_dim != 0 && m.head_dim * m.heads != m.hidden))
+    throw InputError(name + "the CPU executor needs multi-head attention with hidden = heads x head_dim");
+  if (m.layers < 1 || m.hidden < 1 || m.heads < 1 || m.hidden % m.heads != 0 || m.ffn_hidden < 1 || m.seq_len < 1 ||
+      m.vocab < 1)
+    throw InputError(name + "layers, hidden, heads (dividing hidden), ffn_hidden, seq_len and vocab must be positive");
+  if (micro_batch_size < 1)
+    throw InputError("--micro-batch-size: expected at least 1 sequence, got " + std::to_string(micro_batch_size));
+  if (microbatch_split < 1 || micro_batch_size % microbatch_split != 0)
+    throw InputError("--micro-batch-size: the schedule splits each micro-batch into " + std::to_string(microbatch_split) +
+                     " parts (microbatch_split), which must divide the micro-batch size " +
+                     std::to_string(micro_batch_size));
+}
+
+BlockConfig executor_block_config(const ModelSetup& s) {
+  BlockConfig c;
+  c.batch = s.micro_batch_size / s.microbatch_split;
+  c.seq = s.model.seq_len;
+  c.hidden = s.model.hidden;
+  c.heads = s.model.heads;
+  c.ffn = s.model.ffn_hidden;
+  return c;
+}
+
+std::int64_t replica_state_bytes(const ModelSetup& s, const StageLayout& l) {
+  const BlockConfig c = executor_block_config(s);
+  std::int64_t numbers = block_parameter_count(c) * l.blocks;
+  const std::int64_t vh = static_cast<std::int64_t>(s.model.vocab) * c.hidden;
+  if (l.embedding) numbers += vh + static_cast<std::int64_t>(c.seq) * c.hidden;
+  if (l.head) numbers += vh + 2 * c.hidden;
+  return numbers * 4 * 4;  // weights, gradient, two Adam moments
+}
+
+std::int64_t CpuBackend::Cache::bytes() const {
+  std::int64_t b = head_cache_bytes(head) + static_cast<std::int64_t>(ids.size()) * 4 +
+                   static_cast<std::int64_t>(embed_dx.size()) * 4;
+  for (const auto& c : blocks) b += c.bytes();
+  return b;
+}
+
+CpuBackend::CpuBackend(const ModelSetup& setup) : setup_(setup), config_(executor_block_config(setup)) {
+  check_executor_model(setup.model, setup.micro_batch_size, setup.microbatch_split);
+  check_block_config(config_);
+}
+
+void CpuBackend::create_replica(const ReplicaSpec& spec) {
+  Replica r;
+  r.spec = spec;
+  std::uint64_t seed_state = setup_.seed;
+  const std::uint64_t base = splitmix64(seed_state);
+  for (int i = 0; i < spec.layout.blocks; ++i) {
+    std::uint64_t state = base + static_cast<std::uint64_t>(spec.layout.first_block + i);
+    r.current.blocks.push_back(init_block_params<float>(config_, splitmix64(state)));
+    r.grads.blocks.push_back(BlockParams<float>::zeros(config_));
+  }
+  r.adam_blocks.resize(r.current.blocks.size());
+  const int vocab = setup_.model.vocab;
+  if (spec.layout.embedding) {
+    r.current.embedding = init_embedding<float>(config_, vocab, base ^ 0xE3B0C44298FC1C14ULL);
+    r.grads.embedding = Embedding<float>{KMat<float>::Zero(vocab, config_.hidden), KMat<float>::Zero(config_.seq, config_.hidden)};
+  }
+  if (spec.layout.head) {
+    r.current.head = init_lm_head<float>(config_, vocab, /*tied=*/false, base ^ 0x9B71D224BD62A6E5ULL);
+    r.grads.head = LmHead<float>{KRow<float>::Zero(config_.hidden), KRow<float>::Zero(config_.hidden),
+                                 KMat<float>::Zero(vocab, config_.hidden)};
+  }
+  const auto [it, inserted] = replicas_.emplace(std::pair{spec.pipeline, spec.stage}, std::move(r));
+  PIPESIM_ASSERT(inserted);
+  (void)it;
+}
+
+CpuBackend::Replica& CpuBackend::replica(int pipeline, int stage) {
+  auto it = replicas_.find({pipeline, stage});
+  PIPESIM_ASSERT(it != replicas_.end());
+  return it->second;
+}
+
+const CpuBackend::Replica& CpuBackend::replica(int pipeline, int stage) const {
+  auto it = replicas_.find({pipeline, stage});
+  PIPESIM_ASSERT(it != replicas_.end());
+  return it->second;
+}
+
+const CpuBackend::Weights& CpuBackend::weights(const Replica& r, std::int32_t version, const Op& op) const {
+  if (r.current.version == version) return r.current;
+  auto it = r.kept.find(version);
+  if (it == r.kept.end())
+    throw InputError(to_string(op) + " needs weight version " + std::to_string(version) + ", but the replica holds version " +
+                     std::to_string(r.current.version) + (r.kept.empty() ? "" : " and older kept copies") + " only");
+  return it->second;
+}
+
+CpuBackend::Cache& CpuBackend::cache(Replica& r, const Op& op, bool create) {
+  auto it = r.caches.find(op.microbatch);
+  if (it == r.caches.end()) {
+    if (!create) throw InputError(to_string(op) + ": no activations of micro-batch " + std::to_string(op.microbatch) + " are held (its forward did not run here)");
+    it = r.caches.emplace(op.microbatch, Cache{}).first;
+  }
+  return it->second;
+}
+
+std::unique_ptr<Payload> CpuBackend::forward(const OpArgs& a, const Payload* input, double* loss) {
+  Replica& r = replica(a.op.pipeline, a.op.stage);
+  const Weights& w = weights(r, a.version, a.op);
+  if (r.caches.count(a.op.microbatch)) throw InputError(to_string(a.op) + ": this micro-batch's forward already ran");
+  Cache& c = cache(r, a.op, true);
+  const std::int64_t before = c.bytes();
+  std::optional<MicrobatchData> data;
+  if (w.embedding || w.head)
+    data = synthetic_microbatch(setup_.seed, a.op.microbatch, config_.batch, config_.seq, setup_.model.vocab);
+  KMat<float> x = w.embedding ? embedding_forward(*w.embedding, config_, data->ids) : matrix_of(input, a.op, "input activation");
+  if (w.embedding) c.ids = data->ids;
+  c.blocks.resize(w.blocks.size());
+  for (std::size_t i = 0; i < w.blocks.size(); ++i) x = block_forward(w.blocks[i], x, c.blocks[i]);
+  c.forward_done = true;
+  std::unique_ptr<Payload> out;
+  if (w.head) {
+    const float l = lm_head_forward(*w.head, w.head->weight, x, data->targets, c.head);
+    if (loss) *loss = l;
+  } else {
+    out = std::make_unique<CpuPayload>(std::move(x));
+  }
+  account(before, c.bytes());
+  return out;
+}
+
+KMat<float> CpuBackend::input_gradient(Replica& r, const OpArgs& a, const Payload* grad) {
+  const Weights& w = weights(r, a.version, a.op);
+  Cache& c = cache(r, a.op, false);
+  if (!c.forward_done || c.input_grad_done)
+    throw InputError(to_string(a.op) + ": the input gradient of this micro-batch was already computed");
+  KMat<float> d = w.head ? lm_head_backward_input(*w.head, w.head->weight, c.head) : matrix_of(grad, a.op, "output gradient");
+  for (std::size_t i = w.blocks.size(); i-- > 0;) d = block_backward_input(w.blocks[i], d, c.blocks[i]);
+  c.input_grad_done = true;
+  return d;
+}
+
+std::unique_ptr<Payload> CpuBackend::backward_input(const OpArgs& a, const Payload* grad) {
+  Replica& r = replica(a.op.pipeline, a.op.stage);
+  Cache& c = cache(r, a.op, false);
+  const std::int64_t before = c.bytes();
+  KMat<float> d = input_gradient(r, a, grad);
+  std::unique_ptr<Payload> out;
+  if (r.spec.layout.embedding)
+    c.embed_dx = std::move(d);  // the embedding's W needs it; nothing goes upstream
+  else
+    out = std::make_unique<CpuPayload>(std::move(d));
+  account(before, c.bytes());
+  return out;
+}
+
+void CpuBackend::backward_weight(const OpArgs& a) {
+  Replica& r = replica(a.op.pipeline, a.op.stage);
+  Cache& c = cache(r, a.op, false);
+  if (!c.input_grad_done) throw InputError(to_string(a.op) + ": the weight gradient needs the input gradient (I) first");
+  const std::int64_t before = c.bytes();
+  for (std::size_t i = r.grads.blocks.size(); i-- > 0;) block_backward_weight(c.blocks[i], r.grads.blocks[i]);
+  if (r.grads.head) lm_head_backward_weight(c.head, *r.grads.head, r.grads.head->weight);
+  if (r.grads.embedding) embedding_backward_weight(config_, c.ids, c.embed_dx, *r.grads.embedding);
+  ++r.contributions;
+  r.caches.erase(a.op.microbatch);
+  account(before, 0);
+}
+
+std::unique_ptr<Payload> CpuBackend::backward(const OpArgs& a, const Payload* grad) {
+  std::unique_ptr<Payload> out = backward_input(a, grad);
+  backward_weight(a);
+  return out;
+}
+
+void CpuBackend::optimizer_step(int pipeline, int stage) {
+  Replica& r = replica(pipeline, stage);
+  if (r.contributions > 1) {
+    const float scale = 1.0f / static_cast<float>(r.contributions);
+    for_each_tensor(r.grads, kAll, [&](float* p, Eigen::Index n) { Eigen::Map<KVec<float>>(p, n) *= scale; });
+  }
+  const OptimizerConfig& o = setup_.optimizer;
+  AdamConfig adam;
+  adam.lr = o.lr;
+  for (std::size_t i = 0; i < r.current.blocks.size(); ++i) {
+    if (o.kind == OptimizerKind::Sgd)
+      sgd_step(r.current.blocks[i].data, r.grads.blocks[i].data, o.lr);
+    else
+      adam_step(r.current.blocks[i].data, r.grads.blocks[i].data, r.adam_blocks[i], adam);
+  }
+  if (r.current.embedding || r.current.head) {
+    KVec<float> params = pack(r.current, kEnds);
+    const KVec<float> grads = pack(r.grads, kEnds);
+    if (o.kind == OptimizerKind::Sgd)
+      sgd_step(params, grads, o.lr);
+    else
+      adam_step(params, grads, r.adam_ends, adam);
+    unpack(r.current, kEnds, params.data());
+  }
+  for_each_tensor(r.grads, kAll, [](float* p, Eigen::Index n) { Eigen::Map<KVec<float>>(p, n).setZero(); });
+  r.contributions = 0;
+  ++r.current.version;
+}
+
+GradientBuffer CpuBackend::export_gradients(int pipeline, int stage) {
+  Replica& r = replica(pipeline, stage);
+  const KVec<float> flat = pack(r.grads, kAll);
+  return GradientBuffer{std::vector<float>(flat.data(), flat.data() + flat.size()), r.contributions};
+}
+
+void CpuBackend::import_gradients(int pipeline, int stage, const GradientBuffer& reduced) {
+  Replica& r = replica(pipeline, stage);
+  Eigen::Index n = 0;
+  for_each_tensor(r.grads, kAll, [&](const float*, Eigen::Index size) { n += size; });
+  PIPESIM_ASSERT(static_cast<Eigen::Index>(reduced.values.size()) == n);
+  unpack(r.grads, kAll, reduced.values.data());
+  r.contributions = reduced.contributions;
+}
+
+void CpuBackend::keep_version(int pipeline, int stage) {
+  Replica& r = replica(pipeline, stage);
+  r.kept.insert_or_assign(r.current.version, r.current);  // a real copy
+}
+
+void CpuBackend::drop_version(int pipeline, int stage, std::int32_t version) {
+  Replica& r = replica(pipeline, stage);
+  PIPESIM_ASSERT(r.kept.erase(version) == 1);
+}
+
+int CpuBackend::versions_held() const {
+  int n = 0;
+  for (const auto& [key, r] : replicas_) n += 1 + static_cast<int>(r.kept.size());
+  return n;
+}
+
+std::unique_ptr<Payload> CpuBackend::copy_for_send(const Payload& p) {
+  const auto* cpu = dynamic_cast<const CpuPayload*>(&p);
+  PIPESIM_ASSERT(cpu != nullptr);
+  return std::make_unique<CpuPayload>(cpu->matrix);
+}
+
+int CpuBackend::activations_held() const {
+  int n = 0;
+  for (const auto& [key, r] : replicas_) n += static_cast<int>(r.caches.size());
+  return n;
+}
+
+std::vector<float> CpuBackend::flat_weights(int pipeline, int stage) const {
+  const KVec<float> flat = pack(replica(pipeline, stage).current, kAll);
+  return {flat.data(), flat.data() + flat.size()};
+}
+
+}  // namespace pipesim

@@ -1,0 +1,227 @@
+#include "executor/executor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include "executor/cpu_backend.hpp"
+#include "executor/measure.hpp"
+#include "executor/run_state.hpp"
+#include "schedules/op_text.hpp"
+
+namespace pipesim {
+namespace {
+
+DependencyGraph dependencies_of(const Schedule& schedule) {
+  std::vector<DependencyProblem> problems;
+  DependencyGraph g = build_dependencies(schedule, problems);
+  if (problems.empty()) return g;
+  std::string msg = "schedule is not runnable: ";
+  for (std::size_t i = 0; i < problems.size() && i < 5; ++i)
+    msg += (i ? "; " : "") + std::string("device ") + std::to_string(problems[i].device) + " op " +
+           std::to_string(problems[i].index) + ": " + problems[i].message;
+  if (problems.size() > 5) msg += "; and " + std::to_string(problems.size() - 5) + " more";
+  throw InputError(msg);
+}
+
+void check_options(const RunOptions& o) {
+  if (o.timeout.count() <= 0) throw InputError("--timeout: must be positive");
+  if (!std::isfinite(o.optimizer.lr) || o.optimizer.lr < 0)
+    throw InputError("--lr: expected a finite learning rate >= 0, got " + std::to_string(o.optimizer.lr));
+}
+
+// Which op's output each op takes (F: the previous stage's F; B/I: the next stage's B/I),
+// and the reverse lists. dependencies.hpp's other edges carry no data (own forward, I
+// before W, GradSync before OptStep) and stay on one device.
+void route_data(RunState& st) {
+  const DependencyGraph& g = st.graph;
+  st.data_pred.assign(g.size(), kNoOp);
+  st.data_succ.assign(g.size(), {});
+  for (OpId id = 0; id < g.size(); ++id) {
+    const Op& op = st.op_of(id);
+    for (OpId k = g.pred_begin[id]; k < g.pred_begin[id + 1]; ++k) {
+      const OpId p = g.preds[k];
+      const Op& from = st.op_of(p);
+      const bool data = (op.kind == OpKind::F && from.kind == OpKind::F) ||
+                        (is_backward_input(op.kind) && is_backward_input(from.kind) && from.stage != op.stage);
+      if (!data) {
+        // Every edge that is not data stays on the device (placement puts a stage's ops on
+        // one device); dependencies.hpp has checked placement.
+        PIPESIM_ASSERT(g.device_of(p) == g.device_of(id));
+        continue;
+      }
+      st.data_pred[id] = p;
+      st.data_succ[p].push_back(id);
+    }
+  }
+}
+
+void make_channels(RunState& st) {
+  const auto devices = static_cast<std::size_t>(st.schedule.num_devices);
+  std::vector<std::size_t> messages(devices * devices, 0);
+  for (OpId id = 0; id < st.graph.size(); ++id)
+    if (const OpId p = st.data_pred[id]; p != kNoOp && st.graph.device_of(p) != st.graph.device_of(id))
+      ++messages[static_cast<std::size_t>(st.graph.device_of(p)) * devices + static_cast<std::size_t>(st.graph.device_of(id))];
+  st.channels.resize(devices * devices);
+  for (std::size_t k = 0; k < messages.size(); ++k)
+    if (messages[k] > 0)
+      st.channels[k] = std::make_unique<Channel<Message>>(st.options.channel_capacity ? st.options.channel_capacity : messages[k]);
+}
+
+std::string phase_text(const RunState& st, const WorkerStatus& w) {
+  switch (static_cast<Phase>(w.phase.load())) {
+    case Phase::Starting: return "has not started";
+    case Phase::Running: return "is running";
+    case Phase::WaitInput: {
+      const OpId p = w.waiting_on.load();
+      return "waits for " + to_string(st.op_of(p)) + " from device " + std::to_string(st.graph.device_of(p));
+    }
+    case Phase::WaitCollective: return "waits for the other replicas of " + to_string(st.op_of(w.waiting_on.load()));
+    case Phase::Sending: return "waits to send to device " + std::to_string(w.send_to.load()) + " (channel full)";
+    case Phase::Done: return "is done";
+    case Phase::Failed: return "has stopped";
+  }
+  return "?";
+}
+
+// The fault for a run that stopped making progress: the first device still working, then
+// what the others wait for.
+Fault timeout_fault(const RunState& st, const std::vector<WorkerStatus>& status) {
+  Fault f;
+  std::string others;
+  int listed = 0;
+  for (int d = 0; d < st.schedule.num_devices; ++d) {
+    const WorkerStatus& w = status[static_cast<std::size_t>(d)];
+    if (static_cast<Phase>(w.phase.load()) == Phase::Done) continue;
+    const int index = w.index.load();
+    const std::string where = "device " + std::to_string(d) + " op " + std::to_string(index) + " (" +
+                              to_string(st.schedule.ops[static_cast<std::size_t>(d)][static_cast<std::size_t>(index)]) + ")";
+    if (f.device < 0) {
+      f.device = d;
+      f.index = index;
+      f.message = where + ": no op finished and no message moved for " + format_duration(st.options.timeout.count()) +
+                  " (--timeout); it " + phase_text(st, w);
+    } else if (++listed <= 8) {
+      others += "; " + where + " " + phase_text(st, w);
+    }
+  }
+  if (listed > 8) others += "; ...";
+  f.message += others;
+  return f;
+}
+
+}  // namespace
+
+MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const RunOptions& options) {
+  check_options(options);
+  const DependencyGraph graph = dependencies_of(schedule);
+  ModelSetup setup{model, options.micro_batch_size, schedule.microbatch_split, schedule.num_stages, options.seed,
+                   options.optimizer};
+  check_executor_model(model, options.micro_batch_size, schedule.microbatch_split);
+  if (schedule.num_stages > model.layers)
+    throw InputError("schedule has " + std::to_string(schedule.num_stages) + " stages per pipeline, but model '" +
+                     model.name + "' has only " + std::to_string(model.layers) + " layers to cut into stages");
+  if (options.max_memory_bytes > 0) {
+    std::int64_t bytes = 0;
+    for (int c = 0; c < schedule.num_pipelines; ++c)
+      for (int st = 0; st < schedule.num_stages; ++st)
+        bytes += replica_state_bytes(setup, stage_layout(model.layers, st, schedule.num_stages));
+    if (bytes > options.max_memory_bytes)
+      throw InputError("model '" + model.name + "': the replicas' weights, gradients and optimizer state need " +
+                       format_bytes(static_cast<double>(bytes)) + ", more than the " +
+                       format_bytes(static_cast<double>(options.max_memory_bytes)) + " available");
+  }
+
+  RunState state(schedule, graph, options);
+  route_data(state);
+  make_channels(state);
+  for (const auto& members : graph.collectives) {
+    auto c = std::make_unique<Collective>();
+    c->members = members;
+    c->parts.resize(members.size());
+    c->arrival.resize(members.size(), 0);
+    state.collectives.push_back(std::move(c));
+  }
+  const auto devices = static_cast<std::size_t>(schedule.num_devices);
+  std::vector<std::unique_ptr<ComputeBackend>> backends;
+  for (int d = 0; d < schedule.num_devices; ++d) {
+    backends.push_back(options.backend ? options.backend(d, setup, state.stop) : std::make_unique<CpuBackend>(setup));
+    PIPESIM_ASSERT(backends.back() != nullptr);
+    for (const auto& [pipeline, stage] : schedule.replicas_on(d))
+      backends.back()->create_replica(ReplicaSpec{pipeline, stage, stage_layout(model.layers, stage, schedule.num_stages)});
+  }
+
+  MeasuredRun run;
+  run.hardware_threads = static_cast<int>(std::thread::hardware_concurrency());
+  if (run.hardware_threads > 0 && schedule.num_devices > run.hardware_threads)
+    run.warnings.push_back(std::to_string(schedule.num_devices) + " devices on " + std::to_string(run.hardware_threads) +
+                           " cores: device threads share cores, so measured times include waiting for a core");
+
+  std::vector<WorkerStatus> status(devices);
+  std::vector<DeviceLog> logs(devices);
+  std::vector<std::thread> threads;
+  state.t0 = std::chrono::steady_clock::now();
+  try {
+    for (std::size_t d = 0; d < devices; ++d)
+      threads.emplace_back(run_worker, std::ref(state), static_cast<int>(d), std::ref(*backends[d]), std::ref(status[d]),
+                           std::ref(logs[d]));
+  } catch (const std::system_error& e) {
+    state.abort_all();
+    for (auto& t : threads) t.join();
+    throw InputError(std::string("cannot start a thread per device (") + std::to_string(devices) + "): " + e.what());
+  }
+
+  // Watchdog: wake on completion or a fault, or every `poll` to look for progress.
+  const auto poll = std::clamp<std::chrono::nanoseconds>(options.timeout / 4, std::chrono::milliseconds(1),
+                                                         std::chrono::milliseconds(50));
+  std::uint64_t seen = state.progress.load();
+  auto last_change = std::chrono::steady_clock::now();
+  {
+    std::unique_lock lock(state.mutex);
+    while (state.finished < schedule.num_devices && !state.fault) {
+      state.cv.wait_for(lock, poll);
+      if (state.finished == schedule.num_devices || state.fault) break;
+      const std::uint64_t now_seen = state.progress.load();
+      const auto now = std::chrono::steady_clock::now();
+      if (now_seen != seen) {
+        seen = now_seen;
+        last_change = now;
+      } else if (now - last_change >= options.timeout) {
+        state.fault = timeout_fault(state, status);
+      }
+    }
+  }
+  if (state.fault) state.abort_all();
+  for (auto& t : threads) t.join();
+
+  assemble_measurement(schedule, graph, logs, state.collectives, run.timeline, run.result);
+  for (auto& log : logs) run.losses.insert(run.losses.end(), log.losses.begin(), log.losses.end());
+  std::sort(run.losses.begin(), run.losses.end(), [](const LossRecord& a, const LossRecord& b) {
+    return std::tie(a.microbatch, a.pipeline) < std::tie(b.microbatch, b.pipeline);
+  });
+  std::map<int, std::pair<double, int>> per_iteration;
+  for (const LossRecord& l : run.losses) {
+    auto& [sum, count] = per_iteration[l.iteration];
+    sum += l.loss;
+    ++count;
+  }
+  for (const auto& [t, sc] : per_iteration) {
+    if (static_cast<std::size_t>(t) >= run.iteration_loss.size()) run.iteration_loss.resize(static_cast<std::size_t>(t) + 1, 0);
+    run.iteration_loss[static_cast<std::size_t>(t)] = sc.first / sc.second;
+  }
+  run.complete = !state.fault;
+  if (state.fault) {
+    const Fault f = *state.fault;
+    throw ExecutionError(f.message, f.device, f.index, std::make_shared<MeasuredRun>(std::move(run)));
+  }
+  run.final_weights.resize(static_cast<std::size_t>(schedule.num_pipelines));
+  if (options.keep_final_weights)
+    for (int c = 0; c < schedule.num_pipelines; ++c)
+      for (int st = 0; st < schedule.num_stages; ++st)
+        run.final_weights[static_cast<std::size_t>(c)].push_back(
+            backends[static_cast<std::size_t>(schedule.device_of(c, st))]->flat_weights(c, st));
+  return run;
+}
+
+}  // namespace pipesim

@@ -1,0 +1,104 @@
+#pragma once
+// The executor: runs a Schedule for real, one thread per device, and measures it into the
+// same records the simulator emits, so metrics, Chrome traces and reports work unchanged.
+//
+//   device 0 thread        device 1 thread        device 2 thread
+//   0F0 0F1 0B0 ...        1F0 1B0 1F1 ...        ...
+//     |  activation  ^        |
+//     +--Channel(0,1)-|------>+          one bounded Channel per directed link (src, dst)
+//        gradient     +--Channel(1,0)--+
+//
+// Each worker runs its device's op list in order. Before an op it takes its inputs: the
+// previous stage's activation (F) or the next stage's input gradient (B, I) from the
+// link's channel, keyed by the producing op (pipeline, stage, micro-batch); messages that
+// arrive for later ops wait in the worker's mailbox. Inputs from the same device are
+// handed over without a copy. Then it calls the device's ComputeBackend
+// (executor/backend.hpp) with the weight version the schedule's policy gives
+// (sim/versions.hpp rules, applied to real weights: Stash and 2BW keep real copies), and
+// sends its output, copied, to the consumer's device.
+//
+// GradSync is a real reduction: each participant hands over a copy of its replica's
+// gradient; the last to arrive sums them (and their contribution counts) and publishes the
+// result; each participant's OptStep waits for it and applies the average. With
+// blocking_grad_sync the GradSync itself waits (a barrier).
+//
+// Faults: an exception in any worker (kernel error, bad shape, missing version), or no op
+// finishing for `timeout`, aborts every channel and collective, joins every thread, and
+// throws ExecutionError "device D op I (OP): what", holding the partial measurement.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/backend.hpp"
+#include "schedules/error.hpp"
+#include "schedules/schedule.hpp"
+#include "sim/engine.hpp"
+#include "sim/timeline.hpp"
+
+namespace pipesim {
+
+// Makes the backend of one device. The stop flag turns true when the run is torn down.
+using BackendFactory =
+    std::function<std::unique_ptr<ComputeBackend>(int device, const ModelSetup& setup, const StopFlag& stop)>;
+
+struct RunOptions {
+  int micro_batch_size = 1;
+  std::uint64_t seed = 1;
+  OptimizerConfig optimizer;
+  // A run that finishes no op (and moves no message) for this long is stopped.
+  std::chrono::nanoseconds timeout = std::chrono::seconds(60);
+  // Messages a link's channel holds before its sender blocks; 0: as many as the link
+  // carries in the whole run (sends never block, so the executor adds no deadlock).
+  std::size_t channel_capacity = 0;
+  // Refuse to start when the replicas' weights, gradients and Adam moments would take more
+  // than this many bytes; 0: no check.
+  std::int64_t max_memory_bytes = 0;
+  BackendFactory backend;  // empty: CpuBackend
+  bool keep_final_weights = false;  // fill MeasuredRun::final_weights
+};
+
+// The loss of one micro-batch (op), computed by its last stage's forward.
+struct LossRecord {
+  std::int32_t microbatch = 0;
+  std::int32_t pipeline = 0;
+  std::int32_t iteration = 0;
+  double loss = 0;
+  Tick time = 0;  // end of the forward that computed it
+};
+
+struct MeasuredRun {
+  Timeline timeline;  // the simulator's records, with measured times (ns since the start)
+  SimResult result;   // makespan, per-device stats, iteration ends, critical path, staleness
+  std::vector<LossRecord> losses;     // in order of micro-batch id
+  std::vector<double> iteration_loss; // mean loss of each iteration's micro-batches
+  // With RunOptions::keep_final_weights: every replica's weights after the run as one flat
+  // vector, [pipeline][stage] (numerics checks).
+  std::vector<std::vector<std::vector<float>>> final_weights;
+  int hardware_threads = 0;           // std::thread::hardware_concurrency()
+  std::vector<std::string> warnings;  // e.g. more devices than cores
+  bool complete = false;
+};
+
+// Why a run stopped; what() is one line "device D op I (OP): reason".
+class ExecutionError : public InputError {
+ public:
+  ExecutionError(const std::string& message, int device, int index, std::shared_ptr<const MeasuredRun> partial)
+      : InputError(message), device_(device), index_(index), partial_(std::move(partial)) {}
+  int device() const { return device_; }
+  int index() const { return index_; }
+  const MeasuredRun& partial() const { return *partial_; }
+
+ private:
+  int device_, index_;
+  std::shared_ptr<const MeasuredRun> partial_;
+};
+
+// Runs `schedule` on `model`. InputError before starting for a schedule whose dependencies
+// are broken, a model the backend cannot compute, or options out of range; ExecutionError
+// if the run fails. Every thread has been joined when it returns or throws.
+MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const RunOptions& options = {});
+
+}  // namespace pipesim

@@ -1,0 +1,115 @@
+#pragma once
+// Internals of one executor run, shared by the orchestration (executor.cpp) and the device
+// workers (worker.cpp): the messages on the channels, the GradSync rendezvous, what each
+// worker is doing (for the watchdog) and what it recorded (for the measurement).
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/backend.hpp"
+#include "executor/channel.hpp"
+#include "executor/executor.hpp"
+#include "schedules/dependencies.hpp"
+
+namespace pipesim {
+
+inline constexpr OpId kNoOp = std::numeric_limits<OpId>::max();
+
+// An activation (F -> next stage's F) or an input gradient (B/I -> previous stage's B/I),
+// routed by the op that produced it: its (pipeline, stage, micro-batch) name it uniquely.
+struct Message {
+  OpId from = kNoOp;
+  OpId to = kNoOp;
+  std::unique_ptr<Payload> payload;
+};
+
+// One GradSync collective: the n-th GradSync of a stage in every pipeline.
+struct Collective {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<OpId> members;            // in pipeline order (dependencies.hpp)
+  std::vector<GradientBuffer> parts;    // by member position
+  std::vector<Tick> arrival;            // by member position
+  int arrived = 0;
+  bool done = false;
+  GradientBuffer reduced;               // sum of the parts, once done
+  Tick start = 0, end = 0;
+};
+
+// Where a worker is, read by the watchdog (atomics: written by the worker only).
+enum class Phase : int { Starting, Running, WaitInput, WaitCollective, Sending, Done, Failed };
+
+struct WorkerStatus {
+  std::atomic<int> index{0};
+  std::atomic<int> phase{static_cast<int>(Phase::Starting)};
+  std::atomic<OpId> waiting_on{kNoOp};  // the producer (WaitInput) or the GradSync (WaitCollective)
+  std::atomic<int> send_to{-1};
+};
+
+// What one device recorded; read only after its thread has been joined.
+struct DeviceLog {
+  std::vector<OpRecord> ops;              // compute ops that finished, in list order
+  std::vector<TransferRecord> transfers;  // messages this device sent
+  std::vector<MemoryRecord> memory;       // activation memory after each change
+  std::vector<LossRecord> losses;
+  std::int32_t peak_weight_versions = 0;
+};
+
+struct Fault {
+  int device = -1;
+  int index = -1;
+  std::string message;  // "device D op I (OP): reason"
+};
+
+// Everything the workers share.
+struct RunState {
+  const Schedule& schedule;
+  const DependencyGraph& graph;
+  const RunOptions& options;
+  std::chrono::steady_clock::time_point t0;
+  StopFlag stop{false};
+  std::atomic<std::uint64_t> progress{0};  // ops finished + messages moved
+  std::vector<OpId> data_pred;             // per op: the op whose output it takes, or kNoOp
+  std::vector<std::vector<OpId>> data_succ;  // per op: the ops taking its output
+  std::vector<std::unique_ptr<Channel<Message>>> channels;  // [src * devices + dst], null if unused
+  std::vector<std::unique_ptr<Collective>> collectives;     // by graph.collectives index
+
+  // Completion and faults, guarded by `mutex`; the watchdog waits on `cv`.
+  std::mutex mutex;
+  std::condition_variable cv;
+  int finished = 0;
+  std::optional<Fault> fault;
+
+  RunState(const Schedule& s, const DependencyGraph& g, const RunOptions& o) : schedule(s), graph(g), options(o) {}
+
+  Tick now() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  }
+  const Op& op_of(OpId id) const {
+    return schedule.ops[static_cast<std::size_t>(graph.device_of(id))][static_cast<std::size_t>(graph.index_of(id))];
+  }
+  OpRef ref_of(OpId id) const { return OpRef{graph.device_of(id), graph.index_of(id)}; }
+  Channel<Message>& channel(int src, int dst) {
+    auto& c = channels[static_cast<std::size_t>(src) * static_cast<std::size_t>(schedule.num_devices) +
+                       static_cast<std::size_t>(dst)];
+    PIPESIM_ASSERT(c != nullptr);
+    return *c;
+  }
+  // Records the first fault and wakes the watchdog.
+  void report_fault(Fault f);
+  // Wakes every thread blocked on a channel or a collective; they leave with ChannelAborted.
+  void abort_all();
+};
+
+// Runs device `device`'s op list; records into `log`. Never throws: faults are reported
+// to the state.
+void run_worker(RunState& state, int device, ComputeBackend& backend, WorkerStatus& status, DeviceLog& log);
+
+}  // namespace pipesim

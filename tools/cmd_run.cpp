@@ -1,0 +1,152 @@
+// `pipesim run`: run a schedule for real (executor/executor.hpp) and report what happened
+// in the same tables, JSON and Chrome trace as `simulate`, with measured times.
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "cost_models/catalog.hpp"
+#include "executor/executor.hpp"
+#include "schedules/error.hpp"
+#include "sim/metrics.hpp"
+#include "tools/cli_options.hpp"
+#include "tools/commands.hpp"
+#include "tools/memory_guard.hpp"
+#include "tools/report.hpp"
+#include "tools/table.hpp"
+#include "traces/chrome_trace.hpp"
+
+namespace pipesim {
+namespace {
+
+struct RunFlags {
+  std::string backend = "cpu";
+  std::string model = "gpt-tiny";
+  int micro_batch_size = 1;
+  std::string optimizer = "adam";
+  double lr = 1e-3;
+  std::uint64_t seed = 1;
+  std::string timeout = "60s";
+  std::size_t channel_capacity = 0;
+  std::string trace;
+  bool json = false;
+};
+
+void check_backend(const std::string& backend) {
+  if (backend == "cpu") return;
+  if (backend == "cuda") {
+#ifdef PIPESIM_HAVE_CUDA
+    throw InputError("--backend cuda: not implemented yet: the executor has no CUDA backend (kernels/cuda has the "
+                     "kernels, executor/backend.hpp the seam to plug them into); use --backend cpu");
+#else
+    throw InputError("--backend cuda: this pipesim was built without CUDA (and the executor has no CUDA backend "
+                     "yet); use --backend cpu");
+#endif
+  }
+  throw InputError("--backend: expected cpu or cuda, got '" + backend + "'");
+}
+
+std::string loss_text(double loss) { return format_fixed(loss, 4); }
+
+std::string settings_line(const Schedule& s, const RunFlags& f, const MeasuredRun& run) {
+  return "pipesim run: " + s.name + " on " + f.model + ", " + f.backend + " backend, " +
+         std::to_string(s.num_devices) + " device threads on " + std::to_string(run.hardware_threads) +
+         " cores, micro-batch size " + std::to_string(f.micro_batch_size) + ", " + f.optimizer + " lr " +
+         format_fixed(f.lr, 6) + ", seed " + std::to_string(f.seed) + "\n\n";
+}
+
+std::string loss_lines(const MeasuredRun& run) {
+  const auto& l = run.iteration_loss;
+  if (l.empty()) return "";
+  std::string out = "loss          iteration 0: " + loss_text(l.front());
+  if (l.size() > 1) out += ", iteration " + std::to_string(l.size() - 1) + ": " + loss_text(l.back());
+  return out + " (mean over the iteration's micro-batches)\n";
+}
+
+nlohmann::ordered_json run_json(const Metrics& m, const RunFlags& f, const MeasuredRun& run) {
+  nlohmann::ordered_json j = metrics_json(m);
+  j["measured"] = true;
+  j["backend"] = f.backend;
+  j["model"] = f.model;
+  j["micro_batch_size"] = f.micro_batch_size;
+  j["optimizer"] = f.optimizer;
+  j["lr"] = f.lr;
+  j["seed"] = f.seed;
+  j["hardware_threads"] = run.hardware_threads;
+  j["iteration_loss"] = run.iteration_loss;
+  auto& losses = j["losses"] = nlohmann::ordered_json::array();
+  for (const LossRecord& l : run.losses)
+    losses.push_back({{"microbatch", l.microbatch}, {"pipeline", l.pipeline}, {"iteration", l.iteration}, {"loss", l.loss}});
+  j["warnings"] = run.warnings;
+  return j;
+}
+
+void write_trace(const std::string& path, const Schedule& s, const RunFlags& f, const MeasuredRun& run,
+                 const std::string& partial) {
+  TraceOptions options;
+  options.metadata = {{"generator", "pipesim " PIPESIM_VERSION},
+                      {"measured", f.backend + " backend, model " + f.model + ", micro-batch size " +
+                                       std::to_string(f.micro_batch_size)}};
+  if (!partial.empty()) options.metadata.emplace_back("partial", partial);
+  write_chrome_trace_file(path, s, run.timeline, options);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "Run a schedule for real (one thread per device) and measure it");
+  auto so = std::make_shared<ScheduleOptions>();
+  auto f = std::make_shared<RunFlags>();
+  cmd->add_option("--backend", f->backend, "Where the ops run: cpu (Eigen kernels) or cuda")->capture_default_str();
+  cmd->add_option("--model", f->model, "Model from the catalog (GPT-style, e.g. gpt-tiny, gpt-small) or a file")
+      ->capture_default_str();
+  cmd->add_option("--micro-batch-size", f->micro_batch_size, "Sequences per micro-batch")->capture_default_str();
+  add_schedule_flags(*cmd, *so, true);
+  cmd->add_option("--optimizer", f->optimizer, "sgd or adam")
+      ->check(CLI::IsMember({"sgd", "adam"}))
+      ->capture_default_str();
+  cmd->add_option("--lr", f->lr, "Learning rate")->capture_default_str();
+  cmd->add_option("--seed", f->seed, "Seed of the weights and the synthetic data")->capture_default_str();
+  cmd->add_option("--timeout", f->timeout, "Stop a run in which no op finishes for this long")->capture_default_str();
+  cmd->add_option("--channel-capacity", f->channel_capacity,
+                  "Messages a link holds before its sender blocks (0: all the link carries)")
+      ->capture_default_str();
+  cmd->add_option("--trace", f->trace, "Write the measured Chrome trace (Perfetto / chrome://tracing) to this file");
+  cmd->add_flag("--json", f->json, "Print one JSON object instead of tables");
+  cmd->callback([=] {
+    check_backend(f->backend);
+    RunOptions options;
+    options.micro_batch_size = f->micro_batch_size;
+    options.seed = f->seed;
+    options.optimizer = {f->optimizer == "sgd" ? OptimizerKind::Sgd : OptimizerKind::Adam, f->lr};
+    options.timeout = std::chrono::nanoseconds(parse_duration(f->timeout, "--timeout"));
+    options.channel_capacity = f->channel_capacity;
+    if (const auto available = available_memory()) options.max_memory_bytes = static_cast<std::int64_t>(*available / 2);
+    const ModelSpec model = find_model(f->model);
+    const Schedule schedule = make_schedule(*so, so->name);
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (cores > 0 && static_cast<unsigned>(schedule.num_devices) > cores)
+      std::cerr << "pipesim: warning: " << schedule.num_devices << " devices on " << cores
+                << " cores: device threads share cores, so measured times include waiting for a core\n";
+    MeasuredRun run;
+    try {
+      run = run_schedule(schedule, model, options);
+    } catch (const ExecutionError& e) {
+      if (!f->trace.empty()) {
+        write_trace(f->trace, schedule, *f, e.partial(), e.what());
+        std::cerr << "pipesim: partial trace written to " << f->trace << "\n";
+      }
+      throw;
+    }
+    const Metrics metrics = summarize(schedule, run.result);
+    if (!f->trace.empty()) write_trace(f->trace, schedule, *f, run, "");
+    if (f->json) {
+      std::cout << run_json(metrics, *f, run).dump(2) << "\n";
+      return;
+    }
+    std::cout << settings_line(schedule, *f, run) << summary_text(metrics) << loss_lines(run) << "\n"
+              << device_table(metrics);
+    if (!f->trace.empty()) std::cout << "\ntrace written to " << f->trace << " (open in ui.perfetto.dev)\n";
+  });
+}
+
+}  // namespace pipesim
