@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 #include <unordered_map>
 
 #include "schedules/dependencies.hpp"
 #include "schedules/error.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/slot_layout.hpp"
 #include "sim/versions.hpp"
 
 namespace pipesim {
@@ -16,12 +18,15 @@ namespace {
 
 constexpr OpId kNone = std::numeric_limits<OpId>::max();
 
-// One run of the engine. All per-op state lives in flat arrays indexed by OpId.
+// One run of the engine. All per-op state lives in one flat array of slots, numbered by
+// SlotLayout (sim/slot_layout.hpp) so that ops running at about the same time are close
+// together in memory; the dependency graph's ids (device-major) are used only to set up
+// and to explain a deadlock.
 class Run {
  public:
   Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer)
       : s_(schedule), costs_(costs), observer_(observer), scale_(scale_of(schedule)), g_(dependencies(schedule)),
-        versions_(schedule) {
+        layout_(schedule), versions_(schedule) {
     init_state();
   }
 
@@ -31,25 +36,35 @@ class Run {
       const Event e = queue_.pop();
       now_ = e.time;
       switch (e.type) {
-        case EventType::OpFinish: finish_op(e.payload); break;
-        case EventType::TransferArrive: arrive_transfer(e.payload); break;
-        case EventType::CollectiveFinish: finish_collective(e.payload); break;
+        case EventType::OpFinish: finish_op(e.a, static_cast<int>(e.b)); break;
+        case EventType::TransferArrive: arrive_transfer(e.a, e.b); break;
+        case EventType::CollectiveFinish: finish_collective(e.a); break;
       }
     }
     check_complete();
     result_.events = queue_.pushed();
     result_.critical_path = critical_path();
     for (std::size_t d = 0; d < dev_.size(); ++d) {
-      result_.devices[d].final_activation_bytes = dev_[d].act_bytes;
-      result_.devices[d].peak_weight_versions = versions_.peak_versions_held(static_cast<int>(d));
+      const DeviceState& dev = dev_[d];
+      DeviceStats& out = result_.devices[d];
+      out.busy = dev.busy_time;
+      out.first_start = dev.first_start;
+      out.last_end = dev.last_end;
+      out.peak_activations = dev.peak_activations;
+      out.peak_activation_bytes = dev.peak_activation_bytes;
+      out.final_activation_bytes = dev.act_bytes;
+      out.peak_weight_versions = versions_.peak_versions_held(static_cast<int>(d));
     }
     result_.staleness = versions_.staleness();
     return std::move(result_);
   }
 
  private:
+  // Per device: where it is in its list, and its statistics (copied to SimResult at the end).
   struct DeviceState {
-    std::size_t next = 0;        // index of the next op to start
+    std::uint32_t next = 0;      // index of the next op to start
+    std::uint32_t size = 0;      // ops in its list
+    OpId base = 0;               // slot of its first op (SlotLayout)
     bool busy = false;           // a compute op is running
     bool blocked = false;        // waiting on a blocking collective
     bool started = false;
@@ -58,69 +73,123 @@ class Run {
     Tick comm_free_at = 0;       // the communication stream (collectives)
     std::int64_t act_bytes = 0;
     std::int32_t act_count = 0;
+    std::int32_t peak_activations = 0;
+    std::int64_t peak_activation_bytes = 0;
+    Tick busy_time = 0, first_start = 0, last_end = 0;
   };
   struct CollectiveState {
     int arrived = 0;
     Tick start = 0;
     OpId last_arrival = kNone;
   };
-  // Performance: what the event loop reads and writes per op lives in one 40-byte struct
-  // per op, not in parallel arrays. Large schedules are far bigger than the caches, and
-  // starting an op or delivering one of its inputs used to touch one cache line per array
-  // (about seven, plus the dependency lists for its forward); now it is one or two.
-  struct OpState {
-    Tick ready_at = 0;               // arrival of its latest input ...
-    Tick start = -1;                 // -1 until it starts
-    OpId ready_by = kNone;           // ... and the op that sent it
-    OpId cause = kNone;              // what let it start last (critical path)
-    std::int32_t pending = 0;        // inputs not yet arrived
-    std::int32_t version_used = -1;  // weight version of a micro-batch op
-    std::int32_t device = 0;         // the device running it
-    OpId forward = kNone;            // its forward, see find_forward()
+  // Performance: everything the event loop reads and writes for one op is in one 40-byte
+  // slot: the op itself (copied from the schedule, so that a device's next op and its state
+  // share a cache line), its device, and its state. Starting, finishing or delivering an
+  // input to an op touches one or two cache lines.
+  struct Slot {
+    Tick time = 0;                 // before the op starts: arrival of its latest input; then its start
+    std::int32_t stage = 0, microbatch = 0, pipeline = 0;  // the Op, without its padding
+    OpKind kind = OpKind::F;
+    std::uint16_t pending = 0;     // inputs not yet arrived
+    std::int32_t device = 0;
+    // Before the op starts: the op that sent its latest input; then what let it start last
+    // (its device's previous op or that input), for the critical path.
+    OpId cause = kNone;
+    std::int32_t version = -1;     // weight version a micro-batch op uses
+    // Version its forward used (sim/versions.hpp needs it for B, I and W). An F sets it to
+    // its own version when it starts, and it travels along the forward edges F -> B/I and
+    // I -> W (carries_forward), so a backward never looks its forward up.
+    std::int32_t forward_version = -1;
+
+    Op op() const { return Op{kind, stage, microbatch, pipeline}; }
+  };
+  static_assert(sizeof(Slot) == 40);
+  // The edge from -> to hands on the forward's version: the only F among the predecessors
+  // of a B or I is its forward, and a W's only predecessor is its I.
+  static bool carries_forward(OpKind from, OpKind to) {
+    return from == (to == OpKind::W ? OpKind::I : OpKind::F) && is_microbatch_op(to) && to != OpKind::F;
+  }
+  // A transfer in flight, kept only for an observer (without one, the event names both ends).
+  struct InFlight {
+    TransferRecord record;
+    OpId from = 0;
   };
 
-  // Performance: op ids are looked up several times per op (op_of, ref_of, successors on
-  // which device), so each op's device is stored in its OpState instead of asking
-  // DependencyGraph::device_of, an out-of-line search over the device offsets, each time.
-  int device_of(OpId id) const { return op_[id].device; }
-  int index_of(OpId id) const { return static_cast<int>(id - g_.device_offset[static_cast<std::size_t>(op_[id].device)]); }
-  const Op& op_of(OpId id) const {
-    return s_.ops[static_cast<std::size_t>(device_of(id))][static_cast<std::size_t>(index_of(id))];
+  int device_of(OpId slot) const { return slots_[slot].device; }
+  OpRef ref_of(OpId slot) const {
+    const int d = device_of(slot);
+    return OpRef{d, static_cast<int>(layout_.index_of(slot, d))};
   }
-  OpRef ref_of(OpId id) const { return OpRef{device_of(id), index_of(id)}; }
-  // The forward of a micro-batch op, for the version tracker: itself for F, the first
-  // predecessor of B and I (dependencies.cpp lists it first), and for W that of its I, its
-  // only predecessor. Worked out once per op in init_state.
-  OpId find_forward(OpId id, const Op& op) const {
-    if (op.kind == OpKind::F || !is_microbatch_op(op.kind)) return id;
-    const OpId first = g_.preds[g_.pred_begin[id]];
-    const OpId fwd = op.kind == OpKind::W ? g_.preds[g_.pred_begin[first]] : first;
-    PIPESIM_ASSERT(op_of(fwd).kind == OpKind::F);
-    return fwd;
+  Op op_of(OpId slot) const { return slots_[slot].op(); }
+  OpId graph_id(OpId slot) const {
+    const int d = device_of(slot);
+    return g_.id_of(d, static_cast<int>(layout_.index_of(slot, d)));
+  }
+  // Has the op with graph id `id` started? Each device starts its ops in list order.
+  bool started(OpId id) const {
+    const int d = g_.device_of(id);
+    return static_cast<std::uint32_t>(g_.index_of(id)) < dev_[static_cast<std::size_t>(d)].next;
   }
 
   void init_state() {
     const std::size_t n = g_.size();
-    op_.assign(n, OpState{});
-    for (std::size_t d = 0; d + 1 < g_.device_offset.size(); ++d)
-      for (OpId id = g_.device_offset[d]; id < g_.device_offset[d + 1]; ++id) op_[id].device = static_cast<std::int32_t>(d);
-    for (OpId id = 0; id < n; ++id) op_[id].forward = find_forward(id, op_of(id));
-    // Successor lists (CSR) from the predecessor lists.
-    succ_begin_.assign(n + 1, 0);
-    for (OpId id = 0; id < n; ++id)
-      for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k) ++succ_begin_[g_.preds[k] + 1];
-    for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
-    succs_.resize(g_.preds.size());
-    std::vector<OpId> fill(succ_begin_.begin(), succ_begin_.end() - 1);
-    for (OpId id = 0; id < n; ++id) {
-      op_[id].pending = static_cast<std::int32_t>(g_.pred_begin[id + 1] - g_.pred_begin[id]);
-      for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k) succs_[fill[g_.preds[k]]++] = id;
+    const auto devices = static_cast<std::size_t>(s_.num_devices);
+    // Slots in slot order: consecutive writes, while the reads walk each device's list.
+    slots_.assign(layout_.slots(), Slot{});
+    std::vector<OpId> slot_of(n);  // graph id -> slot, for the successor lists
+    for (std::size_t d = 0; d < devices; ++d) {
+      const auto& list = s_.ops[d];
+      for (std::size_t i = 0; i < list.size(); ++i)
+        slot_of[g_.device_offset[d] + i] = layout_.slot(static_cast<int>(d), static_cast<std::uint32_t>(i));
     }
-    dev_.assign(static_cast<std::size_t>(s_.num_devices), DeviceState{});
-    result_.devices.assign(static_cast<std::size_t>(s_.num_devices), DeviceStats{});
-    if (s_.num_devices <= kDenseLinkDevices)
-      link_free_.assign(static_cast<std::size_t>(s_.num_devices) * static_cast<std::size_t>(s_.num_devices), 0);
+    layout_.for_each_slot([&](int d, std::uint32_t i, OpId slot) {
+      const OpId id = g_.device_offset[static_cast<std::size_t>(d)] + i;
+      const Op& op = s_.ops[static_cast<std::size_t>(d)][i];
+      Slot& st = slots_[slot];
+      st.stage = op.stage;
+      st.microbatch = op.microbatch;
+      st.pipeline = op.pipeline;
+      st.kind = op.kind;
+      st.device = d;
+      const OpId preds = g_.pred_begin[id + 1] - g_.pred_begin[id];
+      PIPESIM_ASSERT(preds <= 0xFFFF);  // the rules give at most two
+      st.pending = static_cast<std::uint16_t>(preds);
+    });
+    // Successor lists (CSR, by slot) from the predecessor lists. Each list keeps the order of
+    // the graph ids of its successors, as events are queued in that order. succ_begin_[s]
+    // serves as the fill cursor of s, and the array is shifted into place afterwards.
+    const std::size_t slots = layout_.slots();
+    succ_begin_.assign(slots + 1, 0);
+    for (OpId k = 0; k < g_.preds.size(); ++k) ++succ_begin_[slot_of[g_.preds[k]]];
+    OpId sum = 0;
+    for (std::size_t i = 0; i < slots; ++i) sum += std::exchange(succ_begin_[i], sum);
+    succs_.resize(g_.preds.size());
+    for (OpId id = 0; id < n; ++id) {
+      const OpId slot = slot_of[id];
+      for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k) {
+        const OpId pred = slot_of[g_.preds[k]];
+        // The version tracker relies on this: the first predecessor of B and I is their F,
+        // that of W its I (dependencies.cpp lists them first), on the same device.
+        if (k == g_.pred_begin[id] && carries_forward(slots_[pred].kind, slots_[slot].kind))
+          PIPESIM_ASSERT(slots_[pred].device == slots_[slot].device);
+        else
+          PIPESIM_ASSERT(!carries_forward(slots_[pred].kind, slots_[slot].kind));
+        succs_[succ_begin_[pred]++] = slot;
+      }
+    }
+    std::copy_backward(succ_begin_.begin(), succ_begin_.end() - 1, succ_begin_.end());
+    succ_begin_[0] = 0;
+    dev_.assign(devices, DeviceState{});
+    for (std::size_t d = 0; d < devices; ++d) {
+      dev_[d].size = static_cast<std::uint32_t>(s_.ops[d].size());
+      dev_[d].base = layout_.slot(static_cast<int>(d), 0);
+    }
+    result_.devices.assign(devices, DeviceStats{});
+    if (s_.num_devices <= kDenseLinkDevices) link_free_.assign(devices * devices, 0);
     collectives_.assign(g_.collectives.size(), CollectiveState{});
+    collective_slots_.resize(g_.collectives.size());
+    for (std::size_t c = 0; c < g_.collectives.size(); ++c)
+      for (OpId m : g_.collectives[c]) collective_slots_[c].push_back(slot_of[m]);
     result_.iteration_end.assign(static_cast<std::size_t>(std::max(1, s_.iterations)), 0);
   }
 
@@ -136,41 +205,40 @@ class Run {
   // Starts as many ops on device d as its order and dependencies allow at time now_.
   void try_start(int d, Tick now) {
     DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-    const auto& list = s_.ops[static_cast<std::size_t>(d)];
-    while (!dev.busy && !dev.blocked && dev.next < list.size()) {
-      const OpId id = g_.id_of(d, static_cast<int>(dev.next));
-      OpState& st = op_[id];
+    while (!dev.busy && !dev.blocked && dev.next < dev.size) {
+      const OpId id = layout_.slot_from(dev.base, dev.next);
+      Slot& st = slots_[id];
       if (st.pending > 0) return;
-      const Op& op = list[dev.next];
+      const Op op = st.op();
       ++dev.next;
       // Which constraint let this op start last: its device or its latest input.
-      st.cause = (dev.last_compute != kNone && dev.free_at >= st.ready_at) ? dev.last_compute : st.ready_by;
-      st.start = now;
+      if (dev.last_compute != kNone && dev.free_at >= st.time) st.cause = dev.last_compute;
+      st.time = now;
       if (op.kind == OpKind::GradSync) {
         arrive_collective(id, now);
         if (s_.blocking_grad_sync) dev.blocked = true;
         continue;
       }
-      if (is_microbatch_op(op.kind)) st.version_used = versions_.start(op, op_[st.forward].version_used);
+      if (is_microbatch_op(op.kind)) {
+        st.version = versions_.start(op, st.forward_version);
+        if (op.kind == OpKind::F) st.forward_version = st.version;
+      }
       const Tick dur = costs_.compute_time(op, scale_);
       PIPESIM_ASSERT(dur >= 0);
       dev.busy = true;
-      DeviceStats& stats = result_.devices[static_cast<std::size_t>(d)];
       if (!dev.started) {
-        stats.first_start = now;
+        dev.first_start = now;
         dev.started = true;
       }
-      stats.busy = later(stats.busy, dur);
+      dev.busy_time = later(dev.busy_time, dur);
       if (op.kind == OpKind::F) change_memory(d, op, now);
-      queue_.push(later(now, dur), EventType::OpFinish, id);
-      // Performance: when this op ends, each successor's OpState is updated, and that is
-      // often its first touch since init_state (a B further on this device, an F on the
-      // next one): on large schedules a miss to L3 or memory per op. Ask for those lines
-      // now; they arrive long before the op ends. Written out here, not in a helper: GCC
-      // deems a function of prefetches pure and drops the call.
+      queue_.push(later(now, dur), EventType::OpFinish, id, static_cast<std::uint32_t>(d));
+      // Performance: when this op ends, each successor's slot is updated. Ask for those
+      // lines now; they arrive long before the op ends. Written out here, not in a helper:
+      // GCC deems a function of prefetches pure and drops the call.
       const OpId first = succ_begin_[id], end = succ_begin_[id + 1];
-      if (first < end) __builtin_prefetch(&op_[succs_[first]]);
-      if (first + 1 < end) __builtin_prefetch(&op_[succs_[first + 1]]);
+      if (first < end) __builtin_prefetch(&slots_[succs_[first]]);
+      if (first + 1 < end) __builtin_prefetch(&slots_[succs_[first + 1]]);
     }
   }
 
@@ -192,48 +260,49 @@ class Run {
     if (__builtin_add_overflow(dev.act_bytes, delta, &dev.act_bytes))
       throw InputError("activation memory of device " + std::to_string(d) + " overflows 8 EiB: the activation size is too large");
     dev.act_count += count;
-    DeviceStats& stats = result_.devices[static_cast<std::size_t>(d)];
-    stats.peak_activations = std::max(stats.peak_activations, dev.act_count);
-    stats.peak_activation_bytes = std::max(stats.peak_activation_bytes, dev.act_bytes);
+    dev.peak_activations = std::max(dev.peak_activations, dev.act_count);
+    dev.peak_activation_bytes = std::max(dev.peak_activation_bytes, dev.act_bytes);
     if (observer_) observer_->on_memory(MemoryRecord{d, now, dev.act_bytes, dev.act_count});
   }
 
-  void finish_op(OpId id) {
-    const int d = device_of(id);
+  void finish_op(OpId id, int d) {
     DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-    const Op& op = op_of(id);
+    const Slot& st = slots_[id];
+    const Op op = st.op();
     dev.busy = false;
     dev.free_at = now_;
     dev.last_compute = id;
-    result_.devices[static_cast<std::size_t>(d)].last_end = now_;
+    dev.last_end = now_;
     result_.makespan = std::max(result_.makespan, now_);
     std::int32_t version = -1;
     if (is_microbatch_op(op.kind)) {
-      version = op_[id].version_used;
+      version = st.version;
       if (op.kind != OpKind::F) change_memory(d, op, now_);
       auto& end = result_.iteration_end;
       const auto t = static_cast<std::size_t>(s_.iteration_of(op.microbatch));
       if (t >= end.size()) end.resize(t + 1, 0);
       end[t] = std::max(end[t], now_);
     }
-    if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep)
-      versions_.end(op, op_[id].version_used, op_[op_[id].forward].version_used, d);
-    if (observer_) observer_->on_op(OpRecord{ref_of(id), op, op_[id].start, now_, version});
+    if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep) versions_.end(op, st.version, st.forward_version, d);
+    if (observer_) observer_->on_op(OpRecord{ref_of(id), op, st.time, now_, version});
     release_successors(id, d);
     try_start(d, now_);
   }
 
   void release_successors(OpId id, int d) {
-    const Op& op = op_of(id);
+    const Slot& from = slots_[id];
+    const bool sync = from.kind == OpKind::GradSync;
     for (OpId k = succ_begin_[id]; k < succ_begin_[id + 1]; ++k) {
       const OpId to = succs_[k];
-      const int dst = device_of(to);
-      if (dst == d || op.kind == OpKind::GradSync) {
+      Slot& st = slots_[to];
+      const int dst = st.device;
+      if (dst == d || sync) {
+        if (carries_forward(from.kind, st.kind)) st.forward_version = from.forward_version;
         satisfy(to, id, now_);
         if (dst != d) try_start(dst, now_);
         continue;
       }
-      send(id, to, d, dst, op);
+      send(id, to, d, dst, from.op());
     }
   }
 
@@ -245,69 +314,73 @@ class Run {
     PIPESIM_ASSERT(cost.occupancy >= 0 && cost.latency >= 0);
     const std::size_t pair = static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst);
     Tick& link = link_free_.empty() ? sparse_link_free_[pair] : link_free_[pair];
-    TransferRecord r;
-    r.from = ref_of(from);
-    r.to = ref_of(to);
-    r.ready = now_;
-    r.link_start = std::max(now_, link);
-    r.link_end = later(r.link_start, cost.occupancy);
-    r.arrival = later(r.link_end, cost.latency);
-    r.bytes = bytes;
-    link = r.link_end;
+    const Tick link_start = std::max(now_, link);
+    const Tick link_end = later(link_start, cost.occupancy);
+    const Tick arrival = later(link_end, cost.latency);
+    link = link_end;
+    if (!observer_) {  // the event names both ends; nothing else is needed
+      queue_.push(arrival, EventType::TransferArrive, to, from);
+      return;
+    }
+    const InFlight f{TransferRecord{ref_of(from), ref_of(to), now_, link_start, link_end, arrival, bytes}, from};
     std::uint32_t slot;
     if (free_slots_.empty()) {
       slot = static_cast<std::uint32_t>(in_flight_.size());
-      in_flight_.push_back(r);
+      in_flight_.push_back(f);
     } else {
       slot = free_slots_.back();
       free_slots_.pop_back();
-      in_flight_[slot] = r;
+      in_flight_[slot] = f;
     }
-    queue_.push(r.arrival, EventType::TransferArrive, slot);
+    queue_.push(arrival, EventType::TransferArrive, to, slot);
   }
 
-  void arrive_transfer(std::uint32_t slot) {
-    const TransferRecord r = in_flight_[slot];
-    free_slots_.push_back(slot);
-    if (observer_) observer_->on_transfer(r);
-    const OpId to = g_.id_of(r.to.device, r.to.index);
-    satisfy(to, g_.id_of(r.from.device, r.from.index), now_);
-    try_start(r.to.device, now_);
+  // `b` is the sender's slot, or with an observer the in-flight record's index.
+  void arrive_transfer(OpId to, std::uint32_t b) {
+    OpId from = b;
+    if (observer_) {
+      const InFlight f = in_flight_[b];
+      free_slots_.push_back(b);
+      observer_->on_transfer(f.record);
+      from = f.from;
+    }
+    satisfy(to, from, now_);
+    try_start(device_of(to), now_);
   }
 
   void satisfy(OpId to, OpId from, Tick at) {
-    OpState& st = op_[to];
+    Slot& st = slots_[to];
     PIPESIM_ASSERT(st.pending > 0);
     --st.pending;
-    if (st.ready_by == kNone || at > st.ready_at) {
-      st.ready_at = at;
-      st.ready_by = from;
+    if (st.cause == kNone || at > st.time) {
+      st.time = at;
+      st.cause = from;
     }
   }
 
   void arrive_collective(OpId id, Tick now) {
-    const auto c = static_cast<std::size_t>(g_.collective_of[id]);
+    const auto c = static_cast<std::size_t>(g_.collective_of[graph_id(id)]);
     CollectiveState& st = collectives_[c];
     ++st.arrived;
     st.start = std::max(st.start, now);
     st.last_arrival = id;
-    const auto& members = g_.collectives[c];
+    const auto& members = collective_slots_[c];
     if (st.arrived < static_cast<int>(members.size())) return;
     // Everyone is here: run on the participants' comm streams once all are free.
     for (OpId m : members) st.start = std::max(st.start, dev_[static_cast<std::size_t>(device_of(m))].comm_free_at);
-    const Op& op = op_of(id);
+    const Op op = op_of(id);
     const std::int64_t bytes = costs_.grad_bytes(op, scale_);
     const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), bytes);
     PIPESIM_ASSERT(dur >= 0);
     for (OpId m : members) {
       dev_[static_cast<std::size_t>(device_of(m))].comm_free_at = later(st.start, dur);
-      op_[m].cause = st.last_arrival == m ? op_[m].cause : st.last_arrival;
+      slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
     }
-    queue_.push(later(st.start, dur), EventType::CollectiveFinish, static_cast<std::uint32_t>(c));
+    queue_.push(later(st.start, dur), EventType::CollectiveFinish, static_cast<std::uint32_t>(c), 0);
   }
 
   void finish_collective(std::uint32_t c) {
-    const auto& members = g_.collectives[c];
+    const auto& members = collective_slots_[c];
     result_.makespan = std::max(result_.makespan, now_);
     if (observer_) {
       CollectiveRecord r;
@@ -316,7 +389,7 @@ class Run {
       r.end = now_;
       r.bytes = costs_.grad_bytes(op_of(members.front()), scale_);
       observer_->on_collective(r);
-      for (OpId m : members) observer_->on_op(OpRecord{ref_of(m), op_of(m), op_[m].start, now_, -1});
+      for (OpId m : members) observer_->on_op(OpRecord{ref_of(m), op_of(m), slots_[m].time, now_, -1});
     }
     for (OpId m : members) {
       const int d = device_of(m);
@@ -340,14 +413,17 @@ class Run {
       waits += (waits.empty() ? "" : "; ") + std::string("device ") + std::to_string(d) + " waits at " +
                to_string(list[at]) + " for ";
       std::string on;
+      auto waiting_on = [&](OpId p) {
+        const int pd = g_.device_of(p);
+        on += (on.empty() ? "" : ", ") + to_string(s_.ops[static_cast<std::size_t>(pd)][static_cast<std::size_t>(g_.index_of(p))]) +
+              " (device " + std::to_string(pd) + ")";
+      };
       if (g_.collective_of[id] >= 0) {
         for (OpId m : g_.collectives[static_cast<std::size_t>(g_.collective_of[id])])
-          if (op_[m].start < 0) on += (on.empty() ? "" : ", ") + to_string(op_of(m)) + " (device " + std::to_string(device_of(m)) + ")";
+          if (!started(m)) waiting_on(m);
       }
-      for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k) {
-        const OpId p = g_.preds[k];
-        if (op_[p].start < 0) on += (on.empty() ? "" : ", ") + to_string(op_of(p)) + " (device " + std::to_string(device_of(p)) + ")";
-      }
+      for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k)
+        if (!started(g_.preds[k])) waiting_on(g_.preds[k]);
       waits += on.empty() ? "an op that never finishes" : on;
     }
     if (stuck > 0)
@@ -358,15 +434,14 @@ class Run {
   std::vector<OpRef> critical_path() const {
     OpId last = kNone;
     Tick best = -1;
-    for (int d = 0; d < s_.num_devices; ++d) {
-      const OpId id = dev_[static_cast<std::size_t>(d)].last_compute;
-      if (id != kNone && result_.devices[static_cast<std::size_t>(d)].last_end > best) {
-        best = result_.devices[static_cast<std::size_t>(d)].last_end;
-        last = id;
+    for (const DeviceState& dev : dev_) {
+      if (dev.last_compute != kNone && dev.last_end > best) {
+        best = dev.last_end;
+        last = dev.last_compute;
       }
     }
     std::vector<OpRef> path;
-    for (OpId id = last; id != kNone; id = op_[id].cause) {
+    for (OpId id = last; id != kNone; id = slots_[id].cause) {
       path.push_back(ref_of(id));
       PIPESIM_ASSERT(path.size() <= g_.size());
     }
@@ -395,9 +470,11 @@ class Run {
   SimObserver* observer_;
   const OpScale scale_;
   DependencyGraph g_;
+  const SlotLayout layout_;
   VersionTracker versions_;
-  std::vector<OpId> succ_begin_, succs_;
-  std::vector<OpState> op_;  // by op id
+  std::vector<Slot> slots_;
+  std::vector<OpId> succ_begin_;  // by slot
+  std::vector<OpId> succs_;    // successors' slots
   std::vector<DeviceState> dev_;
   // Free time of each directed link: a dense devices x devices table up to
   // kDenseLinkDevices devices (32 MiB); beyond, a map of the pairs that talk (a file with
@@ -406,7 +483,8 @@ class Run {
   std::vector<Tick> link_free_;
   std::unordered_map<std::size_t, Tick> sparse_link_free_;
   std::vector<CollectiveState> collectives_;
-  std::vector<TransferRecord> in_flight_;
+  std::vector<std::vector<OpId>> collective_slots_;  // g_.collectives, as slots
+  std::vector<InFlight> in_flight_;
   std::vector<std::uint32_t> free_slots_;
   EventQueue queue_;
   Tick now_ = 0;

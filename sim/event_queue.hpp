@@ -1,23 +1,29 @@
 #pragma once
-// EventQueue: a min-heap of (time, insertion number). Equal times pop in insertion order
-// (FIFO), so a run is a pure function of its input. Like ns-3's scheduler, an event is
+// EventQueue: events ordered by (time, insertion number). Equal times pop in insertion
+// order (FIFO), so a run is a pure function of its input. Like ns-3's scheduler, an event is
 // identified by (time, uid); unlike ns-3 nothing is ever cancelled, so there is no lookup.
 //
-// Performance: this is a hand-written binary heap rather than std::priority_queue. Event
-// times tie very often (uniform costs put every event on a multiple of one duration), so
-// the (time, seq) comparison is a coin flip for the branch predictor; std::priority_queue's
-// sift-down branched on it at every level and was about 90% of the engine's branch
-// mispredictions. Here the comparison is computed without branches, and a pop moves the
-// hole to the bottom along the earlier children before sifting the last event up (it
-// rarely moves), so a pop costs about one misprediction instead of one per level.
+// Layout: a FIFO bucket per distinct time, and a min-heap of buckets.
 //
-// Performance, second part: an event pushed for the current time (the time of the last pop)
-// skips the heap and goes to a FIFO lane. That is exact, not an approximation: such an
-// event comes after every event already queued for the current time (those were pushed
-// earlier, so have smaller insertion numbers), and before every later time. So pop takes
-// the heap's top while it is at the current time, then the lane, then moves time on. Zero-
-// latency transfers and zero-duration ops are all same-time events; with zero-cost links
-// about half of a pipeline schedule's events never touch the heap.
+//   heap of buckets (time, creation number)       bucket: events in insertion order
+//     (3 ms, #7) ----------------------------->   [finish 12] -> [arrive 40] -> [finish 9]
+//     (4 ms, #5)   (5 ms, #8)  ...
+//
+// Pipeline schedules put most events on few distinct times (uniform costs: multiples of one
+// duration; a zero-latency transfer arrives when its producer ends), so a push usually
+// appends to an existing bucket and a pop takes the head of the first one: no heap work,
+// where a heap of single events paid about log2(events queued) steps per pop (~20% of the
+// engine's instructions at p = 64, and most of its branch mispredictions before the heap
+// was made branch-free).
+//
+// Exactness: a push for time t appends to the bucket that `open_` names for t, which is
+// always the newest bucket created for t. Every event in it, and every event in older
+// buckets for t, was pushed earlier, so appending keeps insertion order. When `open_` has
+// forgotten t (two times share its entry), the push starts a new bucket for t, and buckets
+// of one time pop in creation order, which is again insertion order. A bucket that has run
+// empty stays in the heap (and open) until the next pop finds it empty, so events pushed
+// for the current time while its last event is handled go to the same bucket.
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -30,63 +36,136 @@ enum class EventType : std::uint8_t { OpFinish, TransferArrive, CollectiveFinish
 
 struct Event {
   Tick time = 0;
-  std::uint64_t seq = 0;
-  std::uint32_t payload = 0;  // op id, transfer slot or collective index
+  std::uint32_t a = 0;  // OpFinish: op; TransferArrive: receiving op; CollectiveFinish: collective
+  std::uint32_t b = 0;  // OpFinish: device; TransferArrive: sending op or transfer record
   EventType type = EventType::OpFinish;
 };
 
 class EventQueue {
  public:
-  void push(Tick time, EventType type, std::uint32_t payload) {
+  EventQueue() { open_.fill(kNil); }
+
+  void push(Tick time, EventType type, std::uint32_t a, std::uint32_t b) {
     PIPESIM_ASSERT(time >= now_);  // nothing is scheduled in the past
-    const Event e{time, next_seq_++, payload, type};
-    if (time == now_) {
-      lane_.push_back(e);
+    ++pushed_;
+    ++size_;
+    const std::uint32_t node = new_node(a, b, type);
+    std::uint32_t& open = open_[open_index(time)];
+    if (open != kNil && buckets_[open].time == time) {
+      Bucket& bucket = buckets_[open];
+      if (bucket.head == kNil)
+        bucket.head = node;
+      else
+        nodes_[bucket.tail].next = node;
+      bucket.tail = node;
       return;
     }
-    std::size_t hole = heap_.size();
-    heap_.push_back(e);
-    sift_up(hole, e);
+    open = new_bucket(time, node);
+    push_heap(HeapEntry{time, next_bucket_++, open});
   }
-  bool empty() const { return heap_.empty() && lane_head_ == lane_.size(); }
+
+  bool empty() const { return size_ == 0; }
+
   Event pop() {
-    if (lane_head_ < lane_.size() && (heap_.empty() || heap_.front().time != now_)) {
-      const Event e = lane_[lane_head_++];
-      if (lane_head_ == lane_.size()) {  // drained: reuse the storage from the start
-        lane_.clear();
-        lane_head_ = 0;
+    PIPESIM_ASSERT(size_ > 0);
+    for (;;) {
+      const std::uint32_t b = heap_.front().bucket;
+      Bucket& bucket = buckets_[b];
+      if (bucket.head != kNil) {
+        const std::uint32_t id = bucket.head;
+        const Node n = nodes_[id];
+        bucket.head = n.next;
+        nodes_[id].next = free_nodes_;
+        free_nodes_ = id;
+        --size_;
+        now_ = bucket.time;
+        return Event{bucket.time, n.a, n.b, n.type};
       }
-      return e;
+      // Ran empty at an earlier pop: close it (no longer open_ for its time), then look on.
+      std::uint32_t& open = open_[open_index(bucket.time)];
+      if (open == b) open = kNil;
+      bucket.head = free_buckets_;
+      free_buckets_ = b;
+      pop_heap();
     }
-    const Event top = pop_heap();
-    now_ = top.time;
-    return top;
   }
-  std::uint64_t pushed() const { return next_seq_; }
+
+  std::uint64_t pushed() const { return pushed_; }
 
  private:
-  Event pop_heap() {
-    const Event top = heap_.front();
-    const Event last = heap_.back();
+  static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
+  static constexpr int kOpenBits = 6;
+
+  struct Node {
+    std::uint32_t a = 0, b = 0;
+    std::uint32_t next = kNil;  // next event of its bucket, or next free node
+    EventType type = EventType::OpFinish;
+  };
+  struct Bucket {
+    Tick time = 0;
+    std::uint32_t head = kNil;  // kNil: empty (or, while free, the next free bucket)
+    std::uint32_t tail = kNil;
+  };
+  struct HeapEntry {
+    Tick time = 0;
+    std::uint64_t order = 0;  // creation number of the bucket
+    std::uint32_t bucket = 0;
+  };
+
+  // Multiplicative hash of the time into open_ (Fibonacci hashing).
+  static std::size_t open_index(Tick time) {
+    return static_cast<std::size_t>((static_cast<std::uint64_t>(time) * 0x9E3779B97F4A7C15ull) >> (64 - kOpenBits));
+  }
+
+  std::uint32_t new_node(std::uint32_t a, std::uint32_t b, EventType type) {
+    std::uint32_t id = free_nodes_;
+    if (id != kNil) {
+      free_nodes_ = nodes_[id].next;
+    } else {
+      id = static_cast<std::uint32_t>(nodes_.size());
+      PIPESIM_ASSERT(id != kNil);
+      nodes_.emplace_back();
+    }
+    nodes_[id] = Node{a, b, kNil, type};
+    return id;
+  }
+
+  std::uint32_t new_bucket(Tick time, std::uint32_t node) {
+    std::uint32_t id = free_buckets_;
+    if (id != kNil) {
+      free_buckets_ = buckets_[id].head;
+    } else {
+      id = static_cast<std::uint32_t>(buckets_.size());
+      PIPESIM_ASSERT(id != kNil);
+      buckets_.emplace_back();
+    }
+    buckets_[id] = Bucket{time, node, node};
+    return id;
+  }
+
+  // A branch-free binary heap of buckets: a pop moves the hole at the root down to a leaf
+  // along the earlier children, then lets the last entry rise from there (it rarely moves).
+  static bool earlier(const HeapEntry& x, const HeapEntry& y) {
+    return (x.time < y.time) | ((x.time == y.time) & (x.order < y.order));
+  }
+  void push_heap(const HeapEntry& e) {
+    heap_.push_back(e);
+    sift_up(heap_.size() - 1, e);
+  }
+  void pop_heap() {
+    const HeapEntry last = heap_.back();
     heap_.pop_back();
     const std::size_t n = heap_.size();
-    if (n == 0) return top;
-    // Move the hole at the root down to a leaf, always taking the earlier child...
+    if (n == 0) return;
     std::size_t hole = 0;
     for (std::size_t child = 1; child < n; child = 2 * hole + 1) {
       if (child + 1 < n) child += static_cast<std::size_t>(earlier(heap_[child + 1], heap_[child]));
       heap_[hole] = heap_[child];
       hole = child;
     }
-    // ... then put the last event there and let it rise to its place.
     sift_up(hole, last);
-    return top;
   }
-  // a pops before b; bitwise operators so that the compiler emits no branch.
-  static bool earlier(const Event& a, const Event& b) {
-    return (a.time < b.time) | ((a.time == b.time) & (a.seq < b.seq));
-  }
-  void sift_up(std::size_t hole, const Event& e) {
+  void sift_up(std::size_t hole, const HeapEntry& e) {
     while (hole > 0) {
       const std::size_t parent = (hole - 1) / 2;
       if (!earlier(e, heap_[parent])) break;
@@ -96,11 +175,15 @@ class EventQueue {
     heap_[hole] = e;
   }
 
-  std::vector<Event> heap_;   // events pushed before their time came
-  std::vector<Event> lane_;   // events pushed for now_, in insertion order, from lane_head_ on
-  std::size_t lane_head_ = 0;
-  Tick now_ = 0;              // time of the last event popped from the heap
-  std::uint64_t next_seq_ = 0;
+  std::vector<HeapEntry> heap_;    // buckets, earliest (time, creation) first
+  std::vector<Bucket> buckets_;    // live ones are in heap_; free ones chained through head
+  std::vector<Node> nodes_;        // events; free ones chained through next
+  std::uint32_t free_buckets_ = kNil, free_nodes_ = kNil;
+  std::array<std::uint32_t, std::size_t{1} << kOpenBits> open_;  // time's hash -> its newest bucket, or kNil
+  std::uint64_t next_bucket_ = 0;
+  std::uint64_t pushed_ = 0;
+  std::uint64_t size_ = 0;         // events queued
+  Tick now_ = 0;                   // time of the last event popped
 };
 
 }  // namespace pipesim
