@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <ostream>
@@ -11,26 +10,13 @@
 #include <utility>
 
 #include "schedules/error.hpp"
-#include "schedules/op_text.hpp"
+#include "traces/chrome_trace_events.hpp"
 
 namespace pipesim {
 
 namespace {
 
-constexpr int kBaseThreads = 4;  // compute, send, recv, collective; lane k adds 4*k
-constexpr std::string_view kThreadNames[kBaseThreads] = {"compute", "send", "recv", "collective"};
-
-std::string_view category_of(OpKind kind) {
-  switch (kind) {
-    case OpKind::F: return "forward";
-    case OpKind::B: return "backward";
-    case OpKind::I: return "backward-input";
-    case OpKind::W: return "backward-weight";
-    case OpKind::GradSync: return "grad-sync";
-    case OpKind::OptStep: return "optimizer";
-  }
-  return "?";
-}
+using chrome::kBaseThreads;
 
 // What a trace event draws; `record` indexes the matching Timeline vector.
 enum class Source : std::uint8_t { Op, Send, Recv, Collective, Memory, InitialMemory, FlowEnd, FlowStart };
@@ -58,52 +44,6 @@ struct Event {
   }
 };
 
-// Minimal JSON output: integers via to_chars (ostream << would follow the global locale
-// and could insert digit grouping), strings escaped per RFC 8259.
-class JsonWriter {
- public:
-  explicit JsonWriter(std::ostream& out) : out_(out) {}
-
-  JsonWriter& raw(std::string_view text) {
-    out_.write(text.data(), static_cast<std::streamsize>(text.size()));
-    return *this;
-  }
-  JsonWriter& integer(std::int64_t value) {
-    char buf[24];
-    const auto res = std::to_chars(buf, buf + sizeof buf, value);
-    return raw(std::string_view(buf, static_cast<std::size_t>(res.ptr - buf)));
-  }
-  JsonWriter& micros(Tick ns) { return raw(format_trace_us(ns)); }
-  JsonWriter& string(std::string_view text) {
-    raw("\"");
-    std::size_t plain = 0;  // start of the run of characters that need no escaping
-    for (std::size_t i = 0; i < text.size(); ++i) {
-      const auto c = static_cast<unsigned char>(text[i]);
-      if (c >= 0x20 && c != '"' && c != '\\') continue;
-      raw(text.substr(plain, i - plain));
-      plain = i + 1;
-      switch (c) {
-        case '"': raw("\\\""); break;
-        case '\\': raw("\\\\"); break;
-        case '\n': raw("\\n"); break;
-        case '\t': raw("\\t"); break;
-        case '\r': raw("\\r"); break;
-        default: {
-          static constexpr char kHex[] = "0123456789abcdef";
-          const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-          raw(std::string_view(esc, 6));
-        }
-      }
-    }
-    return raw(text.substr(plain)).raw("\"");
-  }
-  // ,"key": — every field after an object's first.
-  JsonWriter& key(std::string_view name) { return raw(",\"").raw(name).raw("\":"); }
-
- private:
-  std::ostream& out_;
-};
-
 class TraceBuilder {
  public:
   // Group g of a multi-run file: its processes are pid_base + device, named
@@ -119,7 +59,7 @@ class TraceBuilder {
 
   int prepare();  // collects and sorts the events; returns the number of devices
   void write_header(JsonWriter& w) const;
-  void write_body(JsonWriter& w, bool& first) const;
+  void write_body(chrome::EventList& out) const;
 
  private:
   const Op& op_at(const OpRef& ref) const {
@@ -150,8 +90,8 @@ class TraceBuilder {
   void add_flow(std::size_t from_slice, std::size_t to_slice, std::uint64_t id);
   void collect_flows();
   void collect_counters();
-  void write_metadata(JsonWriter& w, int device, bool& first) const;
-  void write_event(JsonWriter& w, const Event& e) const;
+  void write_metadata(chrome::EventList& out, int device) const;
+  void write_event(chrome::EventList& out, const Event& e) const;
 
   const Schedule& s_;
   const Timeline& t_;
@@ -178,13 +118,10 @@ void TraceBuilder::collect_slices() {
     const TransferRecord& r = t_.transfers[i];
     (void)op_at(r.from);
     (void)op_at(r.to);
-    // Occupancy is what the sender's link is busy with; without it (latency-only or free
-    // links) show the whole ready..arrival window rather than an invisible sliver.
-    if (r.link_end > r.link_start)
-      add_slice(r.from.device, kSendTid, r.link_start, r.link_end, Source::Send, i);
-    else
-      add_slice(r.from.device, kSendTid, r.ready, r.arrival, Source::Send, i);
-    add_slice(r.to.device, kRecvTid, r.link_start, r.arrival, Source::Recv, i);
+    const chrome::Span send = chrome::send_span(r);
+    const chrome::Span recv = chrome::recv_span(r);
+    add_slice(r.from.device, kSendTid, send.start, send.end, Source::Send, i);
+    add_slice(r.to.device, kRecvTid, recv.start, recv.end, Source::Recv, i);
   }
   for (std::size_t i = 0; i < t_.collectives.size(); ++i) {
     const CollectiveRecord& r = t_.collectives[i];
@@ -287,95 +224,46 @@ void TraceBuilder::collect_counters() {
   }
 }
 
-void TraceBuilder::write_header(JsonWriter& w) const {
-  w.raw("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":");
-  w.string(opt_.title.empty() ? s_.name : opt_.title);
-  w.key("schedule").string(s_.name);
-  w.key("devices").integer(s_.num_devices);
-  w.key("stages").integer(s_.num_stages);
-  w.key("pipelines").integer(s_.num_pipelines);
-  w.key("microbatches").integer(s_.microbatches);
-  w.key("iterations").integer(s_.iterations);
-  for (const auto& [k, v] : opt_.metadata) w.raw(",").string(k).raw(":").string(v);
-  w.raw("},\n\"traceEvents\":[\n");
-}
+void TraceBuilder::write_header(JsonWriter& w) const { chrome::write_trace_header(w, s_, opt_); }
 
-void TraceBuilder::write_metadata(JsonWriter& w, int device, bool& first) const {
-  auto begin = [&](std::string_view name, int tid) -> JsonWriter& {
-    w.raw(first ? "" : ",\n");
-    first = false;
-    w.raw("{\"name\":\"").raw(name).raw("\",\"ph\":\"M\",\"pid\":").integer(pid_base_ + device);
-    return w.key("tid").integer(tid).raw(",\"args\":{");
-  };
-  begin("process_name", 0).raw("\"name\":").string(prefix_ + "device " + std::to_string(device)).raw("}}");
-  begin("process_sort_index", 0).raw("\"sort_index\":").integer(pid_base_ + device).raw("}}");
+void TraceBuilder::write_metadata(chrome::EventList& out, int device) const {
+  chrome::process_metadata(out, pid_base_ + device, prefix_ + "device " + std::to_string(device), pid_base_ + device);
   for (int base = 0; base < kBaseThreads; ++base) {
     const int lanes = lanes_[static_cast<std::size_t>(device) * kBaseThreads + static_cast<std::size_t>(base)];
-    for (int lane = 0; lane < lanes; ++lane) {
-      const int tid = base + kBaseThreads * lane;
-      std::string name(kThreadNames[base]);
-      if (lane > 0) name += " " + std::to_string(lane + 1);
-      begin("thread_name", tid).raw("\"name\":").string(name).raw("}}");
-      begin("thread_sort_index", tid).raw("\"sort_index\":").integer(base * 100 + lane).raw("}}");
-    }
+    for (int lane = 0; lane < lanes; ++lane) chrome::thread_metadata(out, pid_base_ + device, base, lane);
   }
 }
 
-void TraceBuilder::write_event(JsonWriter& w, const Event& e) const {
-  auto begin = [&](std::string_view name, std::string_view cat, std::string_view ph) -> JsonWriter& {
-    w.raw(",\n{\"name\":").string(name).key("cat").string(cat).key("ph").string(ph);
-    return w.key("pid").integer(pid_base_ + e.pid).key("tid").integer(e.tid).key("ts").micros(e.ts);
-  };
+void TraceBuilder::write_event(chrome::EventList& out, const Event& e) const {
+  const int pid = pid_base_ + e.pid;
   switch (e.source) {
-    case Source::Op: {
-      const OpRecord& r = t_.ops[e.record];
-      const std::string text = to_string(r.op);
-      begin(text, category_of(r.op.kind), "X").key("dur").micros(e.dur);
-      w.raw(",\"args\":{\"stage\":").integer(r.op.stage).key("microbatch").integer(r.op.microbatch);
-      w.key("pipeline").integer(r.op.pipeline).key("chunk").integer(s_.chunk_of(r.op));
-      w.key("op").string(text).key("weight_version").integer(r.weight_version);
-      w.key("index").integer(r.ref.index).raw("}}");
+    case Source::Op:
+      chrome::op_slice(out, s_, pid, e.tid, t_.ops[e.record]);
       break;
-    }
     case Source::Send:
     case Source::Recv: {
       const TransferRecord& r = t_.transfers[e.record];
-      const std::string from = to_string(op_at(r.from));
-      const std::string to = to_string(op_at(r.to));
       const bool send = e.source == Source::Send;
-      begin(from + " -> " + to, send ? "send" : "recv", "X").key("dur").micros(e.dur);
-      w.raw(",\"args\":{\"bytes\":").integer(r.bytes).key("from").string(from).key("to").string(to);
-      w.key("peer").integer(send ? r.to.device : r.from.device).raw("}}");
+      chrome::transfer_slice(out, pid, e.tid, send ? chrome::send_span(r) : chrome::recv_span(r), r, op_at(r.from),
+                             op_at(r.to), send);
       break;
     }
     case Source::Collective: {
       const CollectiveRecord& r = t_.collectives[e.record];
-      const Op& op = op_at(r.participants[e.id]);
-      begin(to_string(op), category_of(op.kind), "X").key("dur").micros(e.dur);
-      w.raw(",\"args\":{\"bytes\":").integer(r.bytes);
-      w.key("participants").integer(static_cast<std::int64_t>(r.participants.size())).raw("}}");
+      chrome::collective_slice(out, pid, e.tid, r, op_at(r.participants[e.id]));
       break;
     }
     case Source::Memory:
     case Source::InitialMemory: {
       const std::int64_t bytes = e.source == Source::Memory ? t_.memory[e.record].bytes : 0;
       const auto& statics = opt_.static_memory_bytes;
-      if (statics.empty()) {
-        begin("activation memory", "memory", "C").raw(",\"args\":{\"bytes\":").integer(bytes).raw("}}");
-      } else {  // stacked: what the device always holds, plus the activations of the moment
-        const std::int64_t fixed = statics.at(static_cast<std::size_t>(e.pid));
-        begin("device memory", "memory", "C").raw(",\"args\":{\"static\":").integer(fixed);
-        w.key("activations").integer(bytes).raw("}}");
-      }
+      chrome::memory_counter(out, pid, e.ts, bytes, statics.empty() ? nullptr : &statics.at(static_cast<std::size_t>(e.pid)));
       break;
     }
     case Source::FlowStart:
-    case Source::FlowEnd: {
-      const bool start = e.source == Source::FlowStart;
-      begin("transfer", "flow", start ? "s" : "f").key("id").integer(static_cast<std::int64_t>(e.id));
-      w.raw(start ? "}" : ",\"bp\":\"e\"}");
+    case Source::FlowEnd:
+      chrome::flow_event(out, pid, e.tid, e.ts, e.id, e.source == Source::FlowStart);
       break;
-    }
   }
 }
 
@@ -389,27 +277,15 @@ int TraceBuilder::prepare() {
   return num_devices_;
 }
 
-void TraceBuilder::write_body(JsonWriter& w, bool& first) const {
+void TraceBuilder::write_body(chrome::EventList& out) const {
   auto next = events_.begin();
   for (int d = 0; d < num_devices_; ++d) {
-    write_metadata(w, d, first);
-    for (; next != events_.end() && next->pid == d; ++next) write_event(w, *next);
+    write_metadata(out, d);
+    for (; next != events_.end() && next->pid == d; ++next) write_event(out, *next);
   }
 }
 
 }  // namespace
-
-std::string format_trace_us(Tick ns) {
-  const bool negative = ns < 0;
-  const auto mag = negative ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-  std::string text = std::to_string(mag / 1000);
-  const auto frac = static_cast<unsigned>(mag % 1000);
-  text += '.';
-  text += static_cast<char>('0' + frac / 100);
-  text += static_cast<char>('0' + frac / 10 % 10);
-  text += static_cast<char>('0' + frac % 10);
-  return negative ? "-" + text : text;
-}
 
 void write_chrome_trace(std::ostream& out, const Schedule& schedule, const Timeline& timeline,
                         const TraceOptions& options) {
@@ -417,9 +293,9 @@ void write_chrome_trace(std::ostream& out, const Schedule& schedule, const Timel
   builder.prepare();
   JsonWriter w(out);
   builder.write_header(w);
-  bool first = true;
-  builder.write_body(w, first);
-  w.raw("\n]}\n");
+  chrome::EventList list(w);
+  builder.write_body(list);
+  chrome::write_trace_footer(w);
 }
 
 void write_chrome_trace_groups(std::ostream& out, const std::vector<TraceGroup>& groups, const TraceOptions& options) {
@@ -439,9 +315,9 @@ void write_chrome_trace_groups(std::ostream& out, const std::vector<TraceGroup>&
   }
   JsonWriter w(out);
   builders.front().write_header(w);
-  bool first = true;
-  for (const TraceBuilder& b : builders) b.write_body(w, first);
-  w.raw("\n]}\n");
+  chrome::EventList list(w);
+  for (const TraceBuilder& b : builders) b.write_body(list);
+  chrome::write_trace_footer(w);
 }
 
 void write_chrome_trace_file(const std::string& path, const Schedule& schedule,

@@ -30,6 +30,7 @@
 
 #include "schedules/schedule.hpp"
 #include "sim/timeline.hpp"
+#include "traces/json_writer.hpp"  // format_trace_us
 
 namespace pipesim {
 
@@ -71,8 +72,5 @@ void write_chrome_trace_groups(std::ostream& out, const std::vector<TraceGroup>&
 // cannot be written.
 void write_chrome_trace_file(const std::string& path, const Schedule& schedule,
                              const Timeline& timeline, const TraceOptions& options = {});
-
-// "1234.567": ns as microseconds with exactly three decimals (exposed for tests and tools).
-std::string format_trace_us(Tick ns);
 
 }  // namespace pipesim
