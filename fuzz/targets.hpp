@@ -33,6 +33,7 @@ void catalog(std::string_view bytes);        // parse_catalog + transformer form
 void units(std::string_view bytes);          // first byte picks duration/bytes/bandwidth/FLOP/s
 void cli_flags(std::string_view bytes);      // '\n'-separated argv of the schedule and cost flags
 void experiment_config(std::string_view bytes);  // a --config JSON file (apply_config_file)
+void profile(std::string_view bytes);        // parse_profile + every ProfiledCostModel question
 
 // The fuzz targets by name, for the harness sources and the corpus replay.
 using Target = void (*)(std::string_view);
@@ -43,7 +44,7 @@ struct NamedTarget {
 inline constexpr NamedTarget kTargets[] = {
     {"op_text", &op_text}, {"schedule_csv", &schedule_csv}, {"schedule_json", &schedule_json},
     {"catalog", &catalog}, {"units", &units},               {"cli_flags", &cli_flags},
-    {"experiment_config", &experiment_config},
+    {"experiment_config", &experiment_config}, {"profile", &profile},
 };
 
 }  // namespace pipesim::fuzz
