@@ -115,6 +115,7 @@ ProfiledCostModel::ProfiledCostModel(ProfiledCostConfig config) : config_(std::m
   message_ = SizeFit(sizes, messages, FitPolicy::Line, src + ": message_bytes");
   if (!(p.link.bandwidth > 0) || !(p.link.latency >= 0)) throw InputError(src + ": the link fit is not usable");
   // Evaluate everything once at the configured size, so a size out of reach fails here.
+  (void)stage_seconds(OpKind::F, 0, 1, config_.micro_batch_size);
   (void)stage_seconds(OpKind::B, 0, 1, config_.micro_batch_size);
   (void)activation(Op{}, OpScale{});
   (void)message_bytes(Op{}, OpScale{});

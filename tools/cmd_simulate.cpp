@@ -182,6 +182,8 @@ void add_simulate_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, true);
   add_cost_flags(*cmd, *co);
   add_hardware_flags(*cmd, *ho);
+  auto po = std::make_shared<ProfiledOptions>();
+  add_profiled_flags(*cmd, *po);
   cmd->add_option("--trace", *trace, "Write a Chrome trace (Perfetto / chrome://tracing) to this file");
   add_output_flags(*cmd, *out, "Print one JSON object instead of tables");
   cmd->callback([=] {
@@ -189,7 +191,13 @@ void add_simulate_command(CLI::App& app) {
     const bool keep = !out->report.path.empty();
     std::vector<RunOutput> runs;
     std::optional<Assessment> assessment;
-    if (ho->model.empty()) {
+    std::string cost_label;  // --cost: the profiled cost model used
+    if (!po->cost.empty()) {
+      const ProfiledCostModel model(make_profiled_config(*cmd, *po, *ho));
+      cost_label = model.label();
+      const MemoryUse use = simulate_memory_use(!trace->empty(), keep, out->max_trace_ops);
+      runs.push_back(run_one(make_schedule(*so, so->name, use), model, cost_label, *trace, out->max_trace_ops, keep));
+    } else if (ho->model.empty()) {
       const MemoryUse use = simulate_memory_use(!trace->empty(), keep, out->max_trace_ops);
       runs.push_back(run_one(make_schedule(*so, so->name, use), UniformCostModel(make_cost_config(*co)), "uniform", *trace,
                              out->max_trace_ops, keep));
@@ -204,9 +212,12 @@ void add_simulate_command(CLI::App& app) {
     const RunOutput& run = runs.front();
     if (keep) write_report(out->report, "pipesim report: " + run.metrics.schedule, *so, *co, runs);
     if (out->json) {
-      std::cout << (assessment ? assessment_json(*assessment, run.metrics) : metrics_json(run.metrics)).dump(2) << "\n";
+      nlohmann::ordered_json j = assessment ? assessment_json(*assessment, run.metrics) : metrics_json(run.metrics);
+      if (!cost_label.empty()) j["cost_model"] = cost_label;
+      std::cout << j.dump(2) << "\n";
       return;
     }
+    if (!cost_label.empty()) std::cout << "cost model    " << cost_label << "\n";
     if (assessment) std::cout << model_settings_line(*so, *ho);
     std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
     if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
@@ -227,6 +238,8 @@ void add_compare_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, false);
   add_cost_flags(*cmd, *co);
   add_hardware_flags(*cmd, *ho);
+  auto po = std::make_shared<ProfiledOptions>();
+  add_profiled_flags(*cmd, *po);
   cmd->add_option("--trace-dir", *trace_dir, "Write one Chrome trace per schedule into this folder");
   add_output_flags(*cmd, *out, "Print a JSON object {\"schedules\": [...]} instead of the table");
   cmd->callback([=] {
@@ -240,7 +253,10 @@ void add_compare_command(CLI::App& app) {
     for (std::size_t i = 0; i < list.size(); ++i)
       if (std::find(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(i), list[i]) != list.begin() + static_cast<std::ptrdiff_t>(i))
         throw InputError("--schedules: '" + list[i] + "' is listed twice");
-    const std::vector<std::string> gpus = ho->model.empty() ? std::vector<std::string>{""} : split_list(ho->hardware);
+    std::optional<ProfiledCostModel> profiled;  // --cost: one measured cost model for every schedule
+    if (!po->cost.empty()) profiled.emplace(make_profiled_config(*cmd, *po, *ho));
+    const std::vector<std::string> gpus =
+        ho->model.empty() || profiled ? std::vector<std::string>{""} : split_list(ho->hardware);
     if (gpus.empty()) throw InputError("--hardware: expected a comma-separated list of GPU types");
     if (!trace_dir->empty()) {
       std::error_code ec;
@@ -261,7 +277,10 @@ void add_compare_command(CLI::App& app) {
         RunOutput run;
         if (gpu.empty()) {
           const MemoryUse use = simulate_memory_use(!path.empty(), keep, out->max_trace_ops);
-          run = run_one(make_schedule(*so, name, use), UniformCostModel(costs), "uniform", path, out->max_trace_ops, keep);
+          if (profiled)
+            run = run_one(make_schedule(*so, name, use), *profiled, profiled->label(), path, out->max_trace_ops, keep);
+          else
+            run = run_one(make_schedule(*so, name, use), UniformCostModel(costs), "uniform", path, out->max_trace_ops, keep);
         } else {
           ModelRunOutput r = run_on_hardware(*so, name, *ho, gpu, path, out->max_trace_ops, keep);
           assessed.emplace_back(r.assessment, r.run.metrics);
@@ -278,10 +297,15 @@ void add_compare_command(CLI::App& app) {
       j["schedules"] = nlohmann::ordered_json::array();
       for (std::size_t i = 0; i < all.size(); ++i)
         j["schedules"].push_back(assessed.empty() ? metrics_json(all[i]) : assessment_json(assessed[i].first, all[i]));
+      if (profiled) j["cost_model"] = profiled->label();
       std::cout << j.dump(2) << "\n";
       return;
     }
-    if (assessed.empty()) {
+    if (profiled) {
+      std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
+                << so->params.iterations << "  cost model: " << profiled->label() << "\n\n"
+                << compare_table(all);
+    } else if (assessed.empty()) {
       std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
                 << so->params.iterations << "  fwd=" << co->fwd << " bwd=" << co->bwd
                 << " wgrad=" << (co->wgrad.empty() ? "bwd/2" : co->wgrad) << "\n\n";

@@ -1,0 +1,377 @@
+// ProfiledCostModel (cost_models/profiled.hpp) on a synthetic profile whose times are
+// exact lines in b: stage sums, interleaved chunks, interpolation, Chimera's half
+// micro-batches, optimizer, memory, links; the profile file's validation, one malformed
+// class at a time; and `pipesim profile` / `simulate --cost` / `compare --cost` end to end.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "cost_models/catalog.hpp"
+#include "cost_models/profiled.hpp"
+#include "cost_models/transformer.hpp"
+#include "schedules/error.hpp"
+#include "schedules/generator.hpp"
+#include "sim/engine.hpp"
+
+namespace pipesim {
+namespace {
+
+using ::testing::HasSubstr;
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TimingStats at(double seconds) { return TimingStats{seconds, seconds, seconds, seconds, seconds, 3}; }
+
+// Times t = c0 + c1·b (seconds), in round microseconds so sums compare exactly in ns.
+constexpr double kUs = 1e-6;
+double block_f(double b) { return (10 + 100 * b) * kUs; }
+double block_i(double b) { return (20 + 150 * b) * kUs; }
+double block_w(double b) { return (5 + 80 * b) * kUs; }
+double emb_f(double b) { return (1 + 2 * b) * kUs; }
+double emb_w(double b) { return (2 + 3 * b) * kUs; }
+double head_f(double b) { return (30 + 300 * b) * kUs; }
+double head_i(double b) { return (15 + 120 * b) * kUs; }
+double head_w(double b) { return (12 + 110 * b) * kUs; }
+
+Profile synthetic(const ModelSpec& m, const std::vector<int>& sizes = {1, 2, 4}) {
+  Profile p;
+  p.backend = "cpu";
+  p.date = "2026-11-30T08:00:00Z";
+  p.machine = {"Test CPU", 2, "", "cpu", 1};
+  p.libraries = {"GCC 12.2.0", "3.4.0", ""};
+  p.settings = {3, 1, 1, "wall"};
+  p.model = m;
+  p.parameters = {layer_parameters(m), embedding_parameters(m), 2 * m.hidden,
+                  static_cast<std::int64_t>(m.vocab) * m.hidden};
+  p.block_optimizer = {at(7 * kUs), at(60 * kUs)};
+  p.embedding_optimizer = {at(3 * kUs), at(22 * kUs)};
+  p.head_norm_optimizer = {at(0.1 * kUs), at(0.5 * kUs)};
+  p.head_weight_optimizer = {at(2 * kUs), at(19 * kUs)};
+  for (int b : sizes) {
+    MicroBatchProfile mb;
+    mb.size = b;
+    const std::int64_t n = static_cast<std::int64_t>(b) * m.seq_len;
+    mb.block = {at(block_f(b)), at(block_i(b)), at(block_w(b)), 1000 * n, 800 * n};
+    mb.embedding = {at(emb_f(b)), {}, at(emb_w(b)), 4 * n, 4 * n};
+    mb.head = {at(head_f(b)), at(head_i(b)), at(head_w(b)), 2000 * n + 64, 1500 * n + 64};
+    mb.message_bytes = 4 * n * m.hidden;
+    p.micro_batches.push_back(mb);
+  }
+  p.link.kind = "thread-handoff";
+  p.link.samples = {{4096, at(2e-6)}, {65536, at(8e-6)}};
+  p.link.latency = 1e-6;
+  p.link.bandwidth = 10e9;
+  return p;
+}
+
+ProfiledCostModel model_at(int b, const ModelSpec& m = find_model("gpt-tiny")) {
+  ProfiledCostConfig c;
+  c.profile = synthetic(find_model("gpt-tiny"));
+  c.source = "tiny.json";
+  c.model = m;
+  c.micro_batch_size = b;
+  return ProfiledCostModel(c);
+}
+
+Tick ns(double seconds) { return static_cast<Tick>(std::llround(seconds * 1e9)); }
+
+TEST(ProfiledCost, WholeModelOnOneStage) {
+  const ProfiledCostModel cm = model_at(2);
+  const OpScale one{1, 1, 1};
+  EXPECT_EQ(cm.compute_time(make_op(OpKind::F, 0, 0), one), ns(8 * block_f(2) + emb_f(2) + head_f(2)));
+  EXPECT_EQ(cm.compute_time(make_op(OpKind::I, 0, 0), one), ns(8 * block_i(2) + head_i(2)));
+  EXPECT_EQ(cm.compute_time(make_op(OpKind::W, 0, 0), one), ns(8 * block_w(2) + emb_w(2) + head_w(2)));
+  EXPECT_EQ(cm.compute_time(make_op(OpKind::B, 0, 0), one),
+            ns(8 * (block_i(2) + block_w(2)) + emb_w(2) + head_i(2) + head_w(2)));
+  EXPECT_EQ(cm.fit(Piece::Block, Measure::Forward).kind(), FitKind::Line);
+  EXPECT_THAT(cm.label(), HasSubstr("profiled: gpt-tiny on cpu (Test CPU), measured 2026-11-30, micro-batch size 2"));
+}
+
+TEST(ProfiledCost, StagesSumToTheWholeModel) {
+  for (int b : {1, 3, 4}) {  // 3: between measured sizes
+    const ProfiledCostModel cm = model_at(b);
+    for (OpKind k : {OpKind::F, OpKind::I, OpKind::W, OpKind::B}) {
+      const Tick whole = cm.compute_time(make_op(k, 0, 0), OpScale{1, 1, 1});
+      for (int stages : {2, 3, 4, 5, 8}) {  // 3 and 5 cut 8 layers unevenly
+        Tick sum = 0;
+        for (int s = 0; s < stages; ++s) sum += cm.compute_time(make_op(k, s, 0), OpScale{1, 1, stages});
+        EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(whole), stages) << "b=" << b << " stages=" << stages;
+      }
+    }
+  }
+}
+
+TEST(ProfiledCost, StagesFollowTheLayoutRule) {
+  const ProfiledCostModel cm = model_at(1);
+  // 8 layers in 3 stages: 3, 3, 2 (stage_layout: the remainder to the first stages).
+  const OpScale three{1, 1, 3};
+  EXPECT_EQ(cm.compute_time(make_op(OpKind::F, 0, 0), three), ns(3 * block_f(1) + emb_f(1)));
+  EXPECT_EQ(cm.compute_time(make_op(OpKind::F, 1, 0), three), ns(3 * block_f(1)));
+  EXPECT_EQ(cm.compute_time(make_op(OpKind::F, 2, 0), three), ns(2 * block_f(1) + head_f(1)));
+  EXPECT_EQ(cm.compute_time(make_op(OpKind::I, 0, 0), three), ns(3 * block_i(1)));  // no I for the embedding
+  EXPECT_THAT(error_of([&] { cm.compute_time(make_op(OpKind::F, 0, 0), OpScale{1, 1, 9}); }),
+              HasSubstr("tiny.json: model 'gpt-tiny': stage layout: 9 stages need between 1 and 8"));
+}
+
+TEST(ProfiledCost, InterleavedChunksAreStagesOfAFinerCut) {
+  const ProfiledCostModel cm = model_at(2);
+  ScheduleParams params;
+  params.p = 2;
+  params.m = 4;
+  params.v = 2;
+  const Schedule s = generate("interleaved", params);
+  const OpScale scale = scale_of(s);
+  ASSERT_EQ(scale.num_stages, 4);
+  Tick chunks = 0;
+  for (int stage = 0; stage < scale.num_stages; ++stage) chunks += cm.compute_time(make_op(OpKind::F, stage, 0), scale);
+  EXPECT_NEAR(static_cast<double>(chunks), static_cast<double>(cm.compute_time(make_op(OpKind::F, 0, 0), OpScale{})), 4);
+  EXPECT_EQ(cm.compute_time(make_op(OpKind::F, 3, 0), scale), ns(2 * block_f(2) + head_f(2)));
+  // The engine runs it: every device's busy time is the sum of its ops.
+  const SimResult r = simulate(s, cm);
+  EXPECT_GT(r.makespan, 0);
+}
+
+TEST(ProfiledCost, InterpolatesAndHalvesMicroBatches) {
+  const ProfiledCostModel three = model_at(3);
+  EXPECT_EQ(three.compute_time(make_op(OpKind::F, 1, 0), OpScale{1, 1, 4}), ns(2 * block_f(3)));
+  // Chimera's halves: a micro-batch of 4 split in 2 runs at b = 2.
+  const ProfiledCostModel four = model_at(4);
+  EXPECT_EQ(four.compute_time(make_op(OpKind::B, 1, 0), OpScale{1, 2, 4}), ns(2 * (block_i(2) + block_w(2))));
+  EXPECT_EQ(four.message_bytes(make_op(OpKind::F, 0, 0), OpScale{1, 2, 2}), 4 * 2 * 32 * 64);
+}
+
+TEST(ProfiledCost, RefusesSizesFarOutsideTheProfile) {
+  EXPECT_NO_THROW(model_at(8));  // 2x the largest
+  EXPECT_EQ(error_of([] { model_at(9); }),
+            "tiny.json: block forward: micro-batch size 9 is too far outside the profile: the profiled micro-batch "
+            "sizes are 1..4 (extrapolation reaches 0.5..8); profile it with --micro-batch-sizes");
+  const ProfiledCostModel one = model_at(1);
+  EXPECT_NO_THROW(one.compute_time(make_op(OpKind::F, 0, 0), OpScale{1, 2, 1}));  // b = 0.5
+  EXPECT_THAT(error_of([&] { one.compute_time(make_op(OpKind::F, 0, 0), OpScale{1, 4, 1}); }),
+              HasSubstr("micro-batch size 0.25 is too far outside the profile"));
+}
+
+TEST(ProfiledCost, ModelMustHaveTheProfiledShape) {
+  ModelSpec deeper = find_model("gpt-tiny");
+  deeper.name = "gpt-tiny-12";
+  deeper.layers = 12;
+  const ProfiledCostModel cm = model_at(1, deeper);
+  EXPECT_EQ(cm.compute_time(make_op(OpKind::F, 0, 0), OpScale{}), ns(12 * block_f(1) + emb_f(1) + head_f(1)));
+  EXPECT_THAT(error_of([] { model_at(1, find_model("gpt-small")); }),
+              HasSubstr("tiny.json: model 'gpt-small' (hidden 256, heads 8, ffn 1024, seq_len 128, vocab 2048, tied) "
+                        "does not have the profiled block shape of 'gpt-tiny'"));
+  EXPECT_THAT(error_of([] { model_at(1, find_model("llama2-7b")); }), HasSubstr("profiles hold GPT blocks"));
+  ProfiledCostConfig c;
+  c.profile = synthetic(find_model("gpt-tiny"));
+  c.optimizer = "lion";
+  EXPECT_EQ(error_of([&] { (void)ProfiledCostModel(c); }), "profile: optimizer must be adam or sgd, got 'lion'");
+}
+
+TEST(ProfiledCost, OptimizerGradientsAndTiedEmbeddings) {
+  const ModelSpec m = find_model("gpt-tiny");  // tied
+  const ProfiledCostModel cm = model_at(2);
+  const std::int64_t vh = static_cast<std::int64_t>(m.vocab) * m.hidden;
+  const Tick sync = cm.allreduce_time(2, vh * 4);
+  EXPECT_EQ(sync, ns(static_cast<double>(vh * 4) / 10e9 + 2 * 1e-6));  // ring of 2: bytes / bandwidth + 2 latencies
+  const Op opt0 = opt_step(0), opt1 = opt_step(1);
+  const OpScale two{1, 1, 2};
+  EXPECT_EQ(cm.compute_time(opt0, two), ns(4 * 60e-6 + 22e-6) + sync);
+  EXPECT_EQ(cm.compute_time(opt1, two), ns(4 * 60e-6 + 0.5e-6 + 19e-6) + sync);  // keeps a tied copy
+  EXPECT_EQ(cm.compute_time(opt0, OpScale{}), ns(8 * 60e-6 + 22e-6 + 0.5e-6));  // one stage: no copy, no sync
+  EXPECT_EQ(cm.grad_bytes(grad_sync(0), OpScale{}), 4 * total_parameters(m));
+  EXPECT_EQ(cm.grad_bytes(grad_sync(1), two), 4 * (4 * layer_parameters(m) + 2 * m.hidden + vh));
+  ProfiledCostConfig c = cm.config();
+  c.optimizer = "sgd";
+  c.tied_embedding_sync = false;
+  EXPECT_EQ(ProfiledCostModel(c).compute_time(opt0, two), ns(4 * 7e-6 + 3e-6));
+}
+
+TEST(ProfiledCost, MemoryMessagesAndLinks) {
+  const ProfiledCostModel cm = model_at(2);
+  const std::int64_t n = 2 * 32;
+  const ActivationCost first = cm.activation(make_op(OpKind::F, 0, 0), OpScale{1, 1, 2});
+  EXPECT_EQ(first.bytes, 4 * 1000 * n + 4 * n);
+  EXPECT_EQ(first.freed_by_input_grad, 4 * 200 * n);  // the embedding's ids stay until W
+  const ActivationCost last = cm.activation(make_op(OpKind::F, 1, 0), OpScale{1, 1, 2});
+  EXPECT_EQ(last.bytes, 4 * 1000 * n + 2000 * n + 64);
+  EXPECT_EQ(last.freed_by_input_grad, 4 * 200 * n + 500 * n);
+  EXPECT_EQ(cm.message_bytes(make_op(OpKind::F, 0, 0), OpScale{}), 4 * n * 64);
+  const TransferCost t = cm.transfer(0, 1, 1'000'000);
+  EXPECT_EQ(t.occupancy, 100'000);  // 1 MB at 10 GB/s
+  EXPECT_EQ(t.latency, 1'000);
+  EXPECT_EQ(cm.allreduce_time(1, 1'000'000), 0);
+  EXPECT_EQ(cm.allreduce_time(4, 1'000'000), ns(1.5 * 1e6 / 10e9 + 6e-6));
+}
+
+TEST(ProfiledCost, PiecewisePolicyFollowsABend) {
+  ProfiledCostConfig c;
+  c.profile = synthetic(find_model("gpt-tiny"));
+  c.profile.micro_batches[1].block.forward = at(block_f(2) * 1.5);  // a bump at b = 2
+  c.source = "bent.json";
+  c.micro_batch_size = 2;
+  const ProfiledCostModel automatic(c);
+  EXPECT_EQ(automatic.fit(Piece::Block, Measure::Forward).kind(), FitKind::Piecewise);
+  EXPECT_EQ(automatic.compute_time(make_op(OpKind::F, 1, 0), OpScale{1, 1, 8}), ns(1.5 * block_f(2)));  // exact there
+  c.fit = FitPolicy::Line;
+  const ProfiledCostModel line(c);
+  EXPECT_NE(line.compute_time(make_op(OpKind::F, 1, 0), OpScale{1, 1, 8}), ns(1.5 * block_f(2)));
+}
+
+// ---- the file ---------------------------------------------------------------------------
+
+TEST(ProfileFile, RoundTrip) {
+  const Profile p = synthetic(find_model("gpt-tiny"));
+  const std::string path = testing_cli::temp_path("roundtrip.profile.json");
+  write_profile_file(p, path);
+  const Profile back = read_profile_file(path);
+  EXPECT_EQ(profile_json_text(back), profile_json_text(p));
+  EXPECT_EQ(back.micro_batches.size(), 3u);
+  EXPECT_EQ(back.settings.clock, "wall");
+  EXPECT_TRUE(back.machine.hostname.empty());
+  EXPECT_EQ(error_of([] { read_profile_file("/nonexistent/p.json"); }),
+            "cannot read profile '/nonexistent/p.json': No such file or directory");
+}
+
+// Each malformed class: the valid file with one change, and the one-line error it gives.
+struct Broken {
+  std::string pointer;  // JSON pointer of the change
+  std::function<void(nlohmann::json&)> change;
+  std::string error;  // the message after "bad.json: "
+};
+
+TEST(ProfileFile, EveryMalformedClassHasItsOneLineError) {
+  const nlohmann::json good = nlohmann::json::parse(profile_json_text(synthetic(find_model("gpt-tiny"))));
+  using J = nlohmann::json;
+  auto set = [](const char* ptr, J value) { return [=](J& j) { j[J::json_pointer(ptr)] = value; }; };
+  auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
+  const std::vector<Broken> cases = {
+      {"/format", set("/format", "other"), "/format: expected 'pipesim-profile'; got 'other'"},
+      {"/version", set("/version", 2), "/version: this pipesim reads version 1; got 2 (written by another pipesim)"},
+      {"/extra", set("/extra", 1), "/: unknown field 'extra' (expected format, version, backend, date, machine, "
+                                   "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link)"},
+      {"/date", erase("", "date"), "/: missing field 'date'"},
+      {"/backend", set("/backend", "tpu"), "/backend: expected 'cpu' or 'cuda'; got 'tpu'"},
+      {"/date", set("/date", "yesterday"), "/date: expected a UTC date like 2026-11-30T07:51:38Z; got 'yesterday'"},
+      {"/machine/cores", set("/machine/cores", 0), "/machine/cores: expected an integer in 1..2147483647; got 0"},
+      {"/libraries/cuda", set("/backend", "cuda"), "/libraries/cuda: a cuda profile must name the CUDA version; got null"},
+      {"/settings/clock", set("/settings/clock", "sundial"), "/settings/clock: expected 'wall' or 'thread-cpu'; got 'sundial'"},
+      {"/model/family", set("/model/family", "llama"),
+       "/model/family: expected 'gpt' (the profiled kernels are GPT blocks); got 'llama'"},
+      {"/model/heads", set("/model/heads", 3), "/model/heads: 3 heads do not divide hidden 64"},
+      {"/dtype", set("/dtype", "bf16"), "/dtype: expected 'fp32' (the only dtype the kernels run); got 'bf16'"},
+      {"/parameters/block", set("/parameters/block", 5),
+       "/parameters/block: 5 parameters, but the model's shape has 49984"},
+      {"/optimizer/block/adam/median_s", set("/optimizer/block/adam/median_s", -1),
+       "/optimizer/block/adam/median_s: expected a positive number of seconds; got -1"},
+      {"/micro_batches", set("/micro_batches", J::array()),
+       "/micro_batches: expected a non-empty array of micro-batch sizes; got an array"},
+      {"/micro_batches/1/size", set("/micro_batches/1/size", 1),
+       "/micro_batches/1/size: sizes must increase strictly; 1 follows 1"},
+      {"/micro_batches/0/block/forward/p10_s", set("/micro_batches/0/block/forward/p10_s", 1.0),
+       "/micro_batches/0/block/forward: expected min_s <= p10_s <= median_s <= p90_s <= max_s"},
+      {"/micro_batches/0/block/forward/repeats", set("/micro_batches/0/block/forward/repeats", 0),
+       "/micro_batches/0/block/forward/repeats: expected an integer in 1..2147483647; got 0"},
+      {"/micro_batches/0/head/forward/median_s", set("/micro_batches/0/head/forward/median_s", "fast"),
+       "/micro_batches/0/head/forward/median_s: expected a positive number of seconds; got 'fast'"},
+      {"/micro_batches/0/embedding/input_grad", set("/micro_batches/0/embedding/input_grad", J::object()),
+       "/micro_batches/0/embedding: unknown field 'input_grad' (expected forward, weight_grad, activation_bytes, "
+       "held_after_input_grad_bytes)"},
+      {"/micro_batches/0/block/activation_bytes", set("/micro_batches/0/block/activation_bytes", 1.5),
+       "/micro_batches/0/block/activation_bytes: expected an integer; got 1.5"},
+      {"/micro_batches/0/block/held_after_input_grad_bytes",
+       set("/micro_batches/0/block/held_after_input_grad_bytes", 1 << 30),
+       "/micro_batches/0/block/held_after_input_grad_bytes: exceeds activation_bytes (32000)"},
+      {"/micro_batches/2/message_bytes", set("/micro_batches/2/message_bytes", -8),
+       "/micro_batches/2/message_bytes: expected an integer in 1..9223372036854775807; got -8"},
+      {"/link/bandwidth_bytes_per_s", set("/link/bandwidth_bytes_per_s", 0),
+       "/link/bandwidth_bytes_per_s: expected a positive number of bytes per second; got 0"},
+      {"/link/samples/1/bytes", set("/link/samples/1/bytes", 4096),
+       "/link/samples/1/bytes: sizes must increase strictly; 4096 follows 4096"},
+  };
+  for (const Broken& b : cases) {
+    J j = good;
+    b.change(j);
+    const std::string got = error_of([&] { parse_profile(j.dump(), "bad.json"); });
+    EXPECT_EQ(got, "bad.json: " + b.error) << b.pointer;
+    EXPECT_EQ(got.find('\n'), std::string::npos);
+  }
+  J one_sample = good;
+  one_sample["link"]["samples"].erase(0);
+  EXPECT_EQ(error_of([&] { parse_profile(one_sample.dump(), "bad.json"); }),
+            "bad.json: /link/samples: expected an array of at least two message sizes; got an array");
+  EXPECT_THAT(error_of([] { parse_profile("{\"format\": ", "bad.json"); }), HasSubstr("bad.json: invalid JSON ("));
+  EXPECT_EQ(error_of([] { parse_profile("[1, 2]", "bad.json"); }), "bad.json: /: expected an object; got an array");
+  EXPECT_EQ(error_of([] { parse_profile("", "bad.json"); }).find("bad.json: invalid JSON"), 0u);
+}
+
+// ---- the command line -------------------------------------------------------------------
+
+TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
+  using namespace testing_cli;
+  const std::string path = temp_path("tiny.profile.json");
+  const Result p = run("profile --model gpt-tiny --micro-batch-sizes 1,2 --repeats 2 --warmup 1 --link-sizes 4KiB,64KiB "
+                       "--clock thread-cpu --quiet --out " + path);
+  ASSERT_EQ(p.code, 0) << p.out;
+  EXPECT_THAT(p.out, HasSubstr("profile of gpt-tiny on cpu ("));
+  EXPECT_THAT(p.out, HasSubstr("fits over b (auto): block F"));
+  EXPECT_THAT(p.out, HasSubstr("profile written to " + path));
+  EXPECT_NO_THROW(read_profile_file(path));
+
+  const Result s = run("simulate --schedule 1f1b -p 4 -m 8 --cost " + path + " --micro-batch-size 2");
+  ASSERT_EQ(s.code, 0) << s.out;
+  EXPECT_THAT(s.out, HasSubstr("cost model    profiled: gpt-tiny on cpu ("));
+  EXPECT_THAT(s.out, HasSubstr("micro-batch size 2, adam, from " + path));
+  EXPECT_THAT(s.out, HasSubstr("makespan"));
+  const Result js = run("simulate --schedule zb-h1 -p 2 -m 4 --model gpt-tiny --cost " + path + " --json");
+  ASSERT_EQ(js.code, 0) << js.out;
+  const nlohmann::json j = nlohmann::json::parse(js.out);
+  EXPECT_THAT(j.at("cost_model").get<std::string>(), HasSubstr("profiled: gpt-tiny"));
+  EXPECT_GT(j.at("makespan_s").get<double>(), 0) << js.out;
+
+  const Result c = run("compare --schedules gpipe,1f1b,interleaved -p 2 -m 4 --cost " + path);
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_THAT(c.out, HasSubstr("cost model: profiled: gpt-tiny"));
+  EXPECT_THAT(c.out, HasSubstr("interleaved"));
+
+  expect_one_line_error(run("simulate --cost " + path + " --hardware h100-sxm"),
+                        "--hardware: not used with --cost (the profile measured its own machine)");
+  expect_one_line_error(run("simulate --cost " + path + " --model gpt-small"),
+                        "does not have the profiled block shape of 'gpt-tiny'");
+  expect_one_line_error(run("simulate --cost " + path + " --micro-batch-size 64"),
+                        "micro-batch size 64 is too far outside the profile");
+  expect_one_line_error(run("simulate --cost " + path + " -p 16 -m 16"), "stage layout: 16 stages need between 1 and 8");
+  expect_one_line_error(run("simulate --cost " + path + " --cost-optimizer lion"),
+                        "--cost-optimizer: expected adam or sgd, got 'lion'");
+  expect_one_line_error(run("simulate --cost " + path + " --cost-fit cubic"),
+                        "--cost-fit: expected auto, line or piecewise, got 'cubic'");
+  expect_one_line_error(run("simulate --cost /nonexistent/p.json"), "cannot read profile '/nonexistent/p.json'");
+}
+
+TEST(ProfileCli, BadProfileRequests) {
+  using namespace testing_cli;
+  const std::string out = temp_path("never.profile.json");
+  expect_one_line_error(run("profile --backend cuda --model gpt-tiny --out " + out),
+                        "--backend cuda: this pipesim has no CUDA profile backend");
+  expect_one_line_error(run("profile --model llama2-7b --out " + out), "is not a GPT block");
+  expect_one_line_error(run("profile --model gpt-tiny --micro-batch-sizes 1,x --out " + out),
+                        "--micro-batch-sizes: expected a comma-separated list of positive integers like 1,2,4; got '1,x'");
+  expect_one_line_error(run("profile --model gpt-tiny --link-sizes 4KiB,lots --out " + out), "--link-sizes");
+  expect_one_line_error(run("profile --model gpt-tiny --out /nonexistent/dir/p.json"),
+                        "--out: the folder of '/nonexistent/dir/p.json' does not exist");
+  expect_one_line_error(run("profile --model gpt-tiny --repeats 0 --out " + out), "profile: repeats must be at least 1");
+}
+
+}  // namespace
+}  // namespace pipesim

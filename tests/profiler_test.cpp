@@ -1,0 +1,276 @@
+// The least-squares fits (cost_models/time_fit.hpp), timing statistics, and a real CPU
+// profile of gpt-tiny (kernels/profiler.hpp): positive times that grow with the
+// micro-batch size, exact byte counts, a file that reads back to the same text.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "cost_models/catalog.hpp"
+#include "cost_models/profile.hpp"
+#include "cost_models/time_fit.hpp"
+#include "cost_models/transformer.hpp"
+#include "kernels/block_config.hpp"
+#include "kernels/profiler.hpp"
+#include "schedules/error.hpp"
+
+namespace pipesim {
+namespace {
+
+using ::testing::HasSubstr;
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(FitLine, LinearDataGivesExactCoefficients) {
+  const std::vector<double> x = {1, 2, 4, 8, 16};
+  std::vector<double> y;
+  for (double b : x) y.push_back(2e-4 + 3e-3 * b);
+  const LineFit f = fit_line(x, y);
+  EXPECT_NEAR(f.c0, 2e-4, 1e-15);
+  EXPECT_NEAR(f.c1, 3e-3, 1e-15);
+  EXPECT_LT(f.max_relative_residual, 1e-12);
+  EXPECT_NEAR(f.at(3), 2e-4 + 9e-3, 1e-15);  // interpolates
+}
+
+TEST(FitLine, MinimisesRelativeErrorAndReportsResiduals) {
+  // y = 10 x, one point 10 % high: the residuals show it.
+  const std::vector<double> x = {1, 2, 3, 4};
+  const std::vector<double> y = {10, 20, 33, 40};
+  const LineFit f = fit_line(x, y);
+  EXPECT_GT(f.max_relative_residual, 0.01);
+  EXPECT_LT(f.max_relative_residual, 0.1);
+  EXPECT_GT(f.rms_relative_residual, 0);
+  const LineFit origin = fit_line(x, std::vector<double>{10, 20, 30, 40}, true);
+  EXPECT_DOUBLE_EQ(origin.c0, 0);
+  EXPECT_NEAR(origin.c1, 10, 1e-12);
+}
+
+TEST(FitLink, RecoversLatencyAndBandwidth) {
+  std::vector<double> bytes, seconds;
+  for (double b = 4096; b <= 64.0 * 1024 * 1024; b *= 4) {
+    bytes.push_back(b);
+    seconds.push_back(5e-6 + b / 10e9);
+  }
+  const LinkFit f = fit_link(bytes, seconds, "link");
+  EXPECT_NEAR(f.latency, 5e-6, 1e-12);
+  EXPECT_NEAR(f.bandwidth, 10e9, 1e-3 * 10e9 * 1e-6);
+  // A negative intercept (latency under the noise) is refitted through the origin.
+  const LinkFit g = fit_link(std::vector<double>{1000, 2000, 3000}, std::vector<double>{0.9e-6, 2e-6, 3.1e-6}, "link");
+  EXPECT_EQ(g.latency, 0);
+  EXPECT_GT(g.bandwidth, 0);
+}
+
+TEST(FitLink, BadSamplesAreInputErrors) {
+  EXPECT_THAT(error_of([] { fit_link(std::vector<double>{1000}, std::vector<double>{1e-6}, "link"); }),
+              HasSubstr("link: a link fit needs at least two message sizes"));
+  EXPECT_THAT(error_of([] { fit_link(std::vector<double>{10, 10}, std::vector<double>{1e-6, 2e-6}, "link"); }),
+              HasSubstr("two distinct message sizes"));
+  EXPECT_THAT(error_of([] { fit_link(std::vector<double>{10, 20}, std::vector<double>{0, 2e-6}, "link"); }),
+              HasSubstr("must be positive"));
+  EXPECT_THAT(error_of([] { fit_link(std::vector<double>{10, 2000}, std::vector<double>{3e-6, 1e-6}, "link"); }),
+              HasSubstr("do not grow with the message size"));
+}
+
+TEST(SizeFit, AutoKeepsTheLineForLinearData) {
+  const SizeFit f({1, 2, 4, 8}, {1.5e-3, 2.5e-3, 4.5e-3, 8.5e-3}, FitPolicy::Auto, "t");
+  EXPECT_EQ(f.kind(), FitKind::Line);
+  EXPECT_NEAR(f.at(3), 3.5e-3, 1e-15);
+  EXPECT_NEAR(f.at(6), 6.5e-3, 1e-15);
+  EXPECT_NEAR(f.at(16), 16.5e-3, 1e-15);  // 2x beyond the range is allowed
+}
+
+TEST(SizeFit, AutoGoesPiecewiseWhenTheLineMissesABend) {
+  // t = b^2: the best line misses by far more than 5 %.
+  const SizeFit f({1, 2, 4, 8}, {1, 4, 16, 64}, FitPolicy::Auto, "t");
+  EXPECT_EQ(f.kind(), FitKind::Piecewise);
+  EXPECT_GT(f.line().max_relative_residual, kLineTolerance);
+  for (double b : {1.0, 2.0, 4.0, 8.0}) EXPECT_DOUBLE_EQ(f.at(b), b * b);  // exact at measured sizes
+  EXPECT_DOUBLE_EQ(f.at(3), 10);   // halfway between 4 and 16
+  EXPECT_DOUBLE_EQ(f.at(12), 64 + 4 * 12);  // the last segment carries on (slope 12)
+  const SizeFit line({1, 2, 4, 8}, {1, 4, 16, 64}, FitPolicy::Line, "t");
+  EXPECT_EQ(line.kind(), FitKind::Line);
+  EXPECT_DOUBLE_EQ(line.at(3), line.line().at(3));
+  EXPECT_EQ(SizeFit({1, 2, 4}, {1, 2, 4}, FitPolicy::Piecewise, "t").kind(), FitKind::Piecewise);
+}
+
+TEST(SizeFit, OneSizeIsProportional) {
+  const SizeFit f({4}, {8e-3}, FitPolicy::Auto, "t");
+  EXPECT_EQ(f.kind(), FitKind::Proportional);
+  EXPECT_DOUBLE_EQ(f.at(2), 4e-3);
+  EXPECT_DOUBLE_EQ(f.at(8), 16e-3);
+}
+
+TEST(SizeFit, RefusesFarExtrapolation) {
+  const SizeFit f({2, 4}, {2e-3, 4e-3}, FitPolicy::Auto, "profile.json: block forward");
+  EXPECT_NO_THROW((void)f.at(1));
+  EXPECT_NO_THROW((void)f.at(8));
+  EXPECT_EQ(error_of([&] { (void)f.at(9); }),
+            "profile.json: block forward: micro-batch size 9 is too far outside the profile: the profiled "
+            "micro-batch sizes are 2..4 (extrapolation reaches 1..8); profile it with --micro-batch-sizes");
+  EXPECT_THAT(error_of([&] { (void)f.at(0.5); }), HasSubstr("micro-batch size 0.5 is too far outside"));
+  // A line that crosses zero inside the reach: not a time.
+  const SizeFit steep({2, 4}, {1e-3, 5e-3}, FitPolicy::Line, "t");
+  EXPECT_THAT(error_of([&] { (void)steep.at(1); }), HasSubstr("the fit extrapolates to -0.001"));
+}
+
+TEST(SummarizeTimings, PercentilesInterpolate) {
+  const TimingStats s = summarize_timings({10, 9, 8, 7, 6, 5, 4, 3, 2, 1});
+  EXPECT_DOUBLE_EQ(s.median, 5.5);
+  EXPECT_DOUBLE_EQ(s.p10, 1.9);
+  EXPECT_DOUBLE_EQ(s.p90, 9.1);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 10);
+  EXPECT_EQ(s.repeats, 10);
+  const TimingStats one = summarize_timings({3});
+  EXPECT_EQ(one.median, 3);
+  EXPECT_EQ(one.p10, 3);
+  EXPECT_EQ(one.p90, 3);
+}
+
+ProfileOptions tiny_options() {
+  ProfileOptions o;
+  o.micro_batch_sizes = {4, 1};  // any order
+  o.repeats = 2;
+  o.warmup = 1;
+  // Far apart, so the copy time stands out of the wake-up noise of a loaded machine.
+  o.link_sizes = {4096, std::int64_t{16} << 20};
+  return o;
+}
+
+TEST(Profiler, GptTinyOnTheCpu) {
+  const ModelSpec m = find_model("gpt-tiny");
+  // The thread's CPU time: 4x the work takes longer even when others load the machine.
+  const auto backend = make_profile_backend("cpu", "thread-cpu");
+  std::ostringstream log;
+  ProfileOptions o = tiny_options();
+  o.progress = &log;
+  const auto start = std::chrono::steady_clock::now();
+  const Profile p = profile_model(m, o, *backend);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_THAT(log.str(), HasSubstr("profile: gpt-tiny micro-batch size 1 (1/2): block F"));
+  EXPECT_THAT(log.str(), HasSubstr("profile: link (thread-handoff, 2 sizes): latency"));
+
+  EXPECT_EQ(p.backend, "cpu");
+  EXPECT_EQ(p.settings.clock, "thread-cpu");
+  EXPECT_EQ(p.settings.repeats, 2);
+  EXPECT_EQ(p.settings.threads, 1);
+  EXPECT_FALSE(p.machine.cpu.empty());
+  EXPECT_GE(p.machine.cores, 1);
+  EXPECT_THAT(p.libraries.eigen, ::testing::StartsWith("3."));
+  EXPECT_TRUE(p.libraries.cuda.empty());
+  EXPECT_EQ(p.date.size(), 20u);
+  ASSERT_EQ(p.micro_batches.size(), 2u);
+  const MicroBatchProfile& small = p.micro_batches[0];
+  const MicroBatchProfile& big = p.micro_batches[1];
+  EXPECT_EQ(small.size, 1);
+  EXPECT_EQ(big.size, 4);
+  for (const MicroBatchProfile* mb : {&small, &big}) {
+    for (const TimingStats* t : {&mb->block.forward, &mb->block.input_grad, &mb->block.weight_grad,
+                                 &mb->embedding.forward, &mb->embedding.weight_grad, &mb->head.forward,
+                                 &mb->head.input_grad, &mb->head.weight_grad}) {
+      EXPECT_GT(t->median, 0);
+      EXPECT_EQ(t->repeats, 2);
+      EXPECT_LE(t->p10, t->median);
+      EXPECT_LE(t->median, t->p90);
+    }
+    EXPECT_EQ(mb->embedding.input_grad.repeats, 0);  // the embedding has no I
+  }
+  EXPECT_GT(big.block.forward.median, small.block.forward.median);
+  EXPECT_GT(big.block.input_grad.median, small.block.input_grad.median);
+  EXPECT_GT(big.block.weight_grad.median, small.block.weight_grad.median);
+  EXPECT_GT(big.head.forward.median, small.head.forward.median);
+  EXPECT_GT(big.head.input_grad.median, small.head.input_grad.median);
+
+  // Bytes are exact: the cache tables of docs/kernels.md, 4 bytes a number.
+  for (const MicroBatchProfile* mb : {&small, &big}) {
+    const std::int64_t b = mb->size, s = m.seq_len, h = m.hidden, f = m.ffn_hidden, a = m.heads, v = m.vocab;
+    const std::int64_t n = b * s;
+    EXPECT_EQ(mb->block.activation_bytes, 4 * (8 * n * h + 2 * n * f + b * a * s * s + 4 * n));
+    EXPECT_EQ(mb->block.held_after_input_grad_bytes, 4 * (8 * n * h + 2 * n * f) + 16 * h);
+    EXPECT_EQ(mb->embedding.activation_bytes, 4 * n);  // the token ids
+    EXPECT_EQ(mb->head.activation_bytes, 4 * (2 * n * h + 2 * n + n * v + n));
+    EXPECT_EQ(mb->head.held_after_input_grad_bytes, 4 * (n * h + n * v + n + 2 * h));
+    EXPECT_EQ(mb->message_bytes, 4 * n * h);
+  }
+  BlockConfig c;
+  c.hidden = m.hidden;
+  c.heads = m.heads;
+  c.ffn = m.ffn_hidden;
+  c.seq = m.seq_len;
+  EXPECT_EQ(p.parameters.block, block_parameter_count(c));
+  EXPECT_EQ(p.parameters.block, layer_parameters(m));
+  EXPECT_EQ(p.parameters.embedding, embedding_parameters(m));
+  EXPECT_EQ(p.parameters.head_norm, 2 * m.hidden);
+  EXPECT_EQ(p.parameters.head_weight, static_cast<std::int64_t>(m.vocab) * m.hidden);
+  for (const OptimizerTimes* opt : {&p.block_optimizer, &p.embedding_optimizer, &p.head_norm_optimizer,
+                                  &p.head_weight_optimizer}) {
+    EXPECT_GT(opt->sgd.median, 0);
+    EXPECT_GT(opt->adam.median, 0);
+  }
+  ASSERT_EQ(p.link.samples.size(), 2u);
+  EXPECT_EQ(p.link.kind, "thread-handoff");
+  EXPECT_GE(p.link.latency, 0);
+  EXPECT_GT(p.link.bandwidth, 0);
+
+  // The file reads back to the same profile (and the same text).
+  const std::string text = profile_json_text(p);
+  const Profile back = parse_profile(text, "tiny.json");
+  EXPECT_EQ(profile_json_text(back), text);
+  EXPECT_EQ(back.model.name, "gpt-tiny");
+  EXPECT_EQ(back.micro_batches[1].block.forward.median, big.block.forward.median);
+}
+
+TEST(Profiler, WallClockBackendAlsoWorks) {
+  const auto backend = make_profile_backend("cpu");
+  ProfileOptions o = tiny_options();
+  o.micro_batch_sizes = {1};
+  o.repeats = 1;
+  o.warmup = 0;
+  const Profile p = profile_model(find_model("gpt-tiny"), o, *backend);
+  EXPECT_EQ(p.settings.clock, "wall");
+  EXPECT_GT(p.micro_batches[0].block.forward.median, 0);
+}
+
+TEST(Profiler, BadRequestsAreOneLineInputErrors) {
+  const auto backend = make_profile_backend("cpu");
+  const ModelSpec tiny = find_model("gpt-tiny");
+  auto with = [&](auto change) {
+    ProfileOptions o = tiny_options();
+    change(o);
+    return error_of([&] { profile_model(tiny, o, *backend); });
+  };
+  EXPECT_EQ(with([](ProfileOptions& o) { o.micro_batch_sizes.clear(); }), "profile: no micro-batch sizes to measure");
+  EXPECT_EQ(with([](ProfileOptions& o) { o.micro_batch_sizes = {2, 1, 2}; }),
+            "profile: micro-batch size 2 is listed twice");
+  EXPECT_EQ(with([](ProfileOptions& o) { o.micro_batch_sizes = {0}; }), "profile: micro-batch size 0 is not in 1..4096");
+  EXPECT_EQ(with([](ProfileOptions& o) { o.repeats = 0; }), "profile: repeats must be at least 1, got 0");
+  EXPECT_EQ(with([](ProfileOptions& o) { o.warmup = -1; }), "profile: warmup must not be negative, got -1");
+  EXPECT_EQ(with([](ProfileOptions& o) { o.link_sizes = {4096, 4096}; }),
+            "profile: the link fit needs at least two distinct positive message sizes");
+  EXPECT_THAT(with([](ProfileOptions& o) { o.max_workload_bytes = 1 << 20; }),
+              HasSubstr("profile: micro-batch size 4 of gpt-tiny needs about 1.7 MiB of memory, more than the limit of "
+                        "1.0 MiB; profile smaller sizes"));
+  EXPECT_THAT(error_of([&] { profile_model(find_model("llama2-7b"), tiny_options(), *backend); }),
+              HasSubstr("profile: model 'llama2-7b' (family 'llama') is not a GPT block"));
+  EXPECT_EQ(error_of([] { make_profile_backend("cuda"); }),
+            "--backend cuda: this pipesim has no CUDA profile backend (the CUDA kernels of kernels/cuda/ are not "
+            "built in); use --backend cpu");
+  EXPECT_EQ(error_of([] { make_profile_backend("tpu"); }), "--backend: expected cpu or cuda, got 'tpu'");
+  EXPECT_EQ(error_of([] { make_profile_backend("cpu", "sundial"); }),
+            "--clock: expected wall or thread-cpu, got 'sundial'");
+}
+
+}  // namespace
+}  // namespace pipesim
