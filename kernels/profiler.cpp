@@ -32,7 +32,7 @@ void check_options(const ModelSpec& model, const ProfileOptions& o) {
   std::vector<std::int64_t> links = o.link_sizes;
   std::sort(links.begin(), links.end());
   links.erase(std::unique(links.begin(), links.end()), links.end());
-  if (links.size() < 2 || links.front() < 1)
+  if (!o.link_sizes.empty() && (links.size() < 2 || links.front() < 1))
     throw InputError("profile: the link fit needs at least two distinct positive message sizes");
   const std::int64_t need = profile_workload_bytes(model, sorted.back());
   if (need > o.max_workload_bytes)
@@ -93,10 +93,17 @@ OptimizerTimes optimizer_times(const ProfileOptions& o, ProfileBackend& backend,
 
 }  // namespace
 
-std::vector<std::int64_t> ProfileOptions::default_link_sizes() {
-  std::vector<std::int64_t> sizes;
-  for (std::int64_t s = std::int64_t{4} << 10; s <= std::int64_t{64} << 20; s *= 4) sizes.push_back(s);
-  return sizes;
+std::vector<std::int64_t> model_link_sizes(const ModelSpec& m, const std::vector<int>& sizes) {
+  PIPESIM_ASSERT(!sizes.empty());
+  const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+  const std::int64_t row = std::int64_t{4} * m.seq_len * m.hidden;  // one sequence's message
+  const std::int64_t smallest = row * *lo / 4;
+  const std::int64_t largest = 4 * std::max(row * *hi, std::int64_t{4} * m.vocab * m.hidden);
+  std::int64_t s = std::int64_t{4} << 10;
+  while (2 * s <= smallest) s *= 2;
+  std::vector<std::int64_t> out;
+  for (; s <= largest || out.size() < 3; s *= 2) out.push_back(s);
+  return out;
 }
 
 std::int64_t profile_workload_bytes(const ModelSpec& m, int b) {
@@ -161,7 +168,7 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
     *log << "profile: optimizer per block: SGD " << ms(p.block_optimizer.sgd.median) << ", Adam "
          << ms(p.block_optimizer.adam.median) << std::endl;
 
-  std::vector<std::int64_t> links = o.link_sizes;
+  std::vector<std::int64_t> links = o.link_sizes.empty() ? model_link_sizes(model, sizes) : o.link_sizes;
   std::sort(links.begin(), links.end());
   links.erase(std::unique(links.begin(), links.end()), links.end());
   p.link.kind = backend.link_kind();

@@ -7,8 +7,8 @@
 //   for each micro-batch size b:  warm-up passes, then `repeats` timed passes of
 //                                 block (F I W), embedding (F W), head (F I W) -> medians
 //   optimizer, per group:         block, embedding, head norm, head weight; SGD and Adam
-//   link, per message size:       hand-offs of 4 KiB .. 64 MiB -> latency + bytes / bandwidth
-//                                 (Eigen least squares, cost_models/time_fit.hpp)
+//   link, per message size:       hand-offs around the model's message sizes -> latency +
+//                                 bytes / bandwidth (Eigen least squares, cost_models/time_fit.hpp)
 //
 // Cost: about (warmup + repeats) x (F + I + W of one block, the embedding and the head) per
 // size, plus the link sizes; gpt-tiny with 2 repeats takes a few tens of milliseconds.
@@ -27,15 +27,19 @@ struct ProfileOptions {
   std::vector<int> micro_batch_sizes = {1, 2, 4};
   int repeats = 10;  // timed runs per measurement; the median is kept
   int warmup = 2;    // untimed runs first (caches, page faults, allocator)
-  // Link message sizes: 4 KiB, 16 KiB, ..., 64 MiB (powers of 4).
-  std::vector<std::int64_t> link_sizes = default_link_sizes();
+  // Link message sizes; empty: model_link_sizes(), the sizes the simulation will send.
+  std::vector<std::int64_t> link_sizes;
   std::uint64_t seed = 0x5eed;   // inputs and parameters (the numbers, not the times)
   std::ostream* progress = nullptr;  // a line per step (stderr from the CLI); null: quiet
   // Refuse sizes whose working set (caches, inputs, head probabilities) exceeds this.
   std::int64_t max_workload_bytes = std::int64_t{8} << 30;
-
-  static std::vector<std::int64_t> default_link_sizes();
 };
+
+// Powers of two from a quarter of the smallest message (b·s·h·4 at the smallest size) to
+// four times the largest transfer (the largest message, or the V·h·4 bytes of a tied
+// embedding's gradient sum), at least 4 KiB: a copy's bandwidth depends on which cache
+// level it fits in, so the link is fitted where the simulated messages are.
+std::vector<std::int64_t> model_link_sizes(const ModelSpec& model, const std::vector<int>& micro_batch_sizes);
 
 // InputError when the options are out of range (no sizes, a size < 1 or repeated,
 // repeats < 1, warmup < 0, fewer than two link sizes, a working set over the limit) or the

@@ -124,6 +124,19 @@ TEST(SizeFit, RefusesFarExtrapolation) {
   EXPECT_THAT(error_of([&] { (void)steep.at(1); }), HasSubstr("the fit extrapolates to -0.001"));
 }
 
+TEST(ModelLinkSizes, BracketTheMessages) {
+  // gpt-small: messages of 128 KiB (b = 1) to 1 MiB (b = 8); the tied embedding's gradient, 2 MiB.
+  const std::vector<std::int64_t> small = model_link_sizes(find_model("gpt-small"), {1, 2, 4, 8});
+  ASSERT_FALSE(small.empty());
+  EXPECT_EQ(small.front(), 32 << 10);
+  EXPECT_EQ(small.back(), 8 << 20);
+  EXPECT_EQ(small.size(), 9u);
+  // gpt-tiny at b = 1: 8 KiB messages; at least 4 KiB and three sizes.
+  const std::vector<std::int64_t> tiny = model_link_sizes(find_model("gpt-tiny"), {1});
+  EXPECT_EQ(tiny.front(), 4 << 10);
+  EXPECT_EQ(tiny.back(), 256 << 10);
+}
+
 TEST(SummarizeTimings, PercentilesInterpolate) {
   const TimingStats s = summarize_timings({10, 9, 8, 7, 6, 5, 4, 3, 2, 1});
   EXPECT_DOUBLE_EQ(s.median, 5.5);

@@ -20,7 +20,7 @@ struct ProfileFlags {
   std::string backend = "cpu";
   std::string model;
   std::string sizes = "1,2,4";
-  std::string link_sizes;  // empty: 4KiB..64MiB
+  std::string link_sizes;  // empty: model_link_sizes()
   int repeats = 10;
   int warmup = 2;
   std::string out;
@@ -123,7 +123,7 @@ void add_profile_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--repeats", f->repeats, "Timed runs per measurement (the median is kept)")->capture_default_str();
   cmd->add_option("--warmup", f->warmup, "Untimed runs before them")->capture_default_str();
-  cmd->add_option("--link-sizes", f->link_sizes, "Comma-separated message sizes for the link fit [default: 4KiB..64MiB]");
+  cmd->add_option("--link-sizes", f->link_sizes, "Comma-separated message sizes for the link fit [default: powers of 2 around the model's messages]");
   cmd->add_option("--clock", f->clock,
                   "cpu: time ops by wall clock, or by the thread's CPU time (thread-cpu: steadier on a busy machine)")
       ->capture_default_str();
