@@ -51,7 +51,7 @@ class EventQueue {
     ++size_;
     const std::uint32_t node = new_node(a, b, type);
     std::uint32_t& open = open_[open_index(time)];
-    if (open != kNil && buckets_[open].time == time) {
+    if (open != kNil && buckets_[open].time == time) [[likely]] {
       Bucket& bucket = buckets_[open];
       if (bucket.head == kNil)
         bucket.head = node;
@@ -60,8 +60,7 @@ class EventQueue {
       bucket.tail = node;
       return;
     }
-    open = new_bucket(time, node);
-    push_heap(HeapEntry{time, next_bucket_++, open});
+    open_bucket(open, time, node);
   }
 
   bool empty() const { return size_ == 0; }
@@ -118,19 +117,22 @@ class EventQueue {
   }
 
   std::uint32_t new_node(std::uint32_t a, std::uint32_t b, EventType type) {
-    std::uint32_t id = free_nodes_;
-    if (id != kNil) {
-      free_nodes_ = nodes_[id].next;
-    } else {
-      id = static_cast<std::uint32_t>(nodes_.size());
-      PIPESIM_ASSERT(id != kNil);
-      nodes_.emplace_back();
-    }
+    const std::uint32_t id = free_nodes_ != kNil ? free_nodes_ : grow_nodes();
+    free_nodes_ = nodes_[id].next;
     nodes_[id] = Node{a, b, kNil, type};
     return id;
   }
+  // No free node: one more, put on the free list.
+  [[gnu::noinline]] std::uint32_t grow_nodes() {
+    const auto id = static_cast<std::uint32_t>(nodes_.size());
+    PIPESIM_ASSERT(id != kNil);
+    nodes_.emplace_back();  // its next is kNil: the free list ends after it
+    return id;
+  }
 
-  std::uint32_t new_bucket(Tick time, std::uint32_t node) {
+  // Out of line (the common push appends to an open bucket): a new bucket for `time`
+  // holding `node`, now the one open_ names for its time.
+  [[gnu::noinline]] void open_bucket(std::uint32_t& open, Tick time, std::uint32_t node) {
     std::uint32_t id = free_buckets_;
     if (id != kNil) {
       free_buckets_ = buckets_[id].head;
@@ -140,7 +142,8 @@ class EventQueue {
       buckets_.emplace_back();
     }
     buckets_[id] = Bucket{time, node, node};
-    return id;
+    open = id;
+    push_heap(HeapEntry{time, next_bucket_++, id});
   }
 
   // A branch-free binary heap of buckets: a pop moves the hole at the root down to a leaf

@@ -13,6 +13,7 @@ std::int32_t VersionTracker::Replica::held() const {
 
 VersionTracker::VersionTracker(const Schedule& schedule)
     : s_(schedule),
+      policy_(schedule.weight_policy),
       pins_(schedule.weight_policy != WeightPolicy::Current),
       replicas_(static_cast<std::size_t>(schedule.num_pipelines) * static_cast<std::size_t>(schedule.num_stages)),
       held_(static_cast<std::size_t>(schedule.num_devices), 0),
@@ -31,57 +32,30 @@ void VersionTracker::update_held(int device, std::int32_t before, std::int32_t a
   peak_held_[static_cast<std::size_t>(device)] = std::max(peak_held_[static_cast<std::size_t>(device)], held);
 }
 
-std::int32_t VersionTracker::start(const Op& op, std::int32_t forward_version) {
-  const Replica& r = replica(op);
-  switch (s_.weight_policy) {
-    case WeightPolicy::Current: return r.version;
-    case WeightPolicy::Stash: return op.kind == OpKind::F ? r.version : forward_version;
-    case WeightPolicy::TwoBW: {
-      const std::int32_t v = std::max(0, s_.iteration_of(op.microbatch) - 1);
-      // Generators never do this; an imported schedule can list a batch before its OPT.
-      if (v > r.version)
-        throw InputError("2bw: " + to_string(op) + " (iteration " + std::to_string(v + 1) + ") starts before weight version " +
-                         std::to_string(v) + " exists: pipeline " + std::to_string(op.pipeline) + " stage " +
-                         std::to_string(op.stage) + " has run " + std::to_string(r.version) + " OPT(s) by then");
-      return v;
-    }
-  }
-  return r.version;
+std::int32_t VersionTracker::start_2bw(const Op& op, const Replica& r) const {
+  const std::int32_t v = std::max(0, s_.iteration_of(op.microbatch) - 1);
+  // Generators never do this; an imported schedule can list a batch before its OPT.
+  if (v > r.version)
+    throw InputError("2bw: " + to_string(op) + " (iteration " + std::to_string(v + 1) + ") starts before weight version " +
+                     std::to_string(v) + " exists: pipeline " + std::to_string(op.pipeline) + " stage " +
+                     std::to_string(op.stage) + " has run " + std::to_string(r.version) + " OPT(s) by then");
+  return v;
 }
 
-void VersionTracker::end(const Op& op, std::int32_t version, std::int32_t forward_version, int device) {
+void VersionTracker::end_pinned(const Op& op, std::int32_t version, std::int32_t forward_version, int device) {
   Replica& r = replica(op);
-  // Under Current only the current version is ever held: nothing to count.
-  const std::int32_t before = pins_ ? r.held() : 0;
+  const std::int32_t before = r.held();
   if (op.kind == OpKind::OptStep) {
-    if (r.pending_count > 0) {
-      StageStaleness& st = stages_[static_cast<std::size_t>(op.stage)];
-      st.gradients += r.pending_count;
-      st.delay_sum += r.pending_count * r.version - r.pending_sum;
-      st.max_delay = std::max(st.max_delay, r.version - r.pending_min);
-      r.pending_count = r.pending_sum = 0;
-    }
-    ++r.version;
+    apply_gradients(r, op.stage);
   } else if (op.kind == OpKind::F) {
-    if (pins_) ++r.in_flight[version];
+    ++r.in_flight[version];
   } else if (op.kind == OpKind::B || op.kind == OpKind::W) {
-    // This op computes the weight gradient: measure the mismatch and queue the gradient.
-    StageStaleness& st = stages_[static_cast<std::size_t>(op.stage)];
-    const std::int32_t mismatch = version - forward_version;
-    ++st.backwards;
-    st.mismatched += mismatch != 0;
-    st.mismatch_sum += mismatch;
-    st.max_mismatch = std::max(st.max_mismatch, mismatch);
-    r.pending_min = r.pending_count == 0 ? version : std::min(r.pending_min, version);
-    ++r.pending_count;
-    r.pending_sum += version;
-    if (pins_) {
-      auto it = r.in_flight.find(forward_version);
-      PIPESIM_ASSERT(it != r.in_flight.end());
-      if (--it->second == 0) r.in_flight.erase(it);
-    }
+    add_gradient(r, op.stage, version, forward_version);
+    auto it = r.in_flight.find(forward_version);
+    PIPESIM_ASSERT(it != r.in_flight.end());
+    if (--it->second == 0) r.in_flight.erase(it);
   }
-  if (pins_) update_held(device, before, r.held());
+  update_held(device, before, r.held());
 }
 
 }  // namespace pipesim

@@ -13,6 +13,7 @@
 //                         - (version the gradient used); 0 for synchronous schedules
 //   versions held         per replica, the distinct versions kept alive: the current one
 //                         plus, under Stash / TwoBW, those of micro-batches in flight
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -38,10 +39,27 @@ class VersionTracker {
 
   // Version a micro-batch op uses; call when it starts. `forward_version` is the version
   // its forward used (for F itself: ignored).
-  std::int32_t start(const Op& op, std::int32_t forward_version);
+  std::int32_t start(const Op& op, std::int32_t forward_version) {
+    const Replica& r = replica(op);
+    switch (policy_) {
+      case WeightPolicy::Current: return r.version;
+      case WeightPolicy::Stash: return op.kind == OpKind::F ? r.version : forward_version;
+      case WeightPolicy::TwoBW: return start_2bw(op, r);
+    }
+    return r.version;
+  }
   // Call when a micro-batch op (with the versions it and its forward used) or an OptStep
   // (versions ignored) ends on `device`.
-  void end(const Op& op, std::int32_t version, std::int32_t forward_version, int device);
+  // Performance: inline, and without held-version bookkeeping unless the policy pins
+  // versions; the engine calls this for every op.
+  void end(const Op& op, std::int32_t version, std::int32_t forward_version, int device) {
+    if (pins_) return end_pinned(op, version, forward_version, device);
+    Replica& r = replica(op);
+    if (op.kind == OpKind::OptStep)
+      apply_gradients(r, op.stage);
+    else if (op.kind == OpKind::B || op.kind == OpKind::W)
+      add_gradient(r, op.stage, version, forward_version);
+  }
 
   std::int32_t peak_versions_held(int device) const { return peak_held_[static_cast<std::size_t>(device)]; }
   const std::vector<StageStaleness>& staleness() const { return stages_; }
@@ -62,8 +80,34 @@ class VersionTracker {
                      static_cast<std::size_t>(op.stage)];
   }
   void update_held(int device, std::int32_t before, std::int32_t after);
+  std::int32_t start_2bw(const Op& op, const Replica& r) const;
+  void end_pinned(const Op& op, std::int32_t version, std::int32_t forward_version, int device);
+  // An OptStep: the pending gradients are applied (their delays measured), the version moves on.
+  void apply_gradients(Replica& r, int stage) {
+    if (r.pending_count > 0) {
+      StageStaleness& st = stages_[static_cast<std::size_t>(stage)];
+      st.gradients += r.pending_count;
+      st.delay_sum += r.pending_count * r.version - r.pending_sum;
+      st.max_delay = std::max(st.max_delay, r.version - r.pending_min);
+      r.pending_count = r.pending_sum = 0;
+    }
+    ++r.version;
+  }
+  // A B or W computed a weight gradient on `version`: its mismatch, and one more pending.
+  void add_gradient(Replica& r, int stage, std::int32_t version, std::int32_t forward_version) {
+    StageStaleness& st = stages_[static_cast<std::size_t>(stage)];
+    const std::int32_t mismatch = version - forward_version;
+    ++st.backwards;
+    st.mismatched += mismatch != 0;
+    st.mismatch_sum += mismatch;
+    st.max_mismatch = std::max(st.max_mismatch, mismatch);
+    r.pending_min = r.pending_count == 0 ? version : std::min(r.pending_min, version);
+    ++r.pending_count;
+    r.pending_sum += version;
+  }
 
   const Schedule& s_;
+  const WeightPolicy policy_;
   const bool pins_;  // the policy keeps old versions alive for micro-batches in flight
   std::vector<Replica> replicas_;
   std::vector<std::int32_t> held_, peak_held_;  // per device
