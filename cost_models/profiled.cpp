@@ -51,7 +51,10 @@ Tick to_ticks(double seconds, const std::string& who) {
   return static_cast<Tick>(std::llround(seconds * 1e9));
 }
 
-std::int64_t to_bytes(double bytes) { return static_cast<std::int64_t>(std::llround(bytes)); }
+std::int64_t to_bytes(double bytes, const std::string& who) {
+  if (!(bytes >= 0 && bytes < 9.2e18)) throw InputError(who + ": a byte count does not fit in 64 bits");
+  return static_cast<std::int64_t>(std::llround(bytes));
+}
 
 std::string shape_text(const ModelSpec& m) {
   return "hidden " + std::to_string(m.hidden) + ", heads " + std::to_string(m.heads) + ", ffn " +
@@ -203,12 +206,12 @@ ActivationCost ProfiledCostModel::activation(const Op& op, OpScale scale) const 
     bytes += fit(p, Measure::ActivationBytes).at(b);
     held += fit(p, Measure::HeldBytes).at(b);
   }
-  const std::int64_t total = to_bytes(bytes);
-  return {total, total - std::min(total, to_bytes(held))};
+  const std::int64_t total = to_bytes(bytes, config_.source);
+  return {total, total - std::min(total, to_bytes(held, config_.source))};
 }
 
 std::int64_t ProfiledCostModel::message_bytes(const Op&, OpScale scale) const {
-  return to_bytes(message_.at(microbatch(scale.microbatch_split)));
+  return to_bytes(message_.at(microbatch(scale.microbatch_split)), config_.source);
 }
 
 TransferCost ProfiledCostModel::transfer(int, int, std::int64_t bytes) const {
