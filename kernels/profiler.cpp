@@ -216,8 +216,8 @@ std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, co
     return std::make_unique<CpuProfileBackend>(clock == "wall" ? CpuClock::Wall : CpuClock::ThreadCpu);
   }
   if (name == "cuda")
-    throw InputError("--backend cuda: this pipesim has no CUDA profile backend (the CUDA kernels of kernels/cuda/ are "
-                     "not built in); use --backend cpu");
+    throw InputError("--backend cuda: this pipesim has no CUDA profile backend yet (kernels/profile_backend.hpp is the "
+                     "seam for one over kernels/cuda/); use --backend cpu");
   throw InputError("--backend: expected cpu or cuda, got '" + name + "'");
 }
 

@@ -278,8 +278,8 @@ TEST(Profiler, BadRequestsAreOneLineInputErrors) {
   EXPECT_THAT(error_of([&] { profile_model(find_model("llama2-7b"), tiny_options(), *backend); }),
               HasSubstr("profile: model 'llama2-7b' (family 'llama') is not a GPT block"));
   EXPECT_EQ(error_of([] { make_profile_backend("cuda"); }),
-            "--backend cuda: this pipesim has no CUDA profile backend (the CUDA kernels of kernels/cuda/ are not "
-            "built in); use --backend cpu");
+            "--backend cuda: this pipesim has no CUDA profile backend yet (kernels/profile_backend.hpp is the seam for "
+            "one over kernels/cuda/); use --backend cpu");
   EXPECT_EQ(error_of([] { make_profile_backend("tpu"); }), "--backend: expected cpu or cuda, got 'tpu'");
   EXPECT_EQ(error_of([] { make_profile_backend("cpu", "sundial"); }),
             "--clock: expected wall or thread-cpu, got 'sundial'");
