@@ -22,10 +22,10 @@
 // The schedule is generated once per benchmark, outside the timed loop. The summary
 // after the console table gives, per size, Simulate ns/op, Baseline ns/op and their
 // ratio, and for the p = 64 series how much the time grows each time m (and so the op
-// count) doubles. With --benchmark_repetitions=N it uses the fastest repetition ("min",
-// added to the usual mean/median/stddev/cv): on a shared machine other jobs only ever
-// add time, so the minimum is the steadiest estimate. docs/performance.md has the
-// commands.
+// count) doubles. With --benchmark_repetitions=N it gives the median and the fastest
+// repetition ("min", added to the usual mean/median/stddev/cv): on a shared machine other
+// jobs only ever add time, so the minimum is the steadiest estimate, the median the
+// typical one. docs/performance.md has the commands.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -189,48 +189,58 @@ class SummaryReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      const bool min = run.run_type == Run::RT_Aggregate && run.aggregate_name == "min";
-      if (run.run_type == Run::RT_Aggregate && !min) continue;
-      const std::string name = run.run_name.str();
-      Entry& e = results_[name];
+      const bool aggregate = run.run_type == Run::RT_Aggregate;
+      const bool min = aggregate && run.aggregate_name == "min";
+      const bool median = aggregate && run.aggregate_name == "median";
+      if (aggregate && !min && !median) continue;
+      Entry& e = results_[run.run_name.str()];
+      const double ns = value(run, "time_per_op") * 1e9;
+      if (median) {
+        e.ns_median = ns;
+        continue;
+      }
       if (e.from_min && !min) continue;
       e.from_min = min;
-      e.ns_per_op = value(run, "time_per_op") * 1e9;
+      e.ns_min = ns;
       e.bytes_per_op = value(run, "bytes_per_op");
     }
   }
 
   void print_summary() const {
-    std::printf("\nsummary (%s)\n", any_min() ? "fastest repetition of each" : "one run each");
-    std::printf("%-16s %12s %12s %10s %14s %12s\n", "size", "sim ns/op", "base ns/op", "sim/base", "sim Mops/s",
-                "bytes/op");
-    std::map<int, std::map<int, double>> sim_ns;  // p -> m -> ns per op
+    const bool reps = any_min();
+    std::printf("\nsummary (%s)\n", reps ? "median and fastest of the repetitions" : "one run each");
+    std::printf("%-14s %11s %11s %11s %10s %11s %11s %10s\n", "size", "sim ns/op", "sim min", "base ns/op", "sim/base",
+                "sim Mops/s", "Mops/s max", "bytes/op");
+    std::map<int, std::map<int, Entry>> sim;  // p -> m
     for (const auto& [name, e] : results_) {
       const std::string prefix = "BM_Simulate/";
       if (name.rfind(prefix, 0) != 0) continue;
       const std::string size = name.substr(prefix.size());
       auto base = results_.find("BM_Baseline/" + size);
-      const double base_ns = base == results_.end() ? 0 : base->second.ns_per_op;
-      std::printf("%-16s %12.1f %12.2f %10.1f %14.2f %12.1f\n", size.c_str(), e.ns_per_op, base_ns,
-                  base_ns > 0 ? e.ns_per_op / base_ns : 0.0, 1e3 / e.ns_per_op, e.bytes_per_op);
+      const double base_ns = base == results_.end() ? 0 : base->second.typical();
+      std::printf("%-14s %11.1f %11.1f %11.2f %10.1f %11.2f %11.2f %10.1f\n", size.c_str(), e.typical(), e.ns_min, base_ns,
+                  base_ns > 0 ? e.typical() / base_ns : 0.0, 1e3 / e.typical(), 1e3 / e.ns_min, e.bytes_per_op);
       int p = 0, m = 0;
-      if (std::sscanf(size.c_str(), "p:%d/m:%d", &p, &m) == 2) sim_ns[p][m] = e.ns_per_op;
+      if (std::sscanf(size.c_str(), "p:%d/m:%d", &p, &m) == 2) sim[p][m] = e;
     }
     // Time ratio when the op count doubles: (ns/op at 2m * 2 ops) / (ns/op at m * ops).
-    for (const auto& [p, by_m] : sim_ns) {
-      for (const auto& [m, ns] : by_m) {
+    for (const auto& [p, by_m] : sim) {
+      for (const auto& [m, e] : by_m) {
         auto next = by_m.find(2 * m);
         if (next == by_m.end()) continue;
-        std::printf("doubling p=%d m=%d -> m=%d: time x%.2f\n", p, m, 2 * m, 2.0 * next->second / ns);
+        std::printf("doubling p=%d m=%d -> m=%d: time x%.2f (median), x%.2f (fastest)\n", p, m, 2 * m,
+                    2.0 * next->second.typical() / e.typical(), 2.0 * next->second.ns_min / e.ns_min);
       }
     }
   }
 
  private:
   struct Entry {
-    double ns_per_op = 0;
+    double ns_min = 0;     // fastest repetition (or the only run)
+    double ns_median = 0;  // median of the repetitions; 0 without repetitions
     double bytes_per_op = 0;
     bool from_min = false;
+    double typical() const { return ns_median > 0 ? ns_median : ns_min; }
   };
   static double value(const Run& run, const char* counter) {
     auto it = run.counters.find(counter);
