@@ -1,6 +1,9 @@
 // `pipesim simulate` (one schedule) and `pipesim compare` (several on the same settings).
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -16,6 +19,7 @@
 #include "tools/report.hpp"
 #include "tools/trace_limit.hpp"
 #include "traces/chrome_trace.hpp"
+#include "traces/chrome_trace_stream.hpp"
 #include "traces/html_report.hpp"
 
 namespace pipesim {
@@ -31,20 +35,67 @@ struct RunOutput {
 // Bytes each device holds all the time, for the trace's memory counters (empty: unknown).
 using StaticMemoryFn = std::function<std::vector<std::int64_t>(const Schedule&, const SimResult&)>;
 
+// Passes every record to two observers (a streamed trace and the report's timeline).
+class BothObservers final : public SimObserver {
+ public:
+  BothObservers(SimObserver& a, SimObserver* b) : a_(a), b_(b) {}
+  void on_op(const OpRecord& r) override { a_.on_op(r); if (b_) b_->on_op(r); }
+  void on_transfer(const TransferRecord& r) override { a_.on_transfer(r); if (b_) b_->on_transfer(r); }
+  void on_collective(const CollectiveRecord& r) override { a_.on_collective(r); if (b_) b_->on_collective(r); }
+  void on_memory(const MemoryRecord& r) override { a_.on_memory(r); if (b_) b_->on_memory(r); }
+
+ private:
+  SimObserver& a_;
+  SimObserver* b_;
+};
+
+// A trace too large to hold (tools/trace_limit.hpp): written while the engine runs. A run
+// that fails (deadlock, overflow) leaves no half-written file behind.
+void run_streamed(RunOutput& out, const CostModel& model, TraceOptions options, const std::string& trace_path,
+                  std::size_t max_trace_ops, bool keep_timeline, const StaticMemoryFn& static_memory) {
+  const std::size_t total = out.schedule.total_ops();
+  if (max_trace_ops > 0 && total > max_trace_ops)
+    options.metadata.emplace_back("truncated", truncation_notice(max_trace_ops, total, nullptr));
+  std::ofstream file(trace_path, std::ios::binary | std::ios::trunc);
+  if (!file) throw InputError("cannot write '" + trace_path + "': " + std::strerror(errno));
+  try {
+    ChromeTraceStream stream(file, out.schedule, options, max_trace_ops);
+    TimelineRecorder recorder;
+    BothObservers both(stream, keep_timeline ? &recorder : nullptr);
+    out.result = simulate(out.schedule, model, &both);
+    stream.finish(static_memory ? static_memory(out.schedule, out.result) : std::vector<std::int64_t>{});
+    file.flush();
+    if (!file) throw InputError("cannot write '" + trace_path + "': " + std::strerror(errno));
+    if (stream.truncated()) {
+      const Tick until = stream.cut_time();
+      std::cerr << "pipesim: note: trace " << trace_path << " " << truncation_notice(stream.ops_kept(), total, &until)
+                << "\n";
+    }
+    if (keep_timeline) out.timeline = std::move(recorder.timeline);
+  } catch (...) {
+    file.close();
+    std::error_code ec;
+    std::filesystem::remove(trace_path, ec);
+    throw;
+  }
+}
+
 // Simulates one schedule; writes its trace (at most `max_trace_ops` ops, 0: all) if
-// `trace_path` is set.
+// `trace_path` is set: recorded and sorted, or streamed when it is large.
 RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& model_label,
                   const std::string& trace_path, std::size_t max_trace_ops, bool keep_timeline = false,
                   const StaticMemoryFn& static_memory = {}) {
   RunOutput out{std::move(schedule), {}, {}, {}};
-  if (trace_path.empty() && !keep_timeline) {
+  TraceOptions options;
+  options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
+  if (!trace_path.empty() && stream_trace(out.schedule.total_ops(), max_trace_ops)) {
+    run_streamed(out, model, options, trace_path, max_trace_ops, keep_timeline, static_memory);
+  } else if (trace_path.empty() && !keep_timeline) {
     out.result = simulate(out.schedule, model);
   } else {
     TraceRecorder recorder(trace_path.empty() ? 0 : max_trace_ops, keep_timeline);
     out.result = simulate(out.schedule, model, &recorder);
     if (!trace_path.empty()) {
-      TraceOptions options;
-      options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
       if (const std::string notice = recorder.notice(out.schedule); !notice.empty()) {
         options.metadata.emplace_back("truncated", notice);
         std::cerr << "pipesim: note: trace " << trace_path << " " << notice << "\n";
@@ -125,7 +176,8 @@ void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
   cmd.add_option("--config", o.config, "Take settings from this JSON file (docs/experiment-config.md); flags win");
   cmd.add_option("--save-config", o.save_config, "Write the effective settings to this JSON file");
   cmd.add_option("--max-trace-ops", o.max_trace_ops,
-                 "Chrome traces show at most this many ops (the first to finish); 0 = no limit")
+                 "Chrome traces show at most this many ops (the first to finish); 0 = no limit. Traces of more "
+                 "than 1000000 ops are streamed to the file as the simulation runs")
       ->capture_default_str();
 }
 
@@ -145,7 +197,7 @@ struct ModelRunOutput {
 ModelRunOutput run_on_hardware(const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
                                const std::string& gpu, const std::string& trace_path, std::size_t max_trace_ops,
                                bool keep_timeline) {
-  Schedule schedule = make_schedule(so, name, simulate_memory_use(!trace_path.empty(), keep_timeline, max_trace_ops));
+  Schedule schedule = make_schedule(so, name, simulate_memory_use(!trace_path.empty(), keep_timeline, recorded_trace_ops(max_trace_ops)));
   const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
   auto static_memory = [&model](const Schedule& s, const SimResult& r) {
     std::vector<std::int64_t> bytes;
@@ -195,10 +247,10 @@ void add_simulate_command(CLI::App& app) {
     if (!po->cost.empty()) {
       const ProfiledCostModel model(make_profiled_config(*cmd, *po, *ho));
       cost_label = model.label();
-      const MemoryUse use = simulate_memory_use(!trace->empty(), keep, out->max_trace_ops);
+      const MemoryUse use = simulate_memory_use(!trace->empty(), keep, recorded_trace_ops(out->max_trace_ops));
       runs.push_back(run_one(make_schedule(*so, so->name, use), model, cost_label, *trace, out->max_trace_ops, keep));
     } else if (ho->model.empty()) {
-      const MemoryUse use = simulate_memory_use(!trace->empty(), keep, out->max_trace_ops);
+      const MemoryUse use = simulate_memory_use(!trace->empty(), keep, recorded_trace_ops(out->max_trace_ops));
       runs.push_back(run_one(make_schedule(*so, so->name, use), UniformCostModel(make_cost_config(*co)), "uniform", *trace,
                              out->max_trace_ops, keep));
     } else {
@@ -276,7 +328,7 @@ void add_compare_command(CLI::App& app) {
         if (!trace_dir->empty()) path = (std::filesystem::path(*trace_dir) / (stem + ".trace.json")).string();
         RunOutput run;
         if (gpu.empty()) {
-          const MemoryUse use = simulate_memory_use(!path.empty(), keep, out->max_trace_ops);
+          const MemoryUse use = simulate_memory_use(!path.empty(), keep, recorded_trace_ops(out->max_trace_ops));
           if (profiled)
             run = run_one(make_schedule(*so, name, use), *profiled, profiled->label(), path, out->max_trace_ops, keep);
           else

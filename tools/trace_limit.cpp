@@ -1,5 +1,7 @@
 #include "tools/trace_limit.hpp"
 
+#include <algorithm>
+
 #include "cost_models/units.hpp"
 
 namespace pipesim {
@@ -39,8 +41,17 @@ const Timeline& TraceRecorder::trace_timeline() {
 
 std::string TraceRecorder::notice(const Schedule& schedule) const {
   if (!cut_) return {};
-  return "truncated to the first " + std::to_string(cut_->ops) + " of " + std::to_string(schedule.total_ops()) +
-         " ops (until " + format_duration(cut_->time) + "); pass --max-trace-ops to change the limit";
+  return truncation_notice(cut_->ops, schedule.total_ops(), &cut_->time);
+}
+
+std::size_t traced_ops(std::size_t total_ops, std::size_t max_trace_ops) {
+  return max_trace_ops == 0 ? total_ops : std::min(total_ops, max_trace_ops);
+}
+
+std::string truncation_notice(std::size_t kept_ops, std::size_t total_ops, const Tick* until) {
+  std::string text = "truncated to the first " + std::to_string(kept_ops) + " of " + std::to_string(total_ops) + " ops";
+  if (until) text += " (until " + format_duration(*until) + ")";
+  return text + "; pass --max-trace-ops to change the limit";
 }
 
 }  // namespace pipesim
