@@ -166,10 +166,13 @@ class Run {
     OpId sum = 0;
     for (std::size_t i = 0; i < slots; ++i) sum += std::exchange(succ_begin_[i], sum);
     succs_.resize(g_.preds.size());
+    std::vector<std::uint8_t> remote(slots, 0);  // successors on another device, up to 2
+    bool reorder = false;
     layout_.for_each_slot([&](int d, std::uint32_t i, OpId slot) {
       const OpId id = g_.device_offset[static_cast<std::size_t>(d)] + i;
       for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k) {
         const OpId pred = slot_of[g_.preds[k]];
+        if (slots_[pred].device != d && ++remote[pred] == 2) reorder = true;
         // The version tracker relies on this: the first predecessor of B and I is their F,
         // that of W its I (dependencies.cpp lists them first), on the same device.
         if (k == g_.pred_begin[id] && carries_forward(slots_[pred].kind, slots_[slot].kind))
@@ -181,16 +184,22 @@ class Run {
     });
     std::copy_backward(succ_begin_.begin(), succ_begin_.end() - 1, succ_begin_.end());
     succ_begin_[0] = 0;
-    // Each list in graph-id order of its successors, (device, slot) order, as the engine
-    // queues events in that order. Lists are short (at most 2 successors per op in every
-    // generated schedule): insertion sort.
-    auto graph_order = [&](OpId x, OpId y) {
-      return slots_[x].device != slots_[y].device ? slots_[x].device < slots_[y].device : x < y;
-    };
-    for (std::size_t i = 0; i < slots; ++i) {
-      const auto first = succs_.begin() + succ_begin_[i], last = succs_.begin() + succ_begin_[i + 1];
-      for (auto it = first + (first != last); it < last; ++it)
-        for (auto j = it; j != first && graph_order(*j, *(j - 1)); --j) std::iter_swap(j, j - 1);
+    // The engine walked each list in graph-id order of the successors, which is (device,
+    // slot) order; the passes above append in slot order. The order matters only among
+    // successors on other devices than the list's own: a successor on the same device is
+    // only marked ready, while one elsewhere gets a transfer (or, after a GradSync, a
+    // try_start), i.e. an event. The dependency rules give every op at most one such
+    // successor (F(s+1) or B/I(s-1)); should a list have two, the lists are sorted (short:
+    // insertion sort) so that events are queued as before.
+    if (reorder) {
+      auto graph_order = [&](OpId x, OpId y) {
+        return slots_[x].device != slots_[y].device ? slots_[x].device < slots_[y].device : x < y;
+      };
+      for (std::size_t i = 0; i < slots; ++i) {
+        const auto first = succs_.begin() + succ_begin_[i], last = succs_.begin() + succ_begin_[i + 1];
+        for (auto it = first + (first != last); it < last; ++it)
+          for (auto j = it; j != first && graph_order(*j, *(j - 1)); --j) std::iter_swap(j, j - 1);
+      }
     }
     dev_.assign(devices, DeviceState{});
     for (std::size_t d = 0; d < devices; ++d) {
