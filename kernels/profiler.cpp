@@ -97,8 +97,9 @@ std::vector<std::int64_t> model_link_sizes(const ModelSpec& m, const std::vector
   PIPESIM_ASSERT(!sizes.empty());
   const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
   const std::int64_t row = std::int64_t{4} * m.seq_len * m.hidden;  // one sequence's message
-  const std::int64_t smallest = row * *lo / 4;
-  const std::int64_t largest = 4 * std::max(row * *hi, std::int64_t{4} * m.vocab * m.hidden);
+  constexpr std::int64_t kCap = std::int64_t{64} << 20;  // three buffers of this size are allocated
+  const std::int64_t smallest = std::min(row * *lo / 4, kCap / 4);
+  const std::int64_t largest = std::min(kCap, 4 * std::max(row * *hi, std::int64_t{4} * m.vocab * m.hidden));
   std::int64_t s = std::int64_t{4} << 10;
   while (2 * s <= smallest) s *= 2;
   std::vector<std::int64_t> out;

@@ -37,8 +37,8 @@ struct ProfileOptions {
 
 // Powers of two from a quarter of the smallest message (b·s·h·4 at the smallest size) to
 // four times the largest transfer (the largest message, or the V·h·4 bytes of a tied
-// embedding's gradient sum), at least 4 KiB: a copy's bandwidth depends on which cache
-// level it fits in, so the link is fitted where the simulated messages are.
+// embedding's gradient sum), at least 4 KiB and at most 64 MiB: a copy's bandwidth depends
+// on which cache level it fits in, so the link is fitted where the simulated messages are.
 std::vector<std::int64_t> model_link_sizes(const ModelSpec& model, const std::vector<int>& micro_batch_sizes);
 
 // InputError when the options are out of range (no sizes, a size < 1 or repeated,

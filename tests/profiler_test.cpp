@@ -135,6 +135,10 @@ TEST(ModelLinkSizes, BracketTheMessages) {
   const std::vector<std::int64_t> tiny = model_link_sizes(find_model("gpt-tiny"), {1});
   EXPECT_EQ(tiny.front(), 4 << 10);
   EXPECT_EQ(tiny.back(), 256 << 10);
+  // A large model: capped at 64 MiB (the probe holds three buffers of the largest size).
+  const std::vector<std::int64_t> big = model_link_sizes(find_model("gpt3-6.7b"), {1});
+  EXPECT_EQ(big.back(), 64 << 20);
+  EXPECT_GE(big.size(), 3u);
 }
 
 TEST(SummarizeTimings, PercentilesInterpolate) {
