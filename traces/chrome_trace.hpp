@@ -23,6 +23,8 @@
 // Output is a pure function of the input: fixed key order, fixed number formatting, events
 // sorted by (pid, tid, ts, ...), so identical input gives byte-identical files.
 // GradSync op records are not drawn on the compute thread: their collectives show them.
+// This writer needs the whole Timeline in memory; traces/chrome_trace_stream.hpp writes the
+// same events while the engine runs (used for large traces, see tools/trace_limit.hpp).
 #include <iosfwd>
 #include <string>
 #include <utility>
