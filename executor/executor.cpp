@@ -175,10 +175,14 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
   // Watchdog: wake on completion or a fault, or every `poll` to look for progress.
   const auto poll = std::clamp<std::chrono::nanoseconds>(options.timeout / 4, std::chrono::milliseconds(1),
                                                          std::chrono::milliseconds(50));
-  std::uint64_t seen = state.progress.load();
+  std::uint64_t seen = 0;
   auto last_change = std::chrono::steady_clock::now();
   {
     std::unique_lock lock(state.mutex);
+    // The timeout is about progress, not about how long the system takes to start threads.
+    state.cv.wait(lock, [&] { return state.started == schedule.num_devices; });
+    seen = state.progress.load();
+    last_change = std::chrono::steady_clock::now();
     while (state.finished < schedule.num_devices && !state.fault) {
       state.cv.wait_for(lock, poll);
       if (state.finished == schedule.num_devices || state.fault) break;

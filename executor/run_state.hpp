@@ -84,6 +84,7 @@ struct RunState {
   // Completion and faults, guarded by `mutex`; the watchdog waits on `cv`.
   std::mutex mutex;
   std::condition_variable cv;
+  int started = 0;  // worker threads running (the timeout counts from when all are)
   int finished = 0;
   std::optional<Fault> fault;
 

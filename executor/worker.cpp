@@ -43,6 +43,7 @@ class Worker {
 
   void run() {
     for (std::size_t i = 0; i < list_.size(); ++i) {
+      if (s_.stop.load()) throw ChannelAborted();  // torn down: start nothing new
       status_.index.store(static_cast<int>(i));
       status_.phase.store(static_cast<int>(Phase::Running));
       run_op(static_cast<int>(i));
@@ -322,6 +323,11 @@ void RunState::abort_all() {
 
 void run_worker(RunState& state, int device, ComputeBackend& backend, WorkerStatus& status, DeviceLog& log) {
   const auto& list = state.schedule.ops[static_cast<std::size_t>(device)];
+  {
+    std::lock_guard lock(state.mutex);
+    ++state.started;
+  }
+  state.cv.notify_all();
   try {
     Worker(state, device, backend, status, log).run();
   } catch (const ChannelAborted&) {

@@ -1,5 +1,6 @@
 // `pipesim run`: run a schedule for real (executor/executor.hpp) and report what happened
 // in the same tables, JSON and Chrome trace as `simulate`, with measured times.
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -47,11 +48,17 @@ void check_backend(const std::string& backend) {
 
 std::string loss_text(double loss) { return format_fixed(loss, 4); }
 
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string settings_line(const Schedule& s, const RunFlags& f, const MeasuredRun& run) {
   return "pipesim run: " + s.name + " on " + f.model + ", " + f.backend + " backend, " +
          std::to_string(s.num_devices) + " device threads on " + std::to_string(run.hardware_threads) +
          " cores, micro-batch size " + std::to_string(f.micro_batch_size) + ", " + f.optimizer + " lr " +
-         format_fixed(f.lr, 6) + ", seed " + std::to_string(f.seed) + "\n\n";
+         short_number(f.lr) + ", seed " + std::to_string(f.seed) + "\n\n";
 }
 
 std::string loss_lines(const MeasuredRun& run) {
