@@ -326,7 +326,7 @@ TEST_F(KernelsCuda, OptimizerMatchesTheCpuOptimizer) {
   KVec<float> cpu = p.data;
   sgd_step(cpu, g.data, 0.5);  // a large step, so the forward below can tell old from new parameters
   block.sgd_step(0.5);
-  EXPECT_LE((block.params().data - cpu).cwiseAbs().maxCoeff(), 1e-6f);
+  EXPECT_LE((block.params().data - cpu).cwiseAbs().maxCoeff(), 5e-6f);
   const AdamConfig adam{.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
   AdamState<float> cpu_state;
   for (int step = 1; step <= 2; ++step) {
@@ -334,7 +334,7 @@ TEST_F(KernelsCuda, OptimizerMatchesTheCpuOptimizer) {
     block.adam_step(adam);
     const AdamState<float> s = block.adam_state();
     EXPECT_EQ(s.step, step);
-    EXPECT_LE((block.params().data - cpu).cwiseAbs().maxCoeff(), 1e-6f) << "step " << step;
+    EXPECT_LE((block.params().data - cpu).cwiseAbs().maxCoeff(), 5e-6f) << "step " << step;
     EXPECT_LE(rel_error(s.m, cpu_state.m), 1e-6) << "step " << step;
     EXPECT_LE(rel_error(s.v, cpu_state.v), 1e-6) << "step " << step;
   }
