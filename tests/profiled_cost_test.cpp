@@ -345,7 +345,14 @@ TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
   EXPECT_THAT(c.out, HasSubstr("cost model: profiled: gpt-tiny"));
   EXPECT_THAT(c.out, HasSubstr("interleaved"));
 
-  expect_one_line_error(run("simulate --cost " + path + " --hardware h100-sxm"),
+  // A config saved from a --cost run (it holds every default, --hardware too) loads again.
+  const std::string saved = temp_path("cost.config.json");
+  const Result save = run("simulate -p 2 -m 4 --cost " + path + " --save-config " + saved + " --json");
+  ASSERT_EQ(save.code, 0) << save.out;
+  const Result load = run("simulate --config " + saved + " --json");
+  ASSERT_EQ(load.code, 0) << load.out;
+  EXPECT_EQ(load.out, save.out);
+  expect_one_line_error(run("simulate --cost " + path + " --hardware a100-80g"),
                         "--hardware: not used with --cost (the profile measured its own machine)");
   expect_one_line_error(run("simulate --cost " + path + " --model gpt-small"),
                         "does not have the profiled block shape of 'gpt-tiny'");

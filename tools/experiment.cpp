@@ -92,9 +92,23 @@ void add_profiled_flags(CLI::App& app, ProfiledOptions& o) {
 }
 
 ProfiledCostConfig make_profiled_config(const CLI::App& app, const ProfiledOptions& o, const HardwareOptions& hw) {
-  for (const char* flag : {"--hardware", "--nodes", "--gpus-per-node", "--tp", "--sequence-parallel", "--flash-attention",
-                           "--recompute", "--dtype", "--zero1", "--intra-link", "--inter-link"})
-    if (app.count(flag) > 0)
+  // GPU settings given with a value other than their default (a --save-config file holds
+  // every default, so a file saved from a --cost run loads again).
+  const HardwareOptions d;
+  const std::pair<const char*, bool> changed[] = {
+      {"--hardware", hw.hardware != d.hardware},
+      {"--nodes", hw.nodes != d.nodes},
+      {"--gpus-per-node", hw.gpus_per_node != d.gpus_per_node},
+      {"--tp", hw.tp != d.tp},
+      {"--sequence-parallel", hw.sequence_parallel != d.sequence_parallel},
+      {"--flash-attention", hw.flash_attention != d.flash_attention},
+      {"--recompute", hw.recompute != d.recompute},
+      {"--dtype", hw.dtype != d.dtype},
+      {"--zero1", hw.zero1 != d.zero1},
+      {"--intra-link", hw.intra_link != d.intra_link},
+      {"--inter-link", hw.inter_link != d.inter_link}};
+  for (const auto& [flag, differs] : changed)
+    if (differs && app.count(flag) > 0)
       throw InputError(std::string(flag) + ": not used with --cost (the profile measured its own machine)");
   if (o.optimizer != "adam" && o.optimizer != "sgd")
     throw InputError("--cost-optimizer: expected adam or sgd, got '" + o.optimizer + "'");
