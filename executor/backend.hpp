@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cost_models/model_spec.hpp"
+#include "kernels/optimizer.hpp"  // OptimizerKind
 #include "kernels/stage_layout.hpp"
 #include "schedules/op.hpp"
 
@@ -41,7 +42,6 @@ class Payload {
   virtual std::int64_t bytes() const = 0;
 };
 
-enum class OptimizerKind : std::uint8_t { Sgd, Adam };
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::Adam;

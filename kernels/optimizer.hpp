@@ -12,6 +12,10 @@
 
 namespace pipesim {
 
+// Which update an optimizer step applies (the executor, the profiler and the cost models
+// name it the same way).
+enum class OptimizerKind : std::uint8_t { Sgd, Adam };
+
 struct AdamConfig {
   double lr = 1e-3;
   double beta1 = 0.9;

@@ -17,6 +17,7 @@
 
 #include "cost_models/model_spec.hpp"
 #include "cost_models/profile.hpp"
+#include "kernels/optimizer.hpp"  // OptimizerKind
 
 namespace pipesim {
 
@@ -45,8 +46,6 @@ class ProfileWorkload {
   virtual std::int64_t message_bytes() const = 0;  // the activation a stage sends on
   virtual ProfileParameters parameters() const = 0;
 };
-
-enum class OptimizerKind { Sgd, Adam };
 
 // One parameter group of `count` numbers with its gradients and optimizer state.
 class OptimizerProbe {

@@ -1,5 +1,8 @@
 #include "tools/cli_options.hpp"
 
+#include <algorithm>
+#include <sstream>
+
 #include "schedules/error.hpp"
 #include "schedules/schedule_io.hpp"
 #include "schedules/validate.hpp"
@@ -114,6 +117,27 @@ UniformCostConfig make_cost_config(const CostOptions& o) {
     c.overrides[stage] = stage_costs(parts[1], parts[2], parts.size() == 4 ? parts[3] : "", flag);
   }
   return c;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<std::string> parse_schedule_list(const std::string& text) {
+  std::vector<std::string> list;
+  if (text == "all") {
+    for (const auto& g : generators()) list.emplace_back(g.name);
+    return list;
+  }
+  list = split_list(text);
+  if (list.empty()) throw InputError("--schedules: expected a comma-separated list of schedule names");
+  for (auto it = list.begin(); it != list.end(); ++it)
+    if (std::find(list.begin(), it, *it) != it) throw InputError("--schedules: '" + *it + "' is listed twice");
+  return list;
 }
 
 }  // namespace pipesim

@@ -43,4 +43,10 @@ Schedule make_schedule(const ScheduleOptions& options, const std::string& name,
                        const MemoryUse& use = {kSimulateBytesPerOp, 0, 0});
 UniformCostConfig make_cost_config(const CostOptions& options);
 
+// "a,b,c" -> {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> split_list(const std::string& text);
+// --schedules: a comma-separated list of generator names, or "all" (every generator, in
+// registry order). InputError when empty or when a name is listed twice.
+std::vector<std::string> parse_schedule_list(const std::string& text);
+
 }  // namespace pipesim

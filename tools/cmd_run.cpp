@@ -3,15 +3,15 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "cost_models/catalog.hpp"
+#include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
 #include "schedules/error.hpp"
 #include "sim/metrics.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
-#include "tools/memory_guard.hpp"
+#include "tools/run_flags.hpp"
 #include "tools/report.hpp"
 #include "tools/table.hpp"
 #include "traces/chrome_trace.hpp"
@@ -19,32 +19,11 @@
 namespace pipesim {
 namespace {
 
-struct RunFlags {
-  std::string backend = "cpu";
-  std::string model = "gpt-tiny";
-  int micro_batch_size = 1;
-  std::string optimizer = "adam";
-  double lr = 1e-3;
-  std::uint64_t seed = 1;
-  std::string timeout = "60s";
-  std::size_t channel_capacity = 0;
+// The run's flags: what the executor needs, and where its output goes.
+struct RunFlags : ExecutorFlags {
   std::string trace;
   bool json = false;
 };
-
-void check_backend(const std::string& backend) {
-  if (backend == "cpu") return;
-  if (backend == "cuda") {
-#ifdef PIPESIM_HAVE_CUDA
-    throw InputError("--backend cuda: not implemented yet: the executor has no CUDA backend (kernels/cuda has the "
-                     "kernels, executor/backend.hpp the seam to plug them into); use --backend cpu");
-#else
-    throw InputError("--backend cuda: this pipesim was built without CUDA (and the executor has no CUDA backend "
-                     "yet); use --backend cpu");
-#endif
-  }
-  throw InputError("--backend: expected cpu or cuda, got '" + backend + "'");
-}
 
 std::string loss_text(double loss) { return format_fixed(loss, 4); }
 
@@ -103,37 +82,19 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a schedule for real (one thread per device) and measure it");
   auto so = std::make_shared<ScheduleOptions>();
   auto f = std::make_shared<RunFlags>();
-  cmd->add_option("--backend", f->backend, "Where the ops run: cpu (Eigen kernels) or cuda")->capture_default_str();
-  cmd->add_option("--model", f->model, "Model from the catalog (GPT-style, e.g. gpt-tiny, gpt-small) or a file")
-      ->capture_default_str();
-  cmd->add_option("--micro-batch-size", f->micro_batch_size, "Sequences per micro-batch")->capture_default_str();
+  add_executor_flags(*cmd, *f);
   add_schedule_flags(*cmd, *so, true);
-  cmd->add_option("--optimizer", f->optimizer, "sgd or adam")
-      ->check(CLI::IsMember({"sgd", "adam"}))
-      ->capture_default_str();
-  cmd->add_option("--lr", f->lr, "Learning rate")->capture_default_str();
-  cmd->add_option("--seed", f->seed, "Seed of the weights and the synthetic data")->capture_default_str();
-  cmd->add_option("--timeout", f->timeout, "Stop a run in which no op finishes for this long")->capture_default_str();
-  cmd->add_option("--channel-capacity", f->channel_capacity,
-                  "Messages a link holds before its sender blocks (0: all the link carries)")
-      ->capture_default_str();
   cmd->add_option("--trace", f->trace, "Write the measured Chrome trace (Perfetto / chrome://tracing) to this file");
   cmd->add_flag("--json", f->json, "Print one JSON object instead of tables");
   cmd->callback([=] {
-    check_backend(f->backend);
-    RunOptions options;
-    options.micro_batch_size = f->micro_batch_size;
-    options.seed = f->seed;
-    options.optimizer = {f->optimizer == "sgd" ? OptimizerKind::Sgd : OptimizerKind::Adam, f->lr};
-    options.timeout = std::chrono::nanoseconds(parse_duration(f->timeout, "--timeout"));
-    options.channel_capacity = f->channel_capacity;
-    if (const auto available = available_memory()) options.max_memory_bytes = static_cast<std::int64_t>(*available / 2);
+    // The backends by name (executor/backend_factory.hpp): CUDA where this build has it and a
+    // GPU is visible, else one clear error.
+    if (f->backend != "cuda") check_backend(f->backend);
+    RunOptions options = make_run_options(*f);
+    options.backend = make_backend_factory(f->backend);
     const ModelSpec model = find_model(f->model);
     const Schedule schedule = make_schedule(*so, so->name);
-    const unsigned cores = std::thread::hardware_concurrency();
-    if (cores > 0 && static_cast<unsigned>(schedule.num_devices) > cores)
-      std::cerr << "pipesim: warning: " << schedule.num_devices << " devices on " << cores
-                << " cores: device threads share cores, so measured times include waiting for a core\n";
+    warn_if_oversubscribed(schedule);
     MeasuredRun run;
     try {
       run = run_schedule(schedule, model, options);

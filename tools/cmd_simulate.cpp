@@ -153,14 +153,6 @@ void write_report(const ReportFlags& flags, const std::string& title, const Sche
   write_html_report_file(flags.path, list, options);
 }
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 // Flags both subcommands take besides schedule and costs.
 struct OutputFlags {
   std::string config;       // --config: settings from a JSON file (flags override)
@@ -296,15 +288,7 @@ void add_compare_command(CLI::App& app) {
   add_output_flags(*cmd, *out, "Print a JSON object {\"schedules\": [...]} instead of the table");
   cmd->callback([=] {
     prepare(*cmd, *out);
-    std::vector<std::string> list = split_list(*names);
-    if (*names == "all") {
-      list.clear();
-      for (const auto& g : generators()) list.emplace_back(g.name);
-    }
-    if (list.empty()) throw InputError("--schedules: expected a comma-separated list of schedule names");
-    for (std::size_t i = 0; i < list.size(); ++i)
-      if (std::find(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(i), list[i]) != list.begin() + static_cast<std::ptrdiff_t>(i))
-        throw InputError("--schedules: '" + list[i] + "' is listed twice");
+    const std::vector<std::string> list = parse_schedule_list(*names);
     std::optional<ProfiledCostModel> profiled;  // --cost: one measured cost model for every schedule
     if (!po->cost.empty()) profiled.emplace(make_profiled_config(*cmd, *po, *ho));
     const std::vector<std::string> gpus =

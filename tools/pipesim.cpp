@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   pipesim::add_sweep_command(app);
   pipesim::add_profile_command(app);
   pipesim::add_run_command(app);
+  pipesim::add_validate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

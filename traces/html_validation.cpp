@@ -34,10 +34,10 @@ std::string row(const std::string& name, const std::string& predicted, const std
 
 }  // namespace
 
-std::string validation_html(const ValidationReport& r) {
+std::string validation_html(const ValidationReport& r, const std::string& title, const std::string& anchor) {
   const Metrics& p = *r.predicted;
   const Metrics& m = *r.measured;
-  std::string out = "<section id=\"validation\">\n<h2>Predicted against measured</h2>\n";
+  std::string out = "<section id=\"" + xml_escape(anchor) + "\">\n<h2>" + xml_escape(title) + "</h2>\n";
   out += r.versions_match()
              ? "<p class=\"note\">Weight versions: all " + std::to_string(r.versions_compared) +
                    " forward and backward ops used the same version in the simulation and in the run.</p>\n"
@@ -69,7 +69,7 @@ std::string validation_html(const ValidationReport& r) {
            td(format_duration(e.predicted_median)) + td(format_duration(e.measured_median)) + td(report_percent(e.median)) +
            td(report_percent(e.p90)) + td(signed_percent(e.signed_median)) + "</tr>\n";
   out += "</table>\n<p class=\"note\">error = (predicted - measured) / measured; a positive bias means the simulator "
-         "expects ops to take longer than they did. Both timelines below share one time axis.</p>\n</section>\n";
+         "expects ops to take longer than they did. The timelines below share one time axis.</p>\n</section>\n";
   return out;
 }
 

@@ -1,0 +1,301 @@
+// `pipesim validate`: predicted against measured. For each schedule: profile the model's
+// ops on this machine (or read --cost profile.json), simulate the schedule with that
+// profiled cost model, run it for real on the executor, and compare op by op
+// (traces/validation.hpp): time per iteration, per-kind op durations, bubble, peak memory,
+// and the weight version of every forward and backward, which must match exactly.
+//
+//   profile (kernels/profiler) --> ProfiledCostModel --> simulate --> predicted timeline --+
+//                                                                                         +--> compare_runs
+//   schedule ------------------------------------------> run_schedule --> measured ------+
+//
+// Exit code 1 when some weight version differs (the simulator's staleness would be wrong),
+// 2 for bad input, 0 otherwise: the time errors are reported, not judged.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "cost_models/catalog.hpp"
+#include "cost_models/profiled.hpp"
+#include "executor/executor.hpp"
+#include "kernels/profiler.hpp"
+#include "schedules/error.hpp"
+#include "schedules/op_text.hpp"
+#include "sim/engine.hpp"
+#include "sim/metrics.hpp"
+#include "tools/cli_options.hpp"
+#include "tools/commands.hpp"
+#include "tools/report.hpp"
+#include "tools/run_flags.hpp"
+#include "tools/table.hpp"
+#include "traces/chrome_trace.hpp"
+#include "traces/html_report.hpp"
+#include "traces/html_validation.hpp"
+#include "traces/validation.hpp"
+
+namespace pipesim {
+namespace {
+
+struct ValidateFlags : ExecutorFlags {
+  std::string schedules;  // --schedules a,b (instead of --schedule)
+  std::string cost;       // --cost profile.json; empty: profile now
+  int repeats = 5;
+  int warmup = 2;
+  std::string trace;      // one schedule: predicted and measured in one Chrome trace
+  std::string trace_dir;  // several: DIR/<schedule>.validate.trace.json
+  std::string report;
+  bool json = false;
+};
+
+// One schedule, predicted and measured.
+struct Validation {
+  Schedule schedule;
+  Timeline predicted_timeline;
+  Metrics predicted;
+  MeasuredRun measured_run;
+  Metrics measured;
+  ValidationReport report;
+};
+
+// Micro-batch sizes the simulation asks the profile about: b, and b / split for schedules
+// that split micro-batches (Chimera's backward halving).
+std::vector<int> profile_sizes(const std::vector<Schedule>& schedules, int b) {
+  std::set<int> sizes{b};
+  for (const Schedule& s : schedules)
+    if (s.microbatch_split > 1 && b % s.microbatch_split == 0) sizes.insert(b / s.microbatch_split);
+  return {sizes.begin(), sizes.end()};
+}
+
+ProfiledCostConfig cost_config(const ValidateFlags& f, const ModelSpec& model, const std::vector<Schedule>& schedules) {
+  ProfiledCostConfig c;
+  if (!f.cost.empty()) {
+    c.profile = read_profile_file(f.cost);
+    c.source = f.cost;
+  } else {
+    if (f.backend != "cpu") throw InputError("--backend " + f.backend + ": profiling now needs the cpu backend; pass --cost");
+    ProfileOptions po;
+    po.micro_batch_sizes = profile_sizes(schedules, f.micro_batch_size);
+    po.repeats = f.repeats;
+    po.warmup = f.warmup;
+    if (!f.json) std::cerr << "pipesim: profiling " << model.name << " on the cpu (" << f.repeats << " repeats)\n";
+    c.profile = profile_model(model, po, *make_profile_backend("cpu"));
+    c.source = "profiled now";
+  }
+  c.model = model;
+  c.micro_batch_size = f.micro_batch_size;
+  c.optimizer = f.optimizer;
+  // The executor gives the last stage its own head matrix (docs/executor.md): no
+  // gradient exchange between the first and last stage.
+  c.tied_embedding_sync = false;
+  return c;
+}
+
+Validation validate_one(Schedule schedule, const ProfiledCostModel& costs, const RunOptions& options,
+                        const ModelSpec& model) {
+  Validation v;
+  v.schedule = std::move(schedule);
+  TimelineRecorder recorder;
+  const SimResult predicted = simulate(v.schedule, costs, &recorder);
+  v.predicted_timeline = std::move(recorder.timeline);
+  v.predicted = summarize(v.schedule, predicted);
+  v.measured_run = run_schedule(v.schedule, model, options);
+  v.measured = summarize(v.schedule, v.measured_run.result);
+  v.report = compare_runs(v.schedule, v.predicted_timeline, v.predicted, v.measured_run.timeline, v.measured);
+  return v;
+}
+
+std::int64_t peak_bytes(const Metrics& m) {
+  std::int64_t out = 0;
+  for (const auto& d : m.per_device) out = std::max(out, d.peak_activation_bytes);
+  return out;
+}
+
+std::string signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
+
+std::string versions_cell(const ValidationReport& r) {
+  if (r.versions_match()) return "match (" + std::to_string(r.versions_compared) + " ops)";
+  return std::to_string(r.version_mismatch_count) + " of " + std::to_string(r.versions_compared) + " DIFFER";
+}
+
+std::string summary_table(const std::vector<Validation>& all) {
+  Table t;
+  t.add_column("schedule", Table::Align::Left);
+  for (const char* c : {"time/iter predicted", "measured", "error", "bubble pred.", "meas.", "peak act. pred.", "meas."})
+    t.add_column(c);
+  t.add_column("weight versions", Table::Align::Left);
+  for (const Validation& v : all)
+    t.add_row({v.schedule.name, format_duration(v.predicted.time_per_iteration),
+               format_duration(v.measured.time_per_iteration), signed_percent(v.report.time_per_iteration_error),
+               format_percent(v.predicted.bubble_ratio), format_percent(v.measured.bubble_ratio),
+               format_bytes(static_cast<double>(peak_bytes(v.predicted))),
+               format_bytes(static_cast<double>(peak_bytes(v.measured))), versions_cell(v.report)});
+  return t.render();
+}
+
+std::string kind_table(const std::vector<Validation>& all) {
+  Table t;
+  t.add_column("schedule", Table::Align::Left);
+  t.add_column("op", Table::Align::Left);
+  for (const char* c : {"ops", "predicted", "measured", "|error| median", "|error| p90", "bias"}) t.add_column(c);
+  for (const Validation& v : all)
+    for (const DurationError& e : v.report.per_kind)
+      t.add_row({v.schedule.name, std::string(op_kind_name(e.kind)), std::to_string(e.ops),
+                 format_duration(e.predicted_median), format_duration(e.measured_median), format_percent(e.median),
+                 format_percent(e.p90), signed_percent(e.signed_median)});
+  return t.render();
+}
+
+nlohmann::ordered_json validation_json(const Validation& v, const ValidateFlags& f, const std::string& cost_label) {
+  const ValidationReport& r = v.report;
+  nlohmann::ordered_json j;
+  j["schedule"] = v.schedule.name;
+  j["backend"] = f.backend;
+  j["model"] = f.model;
+  j["micro_batch_size"] = f.micro_batch_size;
+  j["cost_model"] = cost_label;
+  j["versions_match"] = r.versions_match();
+  j["versions_compared"] = r.versions_compared;
+  j["version_mismatch_count"] = r.version_mismatch_count;
+  auto& mismatches = j["version_mismatches"] = nlohmann::ordered_json::array();
+  for (const VersionMismatch& m : r.version_mismatches)
+    mismatches.push_back({{"device", m.ref.device}, {"index", m.ref.index}, {"op", to_string(m.op)},
+                          {"predicted", m.predicted}, {"measured", m.measured}});
+  j["time_per_iteration_error"] = r.time_per_iteration_error;
+  j["makespan_error"] = r.makespan_error;
+  j["bubble_ratio"] = {{"predicted", v.predicted.bubble_ratio}, {"measured", v.measured.bubble_ratio}};
+  j["peak_activation_bytes"] = {{"predicted", peak_bytes(v.predicted)}, {"measured", peak_bytes(v.measured)}};
+  auto& kinds = j["per_kind"] = nlohmann::ordered_json::array();
+  for (const DurationError& e : r.per_kind)
+    kinds.push_back({{"kind", op_kind_name(e.kind)},
+                     {"ops", e.ops},
+                     {"median_abs_error", e.median},
+                     {"p90_abs_error", e.p90},
+                     {"signed_median_error", e.signed_median},
+                     {"predicted_median_s", static_cast<double>(e.predicted_median) * 1e-9},
+                     {"measured_median_s", static_cast<double>(e.measured_median) * 1e-9}});
+  j["unmatched_ops"] = r.unmatched_ops;
+  j["predicted"] = metrics_json(v.predicted);
+  j["measured"] = metrics_json(v.measured);
+  j["measured"]["iteration_loss"] = v.measured_run.iteration_loss;
+  j["warnings"] = v.measured_run.warnings;
+  return j;
+}
+
+void write_trace(const std::string& path, const Validation& v, const std::string& cost_label) {
+  TraceOptions options;
+  options.title = v.schedule.name + ": predicted and measured";
+  options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", cost_label}};
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
+  write_chrome_trace_groups(file,
+                            {TraceGroup{"predicted", v.schedule, v.predicted_timeline},
+                             TraceGroup{"measured", v.schedule, v.measured_run.timeline}},
+                            options);
+  file.flush();
+  if (!file) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
+}
+
+void write_report(const std::string& path, std::vector<Validation>& all, const ValidateFlags& f,
+                  const std::string& cost_label) {
+  ReportOptions options;
+  options.title = "pipesim validate: " + f.model + " on " + f.backend;
+  options.settings = {{"model", f.model}, {"backend", f.backend}, {"micro-batch size", std::to_string(f.micro_batch_size)},
+                      {"optimizer", f.optimizer}, {"cost model", cost_label}};
+  options.generator = "pipesim " PIPESIM_VERSION;
+  std::vector<ReportRun> runs;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    Validation& v = all[i];
+    options.intro_html += validation_html(v.report, v.schedule.name + ": predicted against measured",
+                                          "validation-" + std::to_string(i));
+    v.predicted.schedule = v.schedule.name + " (predicted)";
+    v.measured.schedule = v.schedule.name + " (measured)";
+    runs.push_back(ReportRun{v.schedule, v.predicted_timeline, v.predicted});
+    runs.push_back(ReportRun{v.schedule, v.measured_run.timeline, v.measured});
+  }
+  write_html_report_file(path, runs, options);
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "validate", "Predict a schedule with a measured cost model, run it for real, and compare op by op");
+  auto so = std::make_shared<ScheduleOptions>();
+  auto f = std::make_shared<ValidateFlags>();
+  add_executor_flags(*cmd, *f);
+  add_schedule_flags(*cmd, *so, true);
+  cmd->add_option("--schedules", f->schedules, "Validate several schedules (comma-separated, or 'all') instead of --schedule");
+  cmd->add_option("--cost", f->cost, "Profile file (pipesim profile) for the prediction; default: profile now");
+  cmd->add_option("--repeats", f->repeats, "Profiling now: timed runs per op (the median is kept)")->capture_default_str();
+  cmd->add_option("--warmup", f->warmup, "Profiling now: untimed runs first")->capture_default_str();
+  auto* trace = cmd->add_option("--trace", f->trace, "Write predicted and measured timelines as one Chrome trace");
+  cmd->add_option("--trace-dir", f->trace_dir, "With --schedules: one predicted+measured trace per schedule here")
+      ->excludes(trace);
+  cmd->add_option("--report", f->report, "Write a self-contained HTML page: error tables and both timelines");
+  cmd->add_flag("--json", f->json, "Print JSON (one object, or {\"schedules\": [...]}) instead of tables");
+  cmd->callback([=] {
+    check_backend(f->backend);
+    const bool several = !f->schedules.empty();
+    if (several && !f->trace.empty()) throw InputError("--trace: with --schedules, use --trace-dir");
+    if (!several && !f->trace_dir.empty()) throw InputError("--trace-dir: needs --schedules (one schedule: --trace)");
+    if (several && !so->file.empty()) throw InputError("--schedules: not with --schedule-file");
+    const std::vector<std::string> names = several ? parse_schedule_list(f->schedules) : std::vector<std::string>{so->name};
+    const ModelSpec model = find_model(f->model);
+    const RunOptions options = make_run_options(*f);
+    std::vector<Schedule> schedules;
+    for (const std::string& name : names) {
+      schedules.push_back(make_schedule(*so, name));
+      if (schedules.back().num_stages > model.layers)  // before profiling, which takes a while
+        throw InputError(name + ": " + std::to_string(schedules.back().num_stages) + " stages need a model of at least as "
+                         "many layers; " + model.name + " has " + std::to_string(model.layers));
+    }
+    const ProfiledCostModel costs(cost_config(*f, model, schedules));
+    const std::string cost_label = costs.label();
+    if (!f->trace_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(f->trace_dir, ec);
+      if (ec) throw InputError("--trace-dir: cannot create '" + f->trace_dir + "': " + ec.message());
+    }
+    std::vector<Validation> all;
+    for (Schedule& s : schedules) {
+      warn_if_oversubscribed(s);
+      if (!f->json) std::cerr << "pipesim: validating " << s.name << " (" << s.total_ops() << " ops)\n";
+      all.push_back(validate_one(std::move(s), costs, options, model));
+      const Validation& v = all.back();
+      if (!f->trace.empty()) write_trace(f->trace, v, cost_label);
+      if (!f->trace_dir.empty()) write_trace(f->trace_dir + "/" + v.schedule.name + ".validate.trace.json", v, cost_label);
+    }
+    if (!f->report.empty()) write_report(f->report, all, *f, cost_label);
+    bool versions_match = true;
+    for (const Validation& v : all) versions_match = versions_match && v.report.versions_match();
+    if (f->json) {
+      nlohmann::ordered_json j;
+      if (several) {
+        j["schedules"] = nlohmann::ordered_json::array();
+        for (const Validation& v : all) j["schedules"].push_back(validation_json(v, *f, cost_label));
+      } else {
+        j = validation_json(all.front(), *f, cost_label);
+      }
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "pipesim validate: " << f->model << " on " << f->backend << ", micro-batch size "
+                << f->micro_batch_size << ", " << f->optimizer << "\ncost model: " << cost_label << "\n\n"
+                << summary_table(all) << "\nop durations (error = (predicted - measured) / measured):\n"
+                << kind_table(all);
+      if (!f->trace.empty()) std::cout << "\ntrace written to " << f->trace << " (predicted and measured process groups)\n";
+      if (!f->trace_dir.empty()) std::cout << "\ntraces written to " << f->trace_dir << "/\n";
+      if (!f->report.empty()) std::cout << "report written to " << f->report << "\n";
+    }
+    if (!versions_match) {
+      std::cerr << "pipesim: weight versions differ between the simulation and the run (see the table)\n";
+      std::exit(1);
+    }
+  });
+}
+
+}  // namespace pipesim

@@ -1,0 +1,57 @@
+#include "tools/run_flags.hpp"
+
+#include <iostream>
+#include <thread>
+
+#include "cost_models/units.hpp"
+#include "tools/memory_guard.hpp"
+
+namespace pipesim {
+
+void add_executor_flags(CLI::App& cmd, ExecutorFlags& f) {
+  cmd.add_option("--backend", f.backend, "Where the ops run: cpu (Eigen kernels) or cuda")->capture_default_str();
+  cmd.add_option("--model", f.model, "Model from the catalog (GPT-style, e.g. gpt-tiny, gpt-small) or a file")
+      ->capture_default_str();
+  cmd.add_option("--micro-batch-size", f.micro_batch_size, "Sequences per micro-batch")->capture_default_str();
+  cmd.add_option("--optimizer", f.optimizer, "sgd or adam")->check(CLI::IsMember({"sgd", "adam"}))->capture_default_str();
+  cmd.add_option("--lr", f.lr, "Learning rate")->capture_default_str();
+  cmd.add_option("--seed", f.seed, "Seed of the weights and the synthetic data")->capture_default_str();
+  cmd.add_option("--timeout", f.timeout, "Stop a run in which no op finishes for this long")->capture_default_str();
+  cmd.add_option("--channel-capacity", f.channel_capacity,
+                 "Messages a link holds before its sender blocks (0: all the link carries)")
+      ->capture_default_str();
+}
+
+void check_backend(const std::string& backend) {
+  if (backend == "cpu") return;
+  if (backend == "cuda") {
+#ifdef PIPESIM_HAVE_CUDA
+    throw InputError("--backend cuda: not implemented yet: the executor has no CUDA backend (kernels/cuda has the "
+                     "kernels, executor/backend.hpp the seam to plug them into); use --backend cpu");
+#else
+    throw InputError("--backend cuda: this pipesim was built without CUDA (and the executor has no CUDA backend "
+                     "yet); use --backend cpu");
+#endif
+  }
+  throw InputError("--backend: expected cpu or cuda, got '" + backend + "'");
+}
+
+RunOptions make_run_options(const ExecutorFlags& f) {
+  RunOptions options;
+  options.micro_batch_size = f.micro_batch_size;
+  options.seed = f.seed;
+  options.optimizer = {f.optimizer == "sgd" ? OptimizerKind::Sgd : OptimizerKind::Adam, f.lr};
+  options.timeout = std::chrono::nanoseconds(parse_duration(f.timeout, "--timeout"));
+  options.channel_capacity = f.channel_capacity;
+  if (const auto available = available_memory()) options.max_memory_bytes = static_cast<std::int64_t>(*available / 2);
+  return options;
+}
+
+void warn_if_oversubscribed(const Schedule& schedule) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && static_cast<unsigned>(schedule.num_devices) > cores)
+    std::cerr << "pipesim: warning: " << schedule.num_devices << " devices on " << cores
+              << " cores: device threads share cores, so measured times include waiting for a core\n";
+}
+
+}  // namespace pipesim

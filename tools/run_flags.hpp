@@ -1,0 +1,39 @@
+#pragma once
+// The flags of the commands that run schedules for real (`pipesim run`, `pipesim
+// validate`): backend, model, micro-batch size, optimizer, seed, timeout. One definition,
+// so both commands spell and check them the same way.
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "executor/executor.hpp"
+#include "schedules/schedule.hpp"
+
+namespace pipesim {
+
+struct ExecutorFlags {
+  std::string backend = "cpu";
+  std::string model = "gpt-tiny";
+  int micro_batch_size = 1;
+  std::string optimizer = "adam";
+  double lr = 1e-3;
+  std::uint64_t seed = 1;
+  std::string timeout = "60s";
+  std::size_t channel_capacity = 0;
+};
+
+void add_executor_flags(CLI::App& cmd, ExecutorFlags& flags);
+
+// InputError unless the backend is one this build can run ("cpu"; "cuda" says why not).
+void check_backend(const std::string& backend);
+
+// The executor's options from the flags (timeout parsed, memory limit: half of what is
+// available). InputError for a bad --timeout.
+RunOptions make_run_options(const ExecutorFlags& flags);
+
+// Prints a warning on stderr when the schedule has more devices than this machine has
+// cores: device threads then share cores and measured times include waiting for one.
+void warn_if_oversubscribed(const Schedule& schedule);
+
+}  // namespace pipesim
