@@ -42,7 +42,6 @@ class Payload {
   virtual std::int64_t bytes() const = 0;
 };
 
-
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::Adam;
   double lr = 1e-3;
