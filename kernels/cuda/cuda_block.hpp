@@ -57,8 +57,16 @@ class CudaBlock {
   DeviceMatrix backward(const DeviceMatrix& dy, CudaBlockCache& cache);  // B = I then W
 
   void zero_grads();
+  void scale_grads(float s);            // gradient *= s (averaging before an optimizer step)
   void sgd_step(double lr);             // InputError when lr < 0 (kernels/optimizer.hpp's rule)
   void adam_step(const AdamConfig& c);  // InputError on a bad config; moments start at 0
+
+  // A device-to-device copy (stream-ordered) of the parameters and their bf16 copy: a kept
+  // weight version (PipeDream's stash, 2BW) that runs F and I. It has no gradient or
+  // optimizer state; W, zero_grads, scale_grads, the optimizer steps, set_grads and grads()
+  // on it are InputErrors (the micro-batch's W goes to the current weights' block).
+  CudaBlock weight_copy() const;
+  bool has_grads() const { return !grads_.empty(); }
 
   // Copies between the host layout and the device (synchronous; for tests and set-up).
   void set_params(const BlockParams<float>& p);  // InputError when the config differs
@@ -68,6 +76,9 @@ class CudaBlock {
   AdamState<float> adam_state() const;  // empty moments before the first Adam step
 
  private:
+  CudaBlock(CudaContext& ctx, const BlockConfig& c, GemmPrecision precision)
+      : ctx_(&ctx), config_(c), precision_(precision) {}  // weight_copy(): buffers filled there
+  void check_grads(const char* who) const;    // InputError on a weight copy
   const float* param(BlockTensor t) const;    // fp32 master copy of tensor t
   GemmOperand weight(BlockTensor t) const;    // tensor t as a GEMM operand in the block's precision
   void check_activation(const DeviceMatrix& m, const char* who, const char* what) const;  // n x h

@@ -5,6 +5,7 @@
 
 #include "kernels/cuda/cuda_block.hpp"
 #include "kernels/cuda/device_ops.hpp"
+#include "kernels/cuda/ends_ops.hpp"
 #include "schedules/error.hpp"
 
 namespace pipesim {
@@ -70,7 +71,35 @@ void CudaBlock::set_params(const BlockParams<float>& p) {
   }
 }
 
+void CudaBlock::check_grads(const char* who) const {
+  if (grads_.empty())
+    throw InputError(std::string("kernels: cuda block ") + who +
+                     ": this block is a weight copy (weight_copy) and holds no gradient");
+}
+
+CudaBlock CudaBlock::weight_copy() const {
+  CudaBlock c(*ctx_, config_, precision_);
+  const std::string op = "block weight_copy";
+  c.params_ = DeviceBuffer<float>(params_.size(), ctx_->stream(), op);
+  cuda_check(cudaMemcpyAsync(c.params_.data(), params_.data(), static_cast<std::size_t>(params_.bytes()),
+                             cudaMemcpyDeviceToDevice, ctx_->stream()),
+             "cudaMemcpyAsync", op);
+  if (precision_ == GemmPrecision::Bf16) {
+    c.params_bf16_ = DeviceBuffer<__nv_bfloat16>(params_bf16_.size(), ctx_->stream(), op);
+    cuda_check(cudaMemcpyAsync(c.params_bf16_.data(), params_bf16_.data(), static_cast<std::size_t>(params_bf16_.bytes()),
+                               cudaMemcpyDeviceToDevice, ctx_->stream()),
+               "cudaMemcpyAsync", op);
+  }
+  return c;
+}
+
+void CudaBlock::scale_grads(float s) {
+  check_grads("scale_grads");
+  scale_in_place(grads_.data(), s, grads_.size(), ctx_->stream(), "block scale_grads");
+}
+
 void CudaBlock::set_grads(const BlockParams<float>& g) {
+  check_grads("set_grads");
   check_layout(config_, g, "set_grads");
   upload(*ctx_, g.data, grads_, "block set_grads");
 }
@@ -83,6 +112,7 @@ BlockParams<float> CudaBlock::params() const {
 }
 
 BlockParams<float> CudaBlock::grads() const {
+  check_grads("grads");
   BlockParams<float> p;
   p.config = config_;
   p.data = download(*ctx_, grads_, "block grads");
@@ -98,6 +128,7 @@ AdamState<float> CudaBlock::adam_state() const {
 }
 
 void CudaBlock::zero_grads() {
+  check_grads("zero_grads");
   cuda_check(cudaMemsetAsync(grads_.data(), 0, static_cast<std::size_t>(grads_.bytes()), ctx_->stream()),
              "cudaMemsetAsync", "block zero_grads");
 }
@@ -107,6 +138,7 @@ void CudaBlock::backward_weight(CudaBlockCache& cache) {
     throw InputError("kernels: cuda block backward_weight: the activation cache holds no input gradient; run "
                      "backward_input first");
   }
+  check_grads("backward_weight");
   const BlockConfig& c = config_;
   const int n = c.tokens(), h = c.hidden, f = c.ffn;
   const std::int64_t nh = static_cast<std::int64_t>(n) * h, nf = static_cast<std::int64_t>(n) * f;
@@ -159,12 +191,14 @@ DeviceMatrix CudaBlock::backward(const DeviceMatrix& dy, CudaBlockCache& cache) 
 }
 
 void CudaBlock::sgd_step(double lr) {
+  check_grads("sgd_step");
   if (!(lr >= 0)) throw InputError("kernels: sgd: lr = " + std::to_string(lr) + ", expected >= 0");
   sgd_update(params_.data(), grads_.data(), static_cast<float>(lr), params_.size(),
              precision_ == GemmPrecision::Bf16 ? params_bf16_.data() : nullptr, ctx_->stream(), "block sgd_step");
 }
 
 void CudaBlock::adam_step(const AdamConfig& c) {
+  check_grads("adam_step");
   check_adam_config(c);
   const std::string op = "block adam_step";
   if (adam_m_.empty()) {

@@ -72,6 +72,17 @@ void CudaStage::zero_grads() {
   for (CudaBlock& b : blocks_) b.zero_grads();
 }
 
+void CudaStage::scale_grads(float s) {
+  for (CudaBlock& b : blocks_) b.scale_grads(s);
+}
+
+CudaStage CudaStage::weight_copy() const {
+  CudaStage c;
+  c.blocks_.reserve(blocks_.size());
+  for (const CudaBlock& b : blocks_) c.blocks_.push_back(b.weight_copy());
+  return c;
+}
+
 void CudaStage::sgd_step(double lr) {
   for (CudaBlock& b : blocks_) b.sgd_step(lr);
 }

@@ -4,9 +4,8 @@
 // made from (config, blocks, seed) has bit for bit the parameters of Stage<float>'s block i.
 // The caller owns one CudaStageCache per micro-batch in flight.
 //
-// Not here (said plainly): the first stage's embedding and the last stage's LM head have no
-// CUDA version yet; a CUDA pipeline would run them on the CPU (kernels/embedding.hpp,
-// kernels/lm_head.hpp) or they must be written.
+// The first stage's embedding and the last stage's LM head are separate objects
+// (cuda_embedding.hpp, cuda_lm_head.hpp); executor/cuda_backend.hpp puts them together.
 #include <cstdint>
 #include <vector>
 
@@ -37,13 +36,18 @@ class CudaStage {
   DeviceMatrix backward(const DeviceMatrix& dy, CudaStageCache& cache);              // B = I then W
 
   void zero_grads();
+  void scale_grads(float s);  // every block's gradient *= s
   void sgd_step(double lr);
   void adam_step(const AdamConfig& c);
+
+  // Every block's weight_copy() (device to device; no gradients): a kept weight version.
+  CudaStage weight_copy() const;
 
   std::vector<BlockParams<float>> params() const;  // copies to the host
   std::vector<BlockParams<float>> grads() const;
 
  private:
+  CudaStage() = default;
   void check_cache(const CudaStageCache& cache, const char* who) const;
   std::vector<CudaBlock> blocks_;
 };
