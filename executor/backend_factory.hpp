@@ -1,0 +1,23 @@
+#pragma once
+// The executor's backends by name, for the commands that run schedules (pipesim run,
+// pipesim validate) and tests:
+//
+//   "cpu"   CpuBackend (executor/cpu_backend.hpp), always built
+//   "cuda"  CudaBackend (executor/cuda_backend.hpp, bf16 GEMMs), built with PIPESIM_CUDA;
+//           executor device d runs on GPU d % (visible GPUs)
+//
+// InputError (one line naming --backend) for another name, for "cuda" in a build without
+// CUDA, and for "cuda" where no GPU is visible (checked here, before any thread starts).
+// A GPU failure while the factory makes a backend becomes an InputError naming the device.
+#include <string>
+
+#include "executor/executor.hpp"
+
+namespace pipesim {
+
+BackendFactory make_backend_factory(const std::string& name);
+
+// Whether this build has the CUDA backend (PIPESIM_CUDA).
+bool cuda_backend_built();
+
+}  // namespace pipesim

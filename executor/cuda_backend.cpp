@@ -1,0 +1,352 @@
+#include "executor/cuda_backend.hpp"
+
+#include <string>
+#include <utility>
+
+#include "executor/cpu_backend.hpp"
+#include "executor/synthetic_data.hpp"
+#include "kernels/cuda/cuda_error.hpp"
+#include "schedules/error.hpp"
+#include "schedules/op_text.hpp"
+
+namespace pipesim {
+namespace {
+
+// Which GPU executor device `device` runs on, with the count checked.
+int pick_gpu(int device) {
+  std::string why;
+  const int count = cuda_device_count(&why);
+  if (count == 0) throw CudaError("cuda: no CUDA device for executor device " + std::to_string(device) + ": " + why);
+  return device % count;
+}
+
+}  // namespace
+
+std::int64_t CudaBackend::Cache::bytes() const {
+  std::int64_t b = head.bytes() + static_cast<std::int64_t>(ids.size()) * 4 + embed_dx.buf.bytes();
+  for (const auto& c : blocks) b += c.bytes();
+  return b;
+}
+
+CudaBackend::CudaBackend(int device, const ModelSetup& setup, CudaBackendOptions options)
+    : setup_(setup), config_(executor_block_config(setup)), options_(options), device_(device) {
+  check_executor_model(setup.model, setup.micro_batch_size, setup.microbatch_split);
+  check_block_config(config_);
+  gpu_ = pick_gpu(device);
+  ctx_ = std::make_shared<CudaContext>(gpu_);
+}
+
+CudaBackend::~CudaBackend() {
+  // Buffers are freed stream-ordered on this GPU; bind it on the destroying thread.
+  if (cudaSetDevice(gpu_) != cudaSuccess) (void)cudaGetLastError();
+}
+
+void CudaBackend::bind() const {
+  cuda_check(cudaSetDevice(gpu_), "cudaSetDevice", "executor device " + std::to_string(device_));
+}
+
+void CudaBackend::create_replica(const ReplicaSpec& spec) {
+  bind();
+  Replica r;
+  r.spec = spec;
+  // The CPU backend's initialisation, number for number (cpu_backend.cpp).
+  std::uint64_t seed_state = setup_.seed;
+  const std::uint64_t base = splitmix64(seed_state);
+  if (spec.layout.blocks > 0) {
+    std::vector<BlockParams<float>> params;
+    for (int i = 0; i < spec.layout.blocks; ++i) {
+      std::uint64_t state = base + static_cast<std::uint64_t>(spec.layout.first_block + i);
+      params.push_back(init_block_params<float>(config_, splitmix64(state)));
+    }
+    r.current.blocks.emplace(*ctx_, params, options_.precision);
+  }
+  const int vocab = setup_.model.vocab;
+  if (spec.layout.embedding)
+    r.current.embedding.emplace(*ctx_, config_, init_embedding<float>(config_, vocab, base ^ 0xE3B0C44298FC1C14ULL));
+  if (spec.layout.head)
+    r.current.head.emplace(*ctx_, config_, init_lm_head<float>(config_, vocab, /*tied=*/false, base ^ 0x9B71D224BD62A6E5ULL),
+                           options_.precision);
+  sync("create replica");
+  const auto [it, inserted] = replicas_.emplace(std::pair{spec.pipeline, spec.stage}, std::move(r));
+  PIPESIM_ASSERT(inserted);
+  (void)it;
+}
+
+CudaBackend::Replica& CudaBackend::replica(int pipeline, int stage) {
+  auto it = replicas_.find({pipeline, stage});
+  PIPESIM_ASSERT(it != replicas_.end());
+  return it->second;
+}
+
+const CudaBackend::Replica& CudaBackend::replica(int pipeline, int stage) const {
+  auto it = replicas_.find({pipeline, stage});
+  PIPESIM_ASSERT(it != replicas_.end());
+  return it->second;
+}
+
+const CudaBackend::Weights& CudaBackend::weights(const Replica& r, std::int32_t version, const Op& op) const {
+  if (r.current.version == version) return r.current;
+  auto it = r.kept.find(version);
+  if (it == r.kept.end())
+    throw InputError(to_string(op) + " needs weight version " + std::to_string(version) + ", but the replica holds version " +
+                     std::to_string(r.current.version) + (r.kept.empty() ? "" : " and older kept copies") + " only");
+  return it->second;
+}
+
+CudaBackend::Cache& CudaBackend::cache(Replica& r, const Op& op, bool create) {
+  auto it = r.caches.find(op.microbatch);
+  if (it == r.caches.end()) {
+    if (!create)
+      throw InputError(to_string(op) + ": no activations of micro-batch " + std::to_string(op.microbatch) +
+                       " are held (its forward did not run here)");
+    it = r.caches.emplace(op.microbatch, Cache{}).first;
+  }
+  return it->second;
+}
+
+DeviceMatrix CudaBackend::copy_matrix(const DeviceMatrix& from, int from_gpu, const std::string& op) {
+  DeviceMatrix to;
+  to.rows = from.rows;
+  to.cols = from.cols;
+  to.buf = DeviceBuffer<float>(from.buf.size(), ctx_->stream(), op);
+  if (from.buf.empty()) return to;
+  const auto bytes = static_cast<std::size_t>(from.buf.bytes());
+  if (from_gpu == gpu_)
+    cuda_check(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice, ctx_->stream()),
+               "cudaMemcpyAsync", op);
+  else
+    cuda_check(cudaMemcpyPeerAsync(to.data(), gpu_, from.data(), from_gpu, bytes, ctx_->stream()), "cudaMemcpyPeerAsync",
+               op);
+  return to;
+}
+
+const DeviceMatrix& CudaBackend::local(const Payload* p, const Op& op, const char* what, DeviceMatrix& tmp) {
+  const auto* cuda = dynamic_cast<const CudaPayload*>(p);
+  if (cuda == nullptr)
+    throw InputError(to_string(op) + ": the " + std::string(what) + " is missing or not a CUDA tensor");
+  if (cuda->owner->device() == gpu_) return cuda->matrix;
+  tmp = copy_matrix(cuda->matrix, cuda->owner->device(), to_string(op) + ": " + what + " to this GPU");
+  return tmp;
+}
+
+std::unique_ptr<Payload> CudaBackend::forward(const OpArgs& a, const Payload* input, double* loss) {
+  bind();
+  Replica& r = replica(a.op.pipeline, a.op.stage);
+  const Weights& w = weights(r, a.version, a.op);
+  if (r.caches.count(a.op.microbatch)) throw InputError(to_string(a.op) + ": this micro-batch's forward already ran");
+  Cache& c = cache(r, a.op, true);
+  const std::int64_t before = c.bytes();
+  std::optional<MicrobatchData> data;
+  if (w.embedding || w.head)
+    data = synthetic_microbatch(setup_.seed, a.op.microbatch, config_.batch, config_.seq, setup_.model.vocab);
+  DeviceMatrix tmp, x;
+  const DeviceMatrix* in = nullptr;
+  if (w.embedding) {
+    x = w.embedding->forward(data->ids);
+    c.ids = data->ids;
+    in = &x;
+  } else {
+    in = &local(input, a.op, "input activation", tmp);
+  }
+  if (w.blocks) {
+    x = w.blocks->forward(*in, c.blocks);
+    in = &x;
+  }
+  c.forward_done = true;
+  std::unique_ptr<Payload> out;
+  if (w.head) {
+    const float l = w.head->forward(*in, data->targets, c.head);  // synchronises
+    if (loss) *loss = l;
+  } else {
+    out = wrap(in == &x ? std::move(x) : copy_matrix(*in, gpu_, "forward: pass the input on"));
+    sync(to_string(a.op));
+  }
+  account(before, c.bytes());
+  return out;
+}
+
+std::unique_ptr<Payload> CudaBackend::backward_input(const OpArgs& a, const Payload* grad) {
+  bind();
+  Replica& r = replica(a.op.pipeline, a.op.stage);
+  const Weights& w = weights(r, a.version, a.op);
+  Cache& c = cache(r, a.op, false);
+  if (!c.forward_done || c.input_grad_done)
+    throw InputError(to_string(a.op) + ": the input gradient of this micro-batch was already computed");
+  const std::int64_t before = c.bytes();
+  DeviceMatrix tmp, d;
+  const DeviceMatrix* g = nullptr;
+  if (w.head) {
+    d = w.head->backward_input(c.head);
+    g = &d;
+  } else {
+    g = &local(grad, a.op, "output gradient", tmp);
+  }
+  if (w.blocks) {
+    d = w.blocks->backward_input(*g, c.blocks);
+    g = &d;
+  }
+  if (g != &d) d = copy_matrix(*g, gpu_, "backward_input: pass the gradient on");
+  c.input_grad_done = true;
+  std::unique_ptr<Payload> out;
+  if (r.spec.layout.embedding)
+    c.embed_dx = std::move(d);  // the embedding's W needs it; nothing goes upstream
+  else
+    out = wrap(std::move(d));
+  sync(to_string(a.op));
+  account(before, c.bytes());
+  return out;
+}
+
+void CudaBackend::backward_weight(const OpArgs& a) {
+  bind();
+  Replica& r = replica(a.op.pipeline, a.op.stage);
+  Cache& c = cache(r, a.op, false);
+  if (!c.input_grad_done) throw InputError(to_string(a.op) + ": the weight gradient needs the input gradient (I) first");
+  const std::int64_t before = c.bytes();
+  // Into the current weights' gradient, whichever version F and I used (as the CPU backend).
+  if (r.current.blocks) r.current.blocks->backward_weight(c.blocks);
+  if (r.current.head) r.current.head->backward_weight(c.head);
+  if (r.current.embedding) r.current.embedding->backward_weight(c.ids, c.embed_dx);
+  ++r.contributions;
+  r.caches.erase(a.op.microbatch);
+  sync(to_string(a.op));
+  account(before, 0);
+}
+
+std::unique_ptr<Payload> CudaBackend::backward(const OpArgs& a, const Payload* grad) {
+  std::unique_ptr<Payload> out = backward_input(a, grad);
+  backward_weight(a);
+  return out;
+}
+
+void CudaBackend::optimizer_step(int pipeline, int stage) {
+  bind();
+  Replica& r = replica(pipeline, stage);
+  Weights& w = r.current;
+  if (r.contributions > 1) {
+    const float scale = 1.0f / static_cast<float>(r.contributions);
+    if (w.blocks) w.blocks->scale_grads(scale);
+    if (w.embedding) w.embedding->params().scale_grads(scale);
+    if (w.head) w.head->params().scale_grads(scale);
+  }
+  const OptimizerConfig& o = setup_.optimizer;
+  AdamConfig adam;
+  adam.lr = o.lr;
+  auto step = [&](auto& target) {
+    if (o.kind == OptimizerKind::Sgd)
+      target.sgd_step(o.lr);
+    else
+      target.adam_step(adam);
+    target.zero_grads();
+  };
+  if (w.blocks) step(*w.blocks);
+  if (w.embedding) step(w.embedding->params());
+  if (w.head) step(w.head->params());
+  r.contributions = 0;
+  ++w.version;
+  sync("optimizer step");
+}
+
+// The flat layout of cpu_backend.cpp: embedding tokens and positions, blocks, head gain,
+// bias and weight.
+GradientBuffer CudaBackend::export_gradients(int pipeline, int stage) {
+  bind();
+  Replica& r = replica(pipeline, stage);
+  const Weights& w = r.current;
+  GradientBuffer out;
+  out.contributions = r.contributions;
+  std::int64_t n = 0;
+  if (w.embedding) n += w.embedding->params().size();
+  if (w.blocks) n += w.blocks->parameter_count();
+  if (w.head) n += w.head->params().size();
+  out.values.resize(static_cast<std::size_t>(n));
+  float* at = out.values.data();
+  if (w.embedding) {
+    w.embedding->params().get_grads_into(at);
+    at += w.embedding->params().size();
+  }
+  if (w.blocks)
+    for (const BlockParams<float>& g : w.blocks->grads()) {
+      std::copy(g.data.data(), g.data.data() + g.data.size(), at);
+      at += g.data.size();
+    }
+  if (w.head) w.head->params().get_grads_into(at);
+  return out;
+}
+
+void CudaBackend::import_gradients(int pipeline, int stage, const GradientBuffer& reduced) {
+  bind();
+  Replica& r = replica(pipeline, stage);
+  Weights& w = r.current;
+  std::int64_t at = 0;
+  auto next = [&](std::int64_t size) {
+    PIPESIM_ASSERT(at + size <= static_cast<std::int64_t>(reduced.values.size()));
+    KVec<float> v = Eigen::Map<const KVec<float>>(reduced.values.data() + at, size);
+    at += size;
+    return v;
+  };
+  if (w.embedding) w.embedding->params().set_grads(next(w.embedding->params().size()));
+  if (w.blocks)
+    for (int i = 0; i < w.blocks->blocks(); ++i) {
+      BlockParams<float> g;
+      g.config = config_;
+      g.data = next(block_parameter_count(config_));
+      w.blocks->block(i).set_grads(g);
+    }
+  if (w.head) w.head->params().set_grads(next(w.head->params().size()));
+  PIPESIM_ASSERT(at == static_cast<std::int64_t>(reduced.values.size()));
+  r.contributions = reduced.contributions;
+}
+
+void CudaBackend::keep_version(int pipeline, int stage) {
+  bind();
+  Replica& r = replica(pipeline, stage);
+  Weights copy;  // a real copy, device to device
+  copy.version = r.current.version;
+  if (r.current.blocks) copy.blocks.emplace(r.current.blocks->weight_copy());
+  if (r.current.embedding) copy.embedding.emplace(r.current.embedding->weight_copy());
+  if (r.current.head) copy.head.emplace(r.current.head->weight_copy());
+  r.kept.insert_or_assign(r.current.version, std::move(copy));
+  sync("keep weight version");
+}
+
+void CudaBackend::drop_version(int pipeline, int stage, std::int32_t version) {
+  bind();
+  Replica& r = replica(pipeline, stage);
+  PIPESIM_ASSERT(r.kept.erase(version) == 1);
+}
+
+int CudaBackend::versions_held() const {
+  int n = 0;
+  for (const auto& [key, r] : replicas_) n += 1 + static_cast<int>(r.kept.size());
+  return n;
+}
+
+std::unique_ptr<Payload> CudaBackend::copy_for_send(const Payload& p) {
+  bind();
+  const auto* cuda = dynamic_cast<const CudaPayload*>(&p);
+  if (cuda == nullptr) throw InputError("copy for send: the output is not a CUDA tensor (a CudaPayload)");
+  std::unique_ptr<Payload> out = wrap(copy_matrix(cuda->matrix, cuda->owner->device(), "copy for send"));
+  sync("copy for send");  // the receiver may use it on another stream right away
+  return out;
+}
+
+int CudaBackend::activations_held() const {
+  int n = 0;
+  for (const auto& [key, r] : replicas_) n += static_cast<int>(r.caches.size());
+  return n;
+}
+
+std::vector<float> CudaBackend::flat_weights(int pipeline, int stage) const {
+  bind();
+  const Weights& w = replica(pipeline, stage).current;
+  std::vector<float> out;
+  auto append = [&](const KVec<float>& v) { out.insert(out.end(), v.data(), v.data() + v.size()); };
+  if (w.embedding) append(w.embedding->params().get());
+  if (w.blocks)
+    for (const BlockParams<float>& p : w.blocks->params()) append(p.data);
+  if (w.head) append(w.head->params().get());
+  return out;
+}
+
+}  // namespace pipesim
