@@ -9,6 +9,9 @@
 #include "cost_models/transformer.hpp"
 #include "cost_models/units.hpp"
 #include "kernels/cpu_profile_backend.hpp"
+#ifdef PIPESIM_HAVE_CUDA
+#include "kernels/cuda_profile_backend.hpp"  // built into pipesim::kernels_cuda (kernels/CMakeLists.txt)
+#endif
 #include "schedules/error.hpp"
 
 namespace pipesim {
@@ -216,9 +219,17 @@ std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, co
       throw InputError("--clock: expected wall or thread-cpu, got '" + clock + "'");
     return std::make_unique<CpuProfileBackend>(clock == "wall" ? CpuClock::Wall : CpuClock::ThreadCpu);
   }
-  if (name == "cuda")
-    throw InputError("--backend cuda: this pipesim has no CUDA profile backend yet (kernels/profile_backend.hpp is the "
-                     "seam for one over kernels/cuda/); use --backend cpu");
+  if (name == "cuda") {
+#ifdef PIPESIM_HAVE_CUDA
+    if (clock != "wall")
+      throw InputError("--clock: the cuda backend times with CUDA events (elapsed GPU time, recorded as wall); got '" +
+                       clock + "'");
+    return make_cuda_profile_backend();
+#else
+    throw InputError("--backend cuda: this pipesim was built without CUDA (configure with -DPIPESIM_CUDA=ON where nvcc "
+                     "and cuBLAS are installed, docs/gpu.md); use --backend cpu");
+#endif
+  }
   throw InputError("--backend: expected cpu or cuda, got '" + name + "'");
 }
 

@@ -47,8 +47,9 @@ std::vector<std::int64_t> model_link_sizes(const ModelSpec& model, const std::ve
 Profile profile_model(const ModelSpec& model, const ProfileOptions& options, ProfileBackend& backend);
 
 // "cpu": the CPU backend, timing with `clock` ("wall" or "thread-cpu"; InputError
-// otherwise; kernels/cpu_profile_backend.hpp). "cuda": InputError (no CUDA profile backend is built yet; the
-// CUDA kernels go in kernels/cuda/). Anything else: InputError listing the backends.
+// otherwise; kernels/cpu_profile_backend.hpp). "cuda": the CUDA backend on GPU 0
+// (kernels/cuda_profile_backend.hpp; clock "wall" only) in a PIPESIM_CUDA build, InputError
+// when no GPU is visible or the build has no CUDA. Anything else: InputError listing the backends.
 std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock = "wall");
 
 // Bytes a workload of micro-batch size b holds at its peak (block and head caches, inputs,

@@ -16,6 +16,9 @@
 #include "schedules/error.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
+#ifdef PIPESIM_HAVE_CUDA
+#include "kernels/cuda/cuda_error.hpp"
+#endif
 
 namespace pipesim {
 namespace {
@@ -369,8 +372,15 @@ TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
 TEST(ProfileCli, BadProfileRequests) {
   using namespace testing_cli;
   const std::string out = temp_path("never.profile.json");
+#ifdef PIPESIM_HAVE_CUDA
+  if (cuda_device_count() == 0) {  // with a GPU it profiles (tools/gpu-check.sh runs it)
+    expect_one_line_error(run("profile --backend cuda --model gpt-tiny --out " + out),
+                          "--backend cuda: no CUDA device is visible (");
+  }
+#else
   expect_one_line_error(run("profile --backend cuda --model gpt-tiny --out " + out),
-                        "--backend cuda: this pipesim has no CUDA profile backend");
+                        "--backend cuda: this pipesim was built without CUDA");
+#endif
   expect_one_line_error(run("profile --model llama2-7b --out " + out), "is not a GPT block");
   expect_one_line_error(run("profile --model gpt-tiny --micro-batch-sizes 1,x --out " + out),
                         "--micro-batch-sizes: expected a comma-separated list of positive integers like 1,2,4; got '1,x'");

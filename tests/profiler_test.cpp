@@ -13,6 +13,9 @@
 #include "cost_models/profile.hpp"
 #include "cost_models/time_fit.hpp"
 #include "cost_models/transformer.hpp"
+#ifdef PIPESIM_HAVE_CUDA
+#include "kernels/cuda/cuda_error.hpp"
+#endif
 #include "kernels/block_config.hpp"
 #include "kernels/profiler.hpp"
 #include "schedules/error.hpp"
@@ -281,9 +284,18 @@ TEST(Profiler, BadRequestsAreOneLineInputErrors) {
                         "1.0 MiB; profile smaller sizes"));
   EXPECT_THAT(error_of([&] { profile_model(find_model("llama2-7b"), tiny_options(), *backend); }),
               HasSubstr("profile: model 'llama2-7b' (family 'llama') is not a GPT block"));
+#ifdef PIPESIM_HAVE_CUDA
+  // The CUDA profile backend (kernels/cuda_profile_backend.hpp): refused without a GPU.
+  if (cuda_device_count() == 0) {
+    EXPECT_THAT(error_of([] { make_profile_backend("cuda"); }), HasSubstr("--backend cuda: no CUDA device is visible ("));
+  }
+  EXPECT_THAT(error_of([] { make_profile_backend("cuda", "thread-cpu"); }),
+              HasSubstr("--clock: the cuda backend times with CUDA events"));
+#else
   EXPECT_EQ(error_of([] { make_profile_backend("cuda"); }),
-            "--backend cuda: this pipesim has no CUDA profile backend yet (kernels/profile_backend.hpp is the seam for "
-            "one over kernels/cuda/); use --backend cpu");
+            "--backend cuda: this pipesim was built without CUDA (configure with -DPIPESIM_CUDA=ON where nvcc and cuBLAS "
+            "are installed, docs/gpu.md); use --backend cpu");
+#endif
   EXPECT_EQ(error_of([] { make_profile_backend("tpu"); }), "--backend: expected cpu or cuda, got 'tpu'");
   EXPECT_EQ(error_of([] { make_profile_backend("cpu", "sundial"); }),
             "--clock: expected wall or thread-cpu, got 'sundial'");
