@@ -34,6 +34,7 @@ CudaBackend::CudaBackend(int device, const ModelSetup& setup, CudaBackendOptions
   check_block_config(config_);
   gpu_ = pick_gpu(device);
   ctx_ = std::make_shared<CudaContext>(gpu_);
+  keep_pool_memory(gpu_);  // every op ends with a synchronize: keep the pool's memory mapped
 }
 
 CudaBackend::~CudaBackend() {

@@ -1,5 +1,6 @@
 #include "kernels/cuda/cuda_context.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 #include "kernels/cuda/device_ops.hpp"
@@ -7,6 +8,14 @@
 namespace pipesim {
 
 const char* precision_name(GemmPrecision p) { return p == GemmPrecision::Bf16 ? "bf16" : "fp32"; }
+
+void keep_pool_memory(int device) {
+  const std::string op = "memory pool of device " + std::to_string(device);
+  cudaMemPool_t pool = nullptr;
+  cuda_check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool", op);
+  std::uint64_t keep = UINT64_MAX;
+  cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute", op);
+}
 
 CudaContext::CudaContext(int device) : device_(device) {
   const std::string op = "context for device " + std::to_string(device);

@@ -23,6 +23,12 @@ namespace pipesim {
 enum class GemmPrecision : std::uint8_t { Bf16, Fp32 };
 const char* precision_name(GemmPrecision p);  // "bf16", "fp32"
 
+// Makes `device`'s default memory pool keep the memory freed into it instead of giving it
+// back to the driver at each synchronisation (release threshold: unlimited). Code that
+// synchronises after every op (the executor's backend, the profiler) would otherwise map
+// its buffers anew for each op. CudaError when a call fails.
+void keep_pool_memory(int device);
+
 class CudaContext {
  public:
   // Selects `device`, creates a non-blocking stream and a cuBLAS handle on it. CudaError
