@@ -9,8 +9,10 @@
 #                                                tools/gpu-check.sh run OUT_DIR [BIN_DIR]
 #       1. env.txt: nvidia-smi, the binaries' ldd (a missing library is reported, not hidden)
 #       2. every *_cuda_test with PIPESIM_REQUIRE_GPU=1 (a skip would be a failure there)
-#       3. pipesim profile --backend cuda (falls back to --backend cpu, said in the summary)
+#       3. pipesim profile --backend cuda (on failure: FAILED, and --backend cpu for step 4)
 #       4. pipesim validate (else pipesim run), per seed schedule on 4 virtual devices
+#       5. pipesim run --backend cuda (the CUDA executor), per seed schedule on 4 virtual
+#          devices, where step 4 could not use the CUDA backend itself
 #       writes logs and reports to OUT_DIR, summary.txt last, and gpu-check.tar.gz of it all.
 # Every step runs under `timeout`; the whole run stays under ~9 minutes (DEADLINE_S).
 set -uo pipefail
@@ -125,6 +127,19 @@ if [[ -n $sub ]]; then
   done
 else
   note "validate/run: this pipesim has neither subcommand: skipped"
+fi
+
+# 5. The CUDA executor (executor/cuda_backend.hpp) on every seed schedule, 4 virtual devices on
+# the GPU, through `pipesim run` (which takes --backend cuda), unless step 4 already used it.
+if [[ ${backend:-cpu} != cuda ]] && has_command run; then
+  "$bin/pipesim" run --help > "$out/run-help.txt" 2>&1
+  for s in "${schedules[@]}"; do
+    args=(run --backend cuda --schedule "$s" -p 4)
+    grep -q -- --iterations "$out/run-help.txt" && args+=(--iterations 2)
+    grep -q -- --timeout "$out/run-help.txt" && args+=(--timeout 30s)
+    grep -q -- --trace "$out/run-help.txt" && args+=(--trace "$out/reports/$s.cuda-run.trace.json")
+    step "run-cuda-$s" 60 "$bin/pipesim" "${args[@]}"
+  done
 fi
 
 { echo "gpu-check $(date -u), ${SECONDS}s"; printf '%s\n' "${summary[@]}"; } > "$out/summary.txt"
