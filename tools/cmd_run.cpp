@@ -87,11 +87,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", f->trace, "Write the measured Chrome trace (Perfetto / chrome://tracing) to this file");
   cmd->add_flag("--json", f->json, "Print one JSON object instead of tables");
   cmd->callback([=] {
-    // The backends by name (executor/backend_factory.hpp): CUDA where this build has it and a
-    // GPU is visible, else one clear error.
-    if (f->backend != "cuda") check_backend(f->backend);
-    RunOptions options = make_run_options(*f);
-    options.backend = make_backend_factory(f->backend);
+    const RunOptions options = make_run_options(*f);
     const ModelSpec model = find_model(f->model);
     const Schedule schedule = make_schedule(*so, so->name);
     warn_if_oversubscribed(schedule);

@@ -77,13 +77,12 @@ ProfiledCostConfig cost_config(const ValidateFlags& f, const ModelSpec& model, c
     c.profile = read_profile_file(f.cost);
     c.source = f.cost;
   } else {
-    if (f.backend != "cpu") throw InputError("--backend " + f.backend + ": profiling now needs the cpu backend; pass --cost");
     ProfileOptions po;
     po.micro_batch_sizes = profile_sizes(schedules, f.micro_batch_size);
     po.repeats = f.repeats;
     po.warmup = f.warmup;
-    if (!f.json) std::cerr << "pipesim: profiling " << model.name << " on the cpu (" << f.repeats << " repeats)\n";
-    c.profile = profile_model(model, po, *make_profile_backend("cpu"));
+    if (!f.json) std::cerr << "pipesim: profiling " << model.name << " on " << f.backend << " (" << f.repeats << " repeats)\n";
+    c.profile = profile_model(model, po, *make_profile_backend(f.backend));
     c.source = "profiled now";
   }
   c.model = model;
@@ -239,14 +238,13 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--report", f->report, "Write a self-contained HTML page: error tables and both timelines");
   cmd->add_flag("--json", f->json, "Print JSON (one object, or {\"schedules\": [...]}) instead of tables");
   cmd->callback([=] {
-    check_backend(f->backend);
+    const RunOptions options = make_run_options(*f);  // checks --backend first
     const bool several = !f->schedules.empty();
     if (several && !f->trace.empty()) throw InputError("--trace: with --schedules, use --trace-dir");
     if (!several && !f->trace_dir.empty()) throw InputError("--trace-dir: needs --schedules (one schedule: --trace)");
     if (several && !so->file.empty()) throw InputError("--schedules: not with --schedule-file");
     const std::vector<std::string> names = several ? parse_schedule_list(f->schedules) : std::vector<std::string>{so->name};
     const ModelSpec model = find_model(f->model);
-    const RunOptions options = make_run_options(*f);
     std::vector<Schedule> schedules;
     for (const std::string& name : names) {
       schedules.push_back(make_schedule(*so, name));

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cost_models/units.hpp"
+#include "executor/backend_factory.hpp"
 #include "tools/memory_guard.hpp"
 
 namespace pipesim {
@@ -22,20 +23,6 @@ void add_executor_flags(CLI::App& cmd, ExecutorFlags& f) {
       ->capture_default_str();
 }
 
-void check_backend(const std::string& backend) {
-  if (backend == "cpu") return;
-  if (backend == "cuda") {
-#ifdef PIPESIM_HAVE_CUDA
-    throw InputError("--backend cuda: not implemented yet: the executor has no CUDA backend (kernels/cuda has the "
-                     "kernels, executor/backend.hpp the seam to plug them into); use --backend cpu");
-#else
-    throw InputError("--backend cuda: this pipesim was built without CUDA (and the executor has no CUDA backend "
-                     "yet); use --backend cpu");
-#endif
-  }
-  throw InputError("--backend: expected cpu or cuda, got '" + backend + "'");
-}
-
 RunOptions make_run_options(const ExecutorFlags& f) {
   RunOptions options;
   options.micro_batch_size = f.micro_batch_size;
@@ -43,6 +30,7 @@ RunOptions make_run_options(const ExecutorFlags& f) {
   options.optimizer = {f.optimizer == "sgd" ? OptimizerKind::Sgd : OptimizerKind::Adam, f.lr};
   options.timeout = std::chrono::nanoseconds(parse_duration(f.timeout, "--timeout"));
   options.channel_capacity = f.channel_capacity;
+  options.backend = make_backend_factory(f.backend);
   if (const auto available = available_memory()) options.max_memory_bytes = static_cast<std::int64_t>(*available / 2);
   return options;
 }

@@ -25,11 +25,9 @@ struct ExecutorFlags {
 
 void add_executor_flags(CLI::App& cmd, ExecutorFlags& flags);
 
-// InputError unless the backend is one this build can run ("cpu"; "cuda" says why not).
-void check_backend(const std::string& backend);
-
-// The executor's options from the flags (timeout parsed, memory limit: half of what is
-// available). InputError for a bad --timeout.
+// The executor's options from the flags: the backend by name (executor/backend_factory.hpp:
+// cpu, or cuda where this build has it and a GPU is visible), timeout parsed, memory limit
+// half of what is available. InputError for a bad --backend or --timeout.
 RunOptions make_run_options(const ExecutorFlags& flags);
 
 // Prints a warning on stderr when the schedule has more devices than this machine has
