@@ -161,5 +161,24 @@ TEST_F(ReportBrowser, ConsoleErrorsDoShowInTheLog) {
   EXPECT_THAT(err("bad"), HasSubstr("Uncaught ReferenceError"));
 }
 
+// `pipesim validate --report`: the error tables above the predicted and measured timelines,
+// rendered by the browser like the compare page.
+TEST_F(ReportBrowser, ValidatePageRendersBothTimelinesAndTheErrorTables) {
+  const fs::path report = dir_ / "validate.html";
+  const std::string cmd = std::string(PIPESIM_CLI) + " validate --schedule 1f1b -p 2 -m 2 --iterations 2 --model gpt-tiny " +
+                          "--repeats 2 --report " + report.string() + " > " + (dir_ / "validate.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "validate.log");
+  ASSERT_EQ(chromium("--enable-logging=stderr --v=0 --dump-dom", report, "vdom"), 0) << err("vdom");
+  const std::string dom = out("vdom"), log = err("vdom");
+  EXPECT_THAT(dom, HasSubstr("<section id=\"validation-0\">"));
+  EXPECT_THAT(dom, HasSubstr("1f1b (predicted)"));
+  EXPECT_THAT(dom, HasSubstr("1f1b (measured)"));
+  EXPECT_EQ(count(dom, "class=\"gantt\""), 2u);
+  EXPECT_THAT(log, Not(HasSubstr("CONSOLE"))) << log;
+  ASSERT_EQ(chromium("--window-size=1400,2000 --screenshot=" + (dir_ / "validate.png").string(), report, "vshot"), 0)
+      << err("vshot");
+  EXPECT_GT(slurp(dir_ / "validate.png").size(), 40'000u);
+}
+
 }  // namespace
 }  // namespace pipesim
