@@ -187,7 +187,9 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
     seconds.push_back(s.time.median);
   }
   // On a loaded machine the receiver's wake-up can take longer than a small copy: when the
-  // medians do not grow with the size, the fastest runs (the least disturbed) are fitted.
+  // medians do not grow with the size, the fastest runs (the least disturbed) are fitted;
+  // when even those do not, a bandwidth alone (a line through the origin, latency 0). The
+  // residuals in the file say how well the line describes the samples.
   const std::string what = "profile: link (" + p.link.kind + ")";
   LinkFit fit;
   try {
@@ -196,7 +198,14 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
     seconds.clear();
     for (const LinkSample& s : p.link.samples) seconds.push_back(s.time.min);
     if (log) *log << "profile: link medians do not grow with the size (a busy machine?): fitting the fastest runs" << std::endl;
-    fit = fit_link(bytes, seconds, what);
+    try {
+      fit = fit_link(bytes, seconds, what);
+    } catch (const InputError&) {
+      if (log) *log << "profile: the fastest runs do not grow with the size either: fitting a bandwidth only" << std::endl;
+      fit.line = fit_line(bytes, seconds, true);
+      fit.latency = 0;
+      fit.bandwidth = 1 / fit.line.c1;
+    }
   }
   p.link.latency = fit.latency;
   p.link.bandwidth = fit.bandwidth;
