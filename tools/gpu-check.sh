@@ -120,7 +120,7 @@ if [[ -n $sub ]]; then
     takes --backend && args+=(--backend "$backend")
     takes --iterations && args+=(--iterations 2)
     takes '--timeout' && args+=(--timeout 30s)
-    [[ -n $profile ]] && takes --profile && args+=(--profile "$profile")
+    [[ -n $profile ]] && takes --cost && args+=(--cost "$profile")
     takes --report && args+=(--report "$out/reports/$s.html")
     takes --trace && args+=(--trace "$out/reports/$s.trace.json")
     step "$sub-$s" 60 "$bin/pipesim" "${args[@]}"
