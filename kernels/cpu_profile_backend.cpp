@@ -170,7 +170,7 @@ class CpuWorkload final : public ProfileWorkload {
 // training step (and the executor's OptStep), a step also zeroes the gradients it applied.
 class CpuOptimizer final : public OptimizerProbe {
  public:
-  static constexpr std::int64_t kColdBytes = std::int64_t{64} << 20;
+  static constexpr std::int64_t kColdBytes = std::int64_t{32} << 20;
 
   CpuOptimizer(std::int64_t count, std::uint64_t seed, CpuClock clock) : clock_(clock) {
     std::uint64_t state = seed;

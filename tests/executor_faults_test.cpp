@@ -8,6 +8,7 @@
 #include <future>
 #include <thread>
 
+#include "cost_models/units.hpp"
 #include "executor/channel.hpp"
 #include "executor/cpu_backend.hpp"
 #include "executor_helpers.hpp"
@@ -88,14 +89,27 @@ TEST(ExecutorFaults, KernelErrorOnABadShape) {
   EXPECT_NE(what.find("kernels"), std::string::npos) << what;
 }
 
+// The timeouts below must outlast one real op: in the Debug + sanitizer builds of CI an op
+// of gpt-tiny takes 10-100x longer than in Release.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(NDEBUG)
+constexpr int kTimeoutScale = 20;
+#else
+constexpr int kTimeoutScale = 1;
+#endif
+
+std::string timeout_text(std::chrono::milliseconds t) {
+  return "no op finished and no message moved for " +
+         format_duration(std::chrono::duration_cast<std::chrono::nanoseconds>(t).count()) + " (--timeout)";
+}
+
 TEST(ExecutorFaults, HungOpTimesOut) {
   const auto t0 = std::chrono::steady_clock::now();
-  const ExecutionError e =
-      failure(make("1f1b", 2, 4), faulty(make_op(OpKind::F, 1, 2), Fault::Hang, std::chrono::milliseconds(200)));
+  const auto timeout = std::chrono::milliseconds(200 * kTimeoutScale);
+  const ExecutionError e = failure(make("1f1b", 2, 4), faulty(make_op(OpKind::F, 1, 2), Fault::Hang, timeout));
   const std::string what = e.what();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10 * kTimeoutScale));
   // Device 0 is the first one not done: it waits for 1B1 (or later) while device 1 hangs.
-  EXPECT_NE(what.find("no op finished and no message moved for 200.000 ms (--timeout)"), std::string::npos) << what;
+  EXPECT_NE(what.find(timeout_text(timeout)), std::string::npos) << what;
   EXPECT_NE(what.find("device 1 op"), std::string::npos) << what;
   EXPECT_NE(what.find("(1F2) is running"), std::string::npos) << what;
 }
@@ -111,11 +125,11 @@ TEST(ExecutorFaults, DeadlockedScheduleTimesOutNamingTheWait) {
   s.ops = {{make_op(OpKind::F, 0, 0), make_op(OpKind::B, 0, 0), make_op(OpKind::F, 0, 1), make_op(OpKind::B, 0, 1)},
            {make_op(OpKind::F, 1, 1), make_op(OpKind::B, 1, 1), make_op(OpKind::F, 1, 0), make_op(OpKind::B, 1, 0)}};
   RunOptions o = quick();
-  o.timeout = std::chrono::milliseconds(100);
+  const auto timeout = std::chrono::milliseconds(100 * kTimeoutScale);
+  o.timeout = timeout;
   const ExecutionError e = failure(s, o);
-  EXPECT_STREQ(e.what(),
-               "device 0 op 1 (0B0): no op finished and no message moved for 100.000 ms (--timeout); it waits for 1B0 "
-               "from device 1; device 1 op 0 (1F1) waits for 0F1 from device 0");
+  EXPECT_EQ(std::string(e.what()), "device 0 op 1 (0B0): " + timeout_text(timeout) +
+                                       "; it waits for 1B0 from device 1; device 1 op 0 (1F1) waits for 0F1 from device 0");
   EXPECT_EQ(e.partial().timeline.ops.size(), 1u);  // 0F0
 }
 

@@ -175,10 +175,7 @@ TEST(Profiler, GptTinyOnTheCpu) {
   std::ostringstream log;
   ProfileOptions o = tiny_options();
   o.progress = &log;
-  const auto start = std::chrono::steady_clock::now();
   const Profile p = profile_model(m, o, *backend);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 5.0);
   EXPECT_THAT(log.str(), HasSubstr("profile: gpt-tiny micro-batch size 1 (1/2): block F"));
   EXPECT_THAT(log.str(), HasSubstr("profile: link (thread-handoff, 2 sizes): latency"));
 

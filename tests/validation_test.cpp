@@ -45,7 +45,7 @@ TEST(Validation, IdenticalRunsHaveNoError) {
   const Schedule s = generate("1f1b", params(4, 8, 2));
   const SimRun a = simulate_with(s, kNsPerMs, 2 * kNsPerMs);
   const SimRun b = simulate_with(s, kNsPerMs, 2 * kNsPerMs);
-  const ValidationReport r = compare_runs(s, a.timeline, a.metrics, b.timeline, b.metrics);
+  const PredictionReport r = compare_runs(s, a.timeline, a.metrics, b.timeline, b.metrics);
   EXPECT_EQ(r.time_per_iteration_error, 0.0);
   EXPECT_EQ(r.makespan_error, 0.0);
   EXPECT_TRUE(r.versions_match());
@@ -64,7 +64,7 @@ TEST(Validation, UniformlySlowerRunGivesTheExactErrors) {
   const Schedule s = generate("1f1b", params(4, 8));
   const SimRun predicted = simulate_with(s, 800'000, 1'600'000);
   const SimRun measured = simulate_with(s, 1'000'000, 2'000'000);
-  const ValidationReport r = compare_runs(s, predicted.timeline, predicted.metrics, measured.timeline, measured.metrics);
+  const PredictionReport r = compare_runs(s, predicted.timeline, predicted.metrics, measured.timeline, measured.metrics);
   EXPECT_NEAR(r.makespan_error, -0.2, 1e-3);  // the optimizer step (100 us) is the same in both
   EXPECT_EQ(measured.metrics.makespan, (8 + 4 - 1) * 3'000'000 + 100'000);
   for (const DurationError& e : r.per_kind) {
@@ -81,7 +81,7 @@ TEST(Validation, VersionMismatchesAreFoundOpByOp) {
   const SimRun a = simulate_with(s, kNsPerMs, 2 * kNsPerMs);
   SimRun b = a;
   b.timeline.ops[5].weight_version += 1;
-  const ValidationReport r = compare_runs(s, a.timeline, a.metrics, b.timeline, b.metrics);
+  const PredictionReport r = compare_runs(s, a.timeline, a.metrics, b.timeline, b.metrics);
   EXPECT_FALSE(r.versions_match());
   ASSERT_EQ(r.version_mismatch_count, 1u);
   EXPECT_EQ(r.version_mismatches[0].ref, a.timeline.ops[5].ref);
@@ -94,7 +94,7 @@ TEST(Validation, APartialRunCountsTheOpsItLacks) {
   const SimRun a = simulate_with(s, kNsPerMs, 2 * kNsPerMs);
   SimRun b = a;
   b.timeline.ops.resize(b.timeline.ops.size() - 3);
-  const ValidationReport r = compare_runs(s, a.timeline, a.metrics, b.timeline, b.metrics);
+  const PredictionReport r = compare_runs(s, a.timeline, a.metrics, b.timeline, b.metrics);
   EXPECT_EQ(r.unmatched_ops, 3u);
   EXPECT_NE(validation_html(r).find("3 ops ran in only one of the two timelines"), std::string::npos);
 }

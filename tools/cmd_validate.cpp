@@ -59,7 +59,7 @@ struct Validation {
   Metrics predicted;
   MeasuredRun measured_run;
   Metrics measured;
-  ValidationReport report;
+  PredictionReport report;
 };
 
 // Micro-batch sizes the simulation asks the profile about: b, and b / split for schedules
@@ -116,7 +116,7 @@ std::int64_t peak_bytes(const Metrics& m) {
 
 std::string signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
 
-std::string versions_cell(const ValidationReport& r) {
+std::string versions_cell(const PredictionReport& r) {
   if (r.versions_match()) return "match (" + std::to_string(r.versions_compared) + " ops)";
   return std::to_string(r.version_mismatch_count) + " of " + std::to_string(r.versions_compared) + " DIFFER";
 }
@@ -150,7 +150,7 @@ std::string kind_table(const std::vector<Validation>& all) {
 }
 
 nlohmann::ordered_json validation_json(const Validation& v, const ValidateFlags& f, const std::string& cost_label) {
-  const ValidationReport& r = v.report;
+  const PredictionReport& r = v.report;
   nlohmann::ordered_json j;
   j["schedule"] = v.schedule.name;
   j["backend"] = f.backend;

@@ -34,7 +34,7 @@ std::string row(const std::string& name, const std::string& predicted, const std
 
 }  // namespace
 
-std::string validation_html(const ValidationReport& r, const std::string& title, const std::string& anchor) {
+std::string validation_html(const PredictionReport& r, const std::string& title, const std::string& anchor) {
   const Metrics& p = *r.predicted;
   const Metrics& m = *r.measured;
   std::string out = "<section id=\"" + xml_escape(anchor) + "\">\n<h2>" + xml_escape(title) + "</h2>\n";

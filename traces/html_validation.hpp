@@ -9,7 +9,7 @@
 namespace pipesim {
 
 // `title` heads the section ("1f1b: predicted against measured"); `anchor` is its id.
-std::string validation_html(const ValidationReport& r, const std::string& title = "Predicted against measured",
+std::string validation_html(const PredictionReport& r, const std::string& title = "Predicted against measured",
                             const std::string& anchor = "validation");
 
 }  // namespace pipesim

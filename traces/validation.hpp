@@ -38,7 +38,7 @@ struct VersionMismatch {
   std::int32_t measured = 0;
 };
 
-struct ValidationReport {
+struct PredictionReport {
   const Metrics* predicted = nullptr;  // not owned
   const Metrics* measured = nullptr;
   double time_per_iteration_error = 0;
@@ -55,7 +55,7 @@ struct ValidationReport {
 inline constexpr std::size_t kMaxListedMismatches = 20;
 
 // Compares the two runs. Both timelines must belong to `schedule` (PIPESIM_ASSERT).
-ValidationReport compare_runs(const Schedule& schedule, const Timeline& predicted, const Metrics& predicted_metrics,
+PredictionReport compare_runs(const Schedule& schedule, const Timeline& predicted, const Metrics& predicted_metrics,
                               const Timeline& measured, const Metrics& measured_metrics);
 
 }  // namespace pipesim
