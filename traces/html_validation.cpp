@@ -35,8 +35,8 @@ std::string row(const std::string& name, const std::string& predicted, const std
 }  // namespace
 
 std::string validation_html(const PredictionReport& r, const std::string& title, const std::string& anchor) {
-  const Metrics& p = *r.predicted;
-  const Metrics& m = *r.measured;
+  const Metrics& p = r.predicted;
+  const Metrics& m = r.measured;
   std::string out = "<section id=\"" + xml_escape(anchor) + "\">\n<h2>" + xml_escape(title) + "</h2>\n";
   out += r.versions_match()
              ? "<p class=\"note\">Weight versions: all " + std::to_string(r.versions_compared) +

@@ -47,8 +47,8 @@ bool uses_weights(OpKind k) { return k == OpKind::F || k == OpKind::B || k == Op
 PredictionReport compare_runs(const Schedule& schedule, const Timeline& predicted, const Metrics& predicted_metrics,
                               const Timeline& measured, const Metrics& measured_metrics) {
   PredictionReport r;
-  r.predicted = &predicted_metrics;
-  r.measured = &measured_metrics;
+  r.predicted = predicted_metrics;
+  r.measured = measured_metrics;
   r.time_per_iteration_error = relative(predicted_metrics.time_per_iteration, measured_metrics.time_per_iteration);
   r.makespan_error = relative(predicted_metrics.makespan, measured_metrics.makespan);
 

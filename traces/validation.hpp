@@ -39,8 +39,8 @@ struct VersionMismatch {
 };
 
 struct PredictionReport {
-  const Metrics* predicted = nullptr;  // not owned
-  const Metrics* measured = nullptr;
+  Metrics predicted;  // copies: a report outlives the runs it compared
+  Metrics measured;
   double time_per_iteration_error = 0;
   double makespan_error = 0;
   std::vector<DurationError> per_kind;  // in OpKind order, kinds that occur
