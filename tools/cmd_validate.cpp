@@ -108,12 +108,6 @@ Validation validate_one(Schedule schedule, const ProfiledCostModel& costs, const
   return v;
 }
 
-std::int64_t peak_bytes(const Metrics& m) {
-  std::int64_t out = 0;
-  for (const auto& d : m.per_device) out = std::max(out, d.peak_activation_bytes);
-  return out;
-}
-
 std::string signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
 
 std::string versions_cell(const PredictionReport& r) {
@@ -131,8 +125,8 @@ std::string summary_table(const std::vector<Validation>& all) {
     t.add_row({v.schedule.name, format_duration(v.predicted.time_per_iteration),
                format_duration(v.measured.time_per_iteration), signed_percent(v.report.time_per_iteration_error),
                format_percent(v.predicted.bubble_ratio), format_percent(v.measured.bubble_ratio),
-               format_bytes(static_cast<double>(peak_bytes(v.predicted))),
-               format_bytes(static_cast<double>(peak_bytes(v.measured))), versions_cell(v.report)});
+               format_bytes(static_cast<double>(max_peak_activation_bytes(v.predicted))),
+               format_bytes(static_cast<double>(max_peak_activation_bytes(v.measured))), versions_cell(v.report)});
   return t.render();
 }
 
@@ -167,7 +161,7 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidateFlags&
   j["time_per_iteration_error"] = r.time_per_iteration_error;
   j["makespan_error"] = r.makespan_error;
   j["bubble_ratio"] = {{"predicted", v.predicted.bubble_ratio}, {"measured", v.measured.bubble_ratio}};
-  j["peak_activation_bytes"] = {{"predicted", peak_bytes(v.predicted)}, {"measured", peak_bytes(v.measured)}};
+  j["peak_activation_bytes"] = {{"predicted", max_peak_activation_bytes(v.predicted)}, {"measured", max_peak_activation_bytes(v.measured)}};
   auto& kinds = j["per_kind"] = nlohmann::ordered_json::array();
   for (const DurationError& e : r.per_kind)
     kinds.push_back({{"kind", op_kind_name(e.kind)},

@@ -21,12 +21,6 @@ std::string relative_cell(double predicted, double measured) {
   return td(signed_percent((predicted - measured) / measured));
 }
 
-std::int64_t peak_bytes(const Metrics& m) {
-  std::int64_t out = 0;
-  for (const auto& d : m.per_device) out = std::max(out, d.peak_activation_bytes);
-  return out;
-}
-
 std::string row(const std::string& name, const std::string& predicted, const std::string& measured,
                 const std::string& error_cell) {
   return "<tr>" + td(name) + td(predicted) + td(measured) + error_cell + "</tr>\n";
@@ -56,9 +50,9 @@ std::string validation_html(const PredictionReport& r, const std::string& title,
   out += row("makespan", format_duration(p.makespan), format_duration(m.makespan), td(signed_percent(r.makespan_error)));
   out += row("bubble (idle / devices x makespan)", report_percent(p.bubble_ratio), report_percent(m.bubble_ratio),
              td(format_fixed_number((p.bubble_ratio - m.bubble_ratio) * 100, 2) + " points"));
-  out += row("peak activation memory (max device)", format_bytes(static_cast<double>(peak_bytes(p))),
-             format_bytes(static_cast<double>(peak_bytes(m))),
-             relative_cell(static_cast<double>(peak_bytes(p)), static_cast<double>(peak_bytes(m))));
+  out += row("peak activation memory (max device)", format_bytes(static_cast<double>(max_peak_activation_bytes(p))),
+             format_bytes(static_cast<double>(max_peak_activation_bytes(m))),
+             relative_cell(static_cast<double>(max_peak_activation_bytes(p)), static_cast<double>(max_peak_activation_bytes(m))));
   out += row("max weight mismatch", std::to_string(p.staleness.max_mismatch), std::to_string(m.staleness.max_mismatch),
              td(p.staleness.max_mismatch == m.staleness.max_mismatch ? "equal" : "differs"));
   out += "</table>\n";

@@ -44,6 +44,12 @@ bool uses_weights(OpKind k) { return k == OpKind::F || k == OpKind::B || k == Op
 
 }  // namespace
 
+std::int64_t max_peak_activation_bytes(const Metrics& m) {
+  std::int64_t out = 0;
+  for (const DeviceMetrics& d : m.per_device) out = std::max(out, d.peak_activation_bytes);
+  return out;
+}
+
 PredictionReport compare_runs(const Schedule& schedule, const Timeline& predicted, const Metrics& predicted_metrics,
                               const Timeline& measured, const Metrics& measured_metrics) {
   PredictionReport r;

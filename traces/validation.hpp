@@ -54,6 +54,9 @@ struct PredictionReport {
 
 inline constexpr std::size_t kMaxListedMismatches = 20;
 
+// The largest peak activation memory of any device of a run (for "peak memory both ways").
+std::int64_t max_peak_activation_bytes(const Metrics& m);
+
 // Compares the two runs. Both timelines must belong to `schedule` (PIPESIM_ASSERT).
 PredictionReport compare_runs(const Schedule& schedule, const Timeline& predicted, const Metrics& predicted_metrics,
                               const Timeline& measured, const Metrics& measured_metrics);
