@@ -106,6 +106,10 @@ TEST(ValidateCli, BadInput) {
   testing_cli::expect_one_line_error(run("validate --schedules 1f1b,1f1b -p 2 -m 2"), "'1f1b' is listed twice");
   testing_cli::expect_one_line_error(run("validate --schedules 1f1b -p 2 -m 2 --trace x.json"),
                                      "--trace: with --schedules, use --trace-dir");
+  testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --trace-dir d"),
+                                     "--trace-dir: needs --schedules (one schedule: --trace)");
+  testing_cli::expect_one_line_error(run("validate --schedules 1f1b --schedule-file x.csv"),
+                                     "--schedules: not with --schedule-file");
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --cost /nonexistent/p.json"),
                                      "/nonexistent/p.json");
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 16 -m 2 --model gpt-tiny"), "16 stages");
