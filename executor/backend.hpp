@@ -55,6 +55,7 @@ struct ModelSetup {
   int num_stages = 1;           // stages per pipeline (the model is cut into these)
   std::uint64_t seed = 1;       // weights and synthetic data
   OptimizerConfig optimizer;
+  int num_devices = 1;          // executor devices in the run (a GPU may hold several)
 };
 
 // One (pipeline, stage) replica: which blocks it holds (kernels/stage_layout.hpp).

@@ -1,6 +1,10 @@
 #include "executor/backend_factory.hpp"
 
+#include <iostream>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <utility>
 
 #include "executor/cpu_backend.hpp"
 #ifdef PIPESIM_HAVE_CUDA
@@ -18,7 +22,59 @@ bool cuda_backend_built() {
 #endif
 }
 
-BackendFactory make_backend_factory(const std::string& name) {
+#ifdef PIPESIM_HAVE_CUDA
+namespace {
+
+// The SM partitions of the GPUs, made when a GPU's first virtual device is; shared by every
+// run the factory makes backends for (keyed by GPU and number of virtual devices on it).
+class Partitions {
+ public:
+  explicit Partitions(std::string mode) : mode_(std::move(mode)) {}
+
+  CudaBackendOptions options_for(int device, int num_devices, int gpus) {
+    CudaBackendOptions o;
+    const int gpu = device % gpus;
+    const int on_gpu = (num_devices - gpu + gpus - 1) / gpus;  // virtual devices on this GPU
+    if (on_gpu <= 1) return o;
+    std::lock_guard lock(mutex_);
+    const auto key = std::pair{gpu, on_gpu};
+    auto it = made_.find(key);
+    if (it == made_.end()) it = made_.emplace(key, make(gpu, on_gpu)).first;
+    o.partition = it->second;
+    o.partition_group = device / gpus;
+    return o;
+  }
+
+ private:
+  std::shared_ptr<SmPartition> make(int gpu, int on_gpu) {
+    const std::string head = "pipesim: GPU " + std::to_string(gpu) + ": " + std::to_string(on_gpu) + " virtual devices ";
+    if (mode_ == "off") {
+      std::cerr << head << "share all its SMs (--sm-partition off)\n";
+      return nullptr;
+    }
+    try {
+      auto p = std::make_shared<SmPartition>(gpu, on_gpu);
+      std::cerr << head << "each run on their own " << p->sms_per_group() << " of its " << p->total_sms()
+                << " SMs (green contexts)\n";
+      return p;
+    } catch (const CudaError& e) {
+      if (mode_ == "on") throw InputError("--sm-partition on: " + std::string(e.what()));
+      std::cerr << head << "share all its SMs: no SM partition (" << e.what() << ")\n";
+      return nullptr;
+    }
+  }
+
+  std::string mode_;
+  std::mutex mutex_;
+  std::map<std::pair<int, int>, std::shared_ptr<SmPartition>> made_;
+};
+
+}  // namespace
+#endif
+
+BackendFactory make_backend_factory(const std::string& name, const std::string& sm_partition) {
+  if (sm_partition != "auto" && sm_partition != "on" && sm_partition != "off")
+    throw InputError("--sm-partition: expected auto, on or off, got '" + sm_partition + "'");
   if (name == "cpu")
     return [](int, const ModelSetup& setup, const StopFlag&) -> std::unique_ptr<ComputeBackend> {
       return std::make_unique<CpuBackend>(setup);
@@ -33,9 +89,10 @@ BackendFactory make_backend_factory(const std::string& name) {
       throw InputError("--backend cuda: cannot query the CUDA devices: " + std::string(e.what()));
     }
     if (count == 0) throw InputError("--backend cuda: no CUDA device is visible (" + why + "); use --backend cpu");
-    return [](int device, const ModelSetup& setup, const StopFlag&) -> std::unique_ptr<ComputeBackend> {
+    auto partitions = std::make_shared<Partitions>(sm_partition);
+    return [partitions, count](int device, const ModelSetup& setup, const StopFlag&) -> std::unique_ptr<ComputeBackend> {
       try {
-        return std::make_unique<CudaBackend>(device, setup);
+        return std::make_unique<CudaBackend>(device, setup, partitions->options_for(device, setup.num_devices, count));
       } catch (const CudaError& e) {
         throw InputError("--backend cuda: device " + std::to_string(device) + ": " + e.what());
       }

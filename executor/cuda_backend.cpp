@@ -33,7 +33,12 @@ CudaBackend::CudaBackend(int device, const ModelSetup& setup, CudaBackendOptions
   check_executor_model(setup.model, setup.micro_batch_size, setup.microbatch_split);
   check_block_config(config_);
   gpu_ = pick_gpu(device);
-  ctx_ = std::make_shared<CudaContext>(gpu_);
+  if (const auto& part = options_.partition) {
+    PIPESIM_ASSERT(part->device() == gpu_);
+    ctx_ = std::make_shared<CudaContext>(gpu_, part->stream(options_.partition_group), part);
+  } else {
+    ctx_ = std::make_shared<CudaContext>(gpu_);
+  }
   keep_pool_memory(gpu_);  // every op ends with a synchronize: keep the pool's memory mapped
 }
 

@@ -6,7 +6,8 @@
 //
 //   executor device d ──> GPU d % (visible GPUs); several devices on one GPU are "virtual
 //                         devices": each has its own CudaContext (stream + cuBLAS handle),
-//                         they share the GPU's SMs (no partitioning, docs/gpu.md)
+//                         on its own group of SMs where an SmPartition is given (green
+//                         contexts, kernels/cuda/sm_partition.hpp), else on all of them
 //   replica    CudaStage (blocks) + CudaEmbedding on stage 0 + CudaLmHead on the last
 //              stage, each holding its gradient and Adam moments on the device
 //   versions   keep_version = a device-to-device copy of the current weights (weight_copy:
@@ -37,11 +38,14 @@
 #include "kernels/cuda/cuda_embedding.hpp"
 #include "kernels/cuda/cuda_lm_head.hpp"
 #include "kernels/cuda/cuda_stage.hpp"
+#include "kernels/cuda/sm_partition.hpp"
 
 namespace pipesim {
 
 struct CudaBackendOptions {
   GemmPrecision precision = GemmPrecision::Bf16;  // Fp32: for tight comparisons with the CPU
+  std::shared_ptr<SmPartition> partition;         // of this device's GPU; null: all SMs
+  int partition_group = 0;                        // which of its groups this device runs on
 };
 
 class CudaPayload final : public Payload {

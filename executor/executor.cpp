@@ -116,8 +116,8 @@ Fault timeout_fault(const RunState& st, const std::vector<WorkerStatus>& status)
 MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const RunOptions& options) {
   check_options(options);
   const DependencyGraph graph = dependencies_of(schedule);
-  ModelSetup setup{model, options.micro_batch_size, schedule.microbatch_split, schedule.num_stages, options.seed,
-                   options.optimizer};
+  ModelSetup setup{model,        options.micro_batch_size, schedule.microbatch_split, schedule.num_stages,
+                   options.seed, options.optimizer,        schedule.num_devices};
   check_executor_model(model, options.micro_batch_size, schedule.microbatch_split);
   if (schedule.num_stages > model.layers)
     throw InputError("schedule has " + std::to_string(schedule.num_stages) + " stages per pipeline, but model '" +

@@ -51,7 +51,9 @@ using ::testing::StartsWith;
 
 BackendFactory cuda(GemmPrecision p) {
   return [p](int device, const ModelSetup& setup, const StopFlag&) -> std::unique_ptr<ComputeBackend> {
-    return std::make_unique<CudaBackend>(device, setup, CudaBackendOptions{p});
+    CudaBackendOptions o;
+    o.precision = p;
+    return std::make_unique<CudaBackend>(device, setup, o);
   };
 }
 
@@ -179,8 +181,34 @@ TEST(ExecutorCuda, CoversEveryGenerator) {
 TEST(ExecutorCuda, VirtualDevicesShareTheVisibleGpus) {
   SKIP_WITHOUT_GPU();
   const int count = cuda_device_count();
-  ModelSetup setup{tiny(), 1, 1, 2, 1, {}};
+  ModelSetup setup{tiny(), 1, 1, 2, 1, {}, 4};
   for (int d = 0; d < 4; ++d) EXPECT_EQ(CudaBackend(d, setup).gpu(), d % count);
+}
+
+// Green contexts (kernels/cuda/sm_partition.hpp): 4 virtual devices on their own SMs each
+// train the same model as 4 sharing all SMs (cuBLAS may pick other GEMM algorithms for
+// fewer SMs, so bf16 tolerances).
+TEST(ExecutorCuda, SmPartitionedRunMatchesTheShared) {
+  SKIP_WITHOUT_GPU();
+  {
+    const SmPartition part(0, 4);
+    EXPECT_EQ(part.groups(), 4);
+    EXPECT_GE(part.sms_per_group(), 8);
+    EXPECT_LE(4 * part.sms_per_group(), part.total_sms());
+    for (int g = 0; g < 4; ++g) EXPECT_NE(part.stream(g), nullptr);
+  }
+  const Schedule s = make("1f1b", 4, 4, 2);
+  RunOptions o = quick();
+  o.keep_final_weights = true;
+  o.backend = make_backend_factory("cuda", "off");
+  const MeasuredRun shared = run_schedule(s, tiny(), o);
+  o.backend = make_backend_factory("cuda", "on");
+  const MeasuredRun parted = run_schedule(s, tiny(), o);
+  ASSERT_TRUE(parted.complete);
+  ASSERT_EQ(parted.losses.size(), shared.losses.size());
+  for (std::size_t k = 0; k < shared.losses.size(); ++k)
+    EXPECT_NEAR(parted.losses[k].loss, shared.losses[k].loss, 2e-2 * std::abs(shared.losses[k].loss));
+  EXPECT_LT(relative_difference(whole_model(parted, 0), whole_model(shared, 0)), 1e-2);
 }
 
 enum class Fault { Throw, WrongPayload, Hang };
@@ -261,6 +289,12 @@ TEST(ExecutorCudaFactory, NamesTheBackendsAndTheMissingDevice) {
     FAIL() << "an unknown backend";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "--backend: expected cpu or cuda, got 'tpu'");
+  }
+  try {
+    make_backend_factory("cpu", "half");
+    FAIL() << "an unknown --sm-partition";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "--sm-partition: expected auto, on or off, got 'half'");
   }
   RunOptions o = quick();
   o.backend = make_backend_factory("cpu");

@@ -27,6 +27,7 @@
 #include "kernels/cuda/cuda_error.hpp"
 #include "kernels/cuda/cuda_stage.hpp"
 #include "kernels/cuda/event_timer.hpp"
+#include "kernels/cuda/sm_partition.hpp"
 #include "kernels/cuda/transfer.hpp"
 #include "kernels/optimizer.hpp"
 #include "kernels/stage.hpp"
@@ -112,6 +113,21 @@ TEST(KernelsCudaNoDevice, ContextWithoutADeviceIsANamedCudaError) {
   } catch (const CudaError& e) {
     EXPECT_NE(std::string(e.what()).find("cuda: cudaSetDevice in context for device 0: "), std::string::npos) << e.what();
   }
+}
+
+// The SM split rule (no GPU needed): equal groups, a multiple of the alignment, at least
+// the minimum, else 0. Hopper: minimum 8, alignment 8; an H200 has 132 SMs.
+TEST(KernelsCudaNoDevice, SmsPerPartition) {
+  EXPECT_EQ(sms_per_partition(132, 1, 8, 8), 128);
+  EXPECT_EQ(sms_per_partition(132, 2, 8, 8), 64);
+  EXPECT_EQ(sms_per_partition(132, 4, 8, 8), 32);
+  EXPECT_EQ(sms_per_partition(132, 8, 8, 8), 16);
+  EXPECT_EQ(sms_per_partition(132, 16, 8, 8), 8);
+  EXPECT_EQ(sms_per_partition(132, 17, 8, 8), 0);
+  EXPECT_EQ(sms_per_partition(132, 3, 8, 2), 44);
+  EXPECT_EQ(sms_per_partition(10, 2, 8, 1), 0);
+  EXPECT_EQ(sms_per_partition(0, 2, 8, 8), 0);
+  EXPECT_EQ(sms_per_partition(132, 0, 8, 8), 0);
 }
 
 TEST_F(KernelsCuda, BadDeviceIsANamedCudaError) {

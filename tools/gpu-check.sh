@@ -9,12 +9,15 @@
 #                                                tools/gpu-check.sh run OUT_DIR [BIN_DIR]
 #       1. env.txt: nvidia-smi, the binaries' ldd (a missing library is reported, not hidden)
 #       2. every *_cuda_test with PIPESIM_REQUIRE_GPU=1 (a skip would be a failure there)
-#       3. pipesim profile --backend cuda (on failure: FAILED, and --backend cpu for step 4)
-#       4. pipesim validate (else pipesim run), per seed schedule on 4 virtual devices
-#       5. pipesim run --backend cuda (the CUDA executor), per seed schedule on 4 virtual
-#          devices, where step 4 could not use the CUDA backend itself
+#       3. pipesim profile --backend cuda of gpt-tiny (on failure: the CPU profile instead)
+#       4. pipesim validate --backend cuda, every seed schedule on 4 virtual devices (SM
+#          partition auto; if the 1f1b probe fails with it, off for all, said in the summary),
+#          JSON to validate-NAME.log, report and trace to reports/
+#       5. 1f1b with the 4 devices sharing all SMs (--sm-partition off), for comparison
+#       6. gpt-small: its CUDA profile, then 1f1b, chimera and amp validated on it
 #       writes logs and reports to OUT_DIR, summary.txt last, and gpu-check.tar.gz of it all.
-# Every step runs under `timeout`; the whole run stays under ~9 minutes (DEADLINE_S).
+# Every step runs under `timeout`; the whole run stays under DEADLINE_S (default 420 s):
+# later steps are skipped, and said so, when the time is spent.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,7 +46,7 @@ fi
 out=$2
 bin=${3:-build-gpu-bin}
 mkdir -p "$out/reports"
-DEADLINE_S=${DEADLINE_S:-540}
+DEADLINE_S=${DEADLINE_S:-420}
 summary=()
 note() { summary+=("$1"); echo "gpu-check: $1"; }
 left() { echo $((DEADLINE_S - SECONDS)); }
@@ -51,12 +54,13 @@ left() { echo $((DEADLINE_S - SECONDS)); }
 step() {
   local name=$1 limit=$2; shift 2
   local budget; budget=$(left)
-  if ((budget < 20)); then note "$name: SKIPPED (time budget spent)"; return 99; fi
+  if ((budget < 15)); then note "$name: SKIPPED (time budget spent)"; return 99; fi
   ((limit > budget)) && limit=$budget
+  local t0=$SECONDS
   timeout --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
   local rc=$?
   if ((rc == 124 || rc == 137)); then note "$name: TIMEOUT after ${limit}s"
-  elif ((rc == 0)); then note "$name: ok"
+  elif ((rc == 0)); then note "$name: ok ($((SECONDS - t0)) s)"
   else note "$name: FAILED (exit $rc, see $name.log)"; fi
   return $rc
 }
@@ -68,81 +72,66 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
 done
 
 {
-  echo "date: $(date -u)"; echo "host: $(uname -a)"
+  echo "date: $(date -u)"; echo "host: $(uname -a)"; echo "cpus: $(nproc)"
   timeout 30 nvidia-smi 2>&1 || echo "nvidia-smi: not available"
+  timeout 30 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.sm --format=csv 2>&1
   echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
   for f in "$bin"/*; do [[ -x $f && -f $f ]] && { echo "== ldd $(basename "$f")"; ldd "$f" 2>&1; }; done
 } > "$out/env.txt" 2>&1
 if [[ ! -x $bin/pipesim ]]; then
   note "no binaries in $bin: run 'tools/gpu-check.sh build' where the -dev packages are, and carry $bin"
-elif grep -q "not found" "$out/env.txt"; then
-  note "missing shared libraries: $(grep 'not found' "$out/env.txt" | sort -u | tr -s ' \t' ' ' | tr '\n' ';')"
+  exit 1
 fi
+grep -q "not found" "$out/env.txt" &&
+  note "missing shared libraries: $(grep 'not found' "$out/env.txt" | sort -u | tr -s ' \t' ' ' | tr '\n' ';')"
+ps=$bin/pipesim
 
-# 2. CUDA kernel tests: a GPU is required here, so a skip fails.
+# 2. CUDA kernel and executor tests: a GPU is required here, so a skip fails.
 for t in "$bin"/*_cuda_test; do
-  [[ -x $t ]] || continue
   name=$(basename "$t")
-  PIPESIM_REQUIRE_GPU=1 step "$name" 240 "$t" --gtest_output="xml:$out/$name.xml"
+  PIPESIM_REQUIRE_GPU=1 step "$name" 150 "$t" --gtest_output="xml:$out/$name.xml"
 done
 
-# 3. Profile (needs `pipesim profile`).
-profile=""
-if [[ -x $bin/pipesim ]] && "$bin/pipesim" --help 2>/dev/null | grep -qE '^\s+profile\s'; then
-  if step profile-cuda 120 "$bin/pipesim" profile --backend cuda --model gpt-tiny --micro-batch-sizes 1,2 \
-       --repeats 5 --warmup 2 --out "$out/profile-cuda.json"; then
-    profile=$out/profile-cuda.json
-  elif step profile-cpu 120 "$bin/pipesim" profile --backend cpu --model gpt-tiny --micro-batch-sizes 1,2 \
-         --repeats 3 --warmup 1 --clock thread-cpu --out "$out/profile-cpu.json"; then
-    profile=$out/profile-cpu.json
-    note "profile: CUDA profile failed (see profile-cuda.log); validation uses the CPU profile"
-  fi
-else
-  note "profile: this pipesim has no 'profile' subcommand: skipped"
+# 3. Profile of gpt-tiny on the GPU (the CPU's if that fails, said in the summary).
+profile=$out/profile-cuda.json
+if ! step profile-cuda 90 "$ps" profile --backend cuda --model gpt-tiny --micro-batch-sizes 1,2 \
+       --repeats 10 --warmup 3 --out "$profile"; then
+  profile=$out/profile-cpu.json
+  step profile-cpu 90 "$ps" profile --backend cpu --model gpt-tiny --micro-batch-sizes 1,2 --repeats 3 --warmup 1 \
+    --clock thread-cpu --out "$profile" && note "profile: the CUDA profile failed; validation predicts with the CPU profile"
 fi
 
-# 4. Every seed schedule on 4 virtual devices: `pipesim validate` (measured against predicted)
-# where this pipesim has it, else `pipesim run` (measured only). The CUDA backend where the
-# subcommand takes it (probed once on 1f1b), else the CPU one, said in the summary.
+# 4. Every seed schedule: predicted (profile) against measured (CUDA executor), 4 virtual devices.
+validate() {  # validate STEP_NAME SCHEDULE [FLAGS...]
+  local name=$1 s=$2; shift 2
+  step "$name" 60 "$ps" validate --backend cuda --schedule "$s" -p 4 --iterations 2 --timeout 30s --cost "$profile" \
+    --report "$out/reports/$name.html" --trace "$out/reports/$name.trace.json" --json "$@"
+}
+partition=auto
+if ! validate validate-probe 1f1b; then
+  if validate validate-probe-shared 1f1b --sm-partition off; then
+    partition=off
+    note "validate: 1f1b fails with SM partitions (see validate-probe.log) and runs without: all schedules use --sm-partition off"
+  fi
+fi
+grep -h "virtual devices" "$out"/validate-probe*.log 2>/dev/null | head -1 | sed 's/^/SM partition: /' >> "$out/partition.txt"
 schedules=(gpipe 1f1b interleaved zb-h1 zb-h2 chimera pipedream pipedream-2bw async-1f1b amp amdp dualpipe dualpipev)
-has_command() { [[ -x $bin/pipesim ]] && "$bin/pipesim" --help 2>/dev/null | grep -qE "^\s+$1\s"; }
-if has_command validate; then sub=validate; elif has_command run; then sub=run; else sub=""; fi
-if [[ -n $sub ]]; then
-  "$bin/pipesim" "$sub" --help > "$out/$sub-help.txt" 2>&1
-  takes() { grep -q -- "$1" "$out/$sub-help.txt"; }
-  backend=cpu
-  if takes --backend; then
-    if step "$sub-cuda-probe" 60 "$bin/pipesim" "$sub" --backend cuda --schedule 1f1b -p 4; then backend=cuda
-    else note "$sub: the CUDA backend failed on 1f1b (see $sub-cuda-probe.log); the schedules run on the CPU backend"; fi
-  fi
-  for s in "${schedules[@]}"; do
-    args=("$sub" --schedule "$s" -p 4)
-    takes --backend && args+=(--backend "$backend")
-    takes --iterations && args+=(--iterations 2)
-    takes '--timeout' && args+=(--timeout 30s)
-    [[ -n $profile ]] && takes --cost && args+=(--cost "$profile")
-    takes --report && args+=(--report "$out/reports/$s.html")
-    takes --trace && args+=(--trace "$out/reports/$s.trace.json")
-    step "$sub-$s" 60 "$bin/pipesim" "${args[@]}"
-  done
-else
-  note "validate/run: this pipesim has neither subcommand: skipped"
-fi
+for s in "${schedules[@]}"; do validate "validate-$s" "$s" --sm-partition "$partition"; done
 
-# 5. The CUDA executor (executor/cuda_backend.hpp) on every seed schedule, 4 virtual devices on
-# the GPU, through `pipesim run` (which takes --backend cuda), unless step 4 already used it.
-if [[ ${backend:-cpu} != cuda ]] && has_command run; then
-  "$bin/pipesim" run --help > "$out/run-help.txt" 2>&1
-  for s in "${schedules[@]}"; do
-    args=(run --backend cuda --schedule "$s" -p 4)
-    grep -q -- --iterations "$out/run-help.txt" && args+=(--iterations 2)
-    grep -q -- --timeout "$out/run-help.txt" && args+=(--timeout 30s)
-    grep -q -- --trace "$out/run-help.txt" && args+=(--trace "$out/reports/$s.cuda-run.trace.json")
-    step "run-cuda-$s" 60 "$bin/pipesim" "${args[@]}"
+# 5. The same 1f1b with the 4 devices sharing every SM.
+[[ $partition == auto ]] && validate validate-1f1b-shared 1f1b --sm-partition off
+
+# 6. A wider model: gpt-small's profile, then three schedules on it.
+if step profile-cuda-small 90 "$ps" profile --backend cuda --model gpt-small --micro-batch-sizes 1,2 \
+     --repeats 10 --warmup 3 --out "$out/profile-cuda-small.json"; then
+  for s in 1f1b chimera amp; do
+    step "validate-small-$s" 60 "$ps" validate --backend cuda --model gpt-small --schedule "$s" -p 4 --iterations 2 \
+      --timeout 30s --cost "$out/profile-cuda-small.json" --sm-partition "$partition" \
+      --report "$out/reports/validate-small-$s.html" --json
   done
 fi
 
-{ echo "gpu-check $(date -u), ${SECONDS}s"; printf '%s\n' "${summary[@]}"; } > "$out/summary.txt"
+{ echo "gpu-check $(date -u), ${SECONDS}s"; cat "$out/partition.txt" 2>/dev/null; printf '%s\n' "${summary[@]}"; } > "$out/summary.txt"
 tar -czf "$out/gpu-check.tar.gz" -C "$out" --exclude gpu-check.tar.gz . 2>/dev/null
 cat "$out/summary.txt"
 grep -qE 'FAILED|TIMEOUT|missing|no binaries' "$out/summary.txt" && exit 1

@@ -11,6 +11,10 @@ namespace pipesim {
 
 void add_executor_flags(CLI::App& cmd, ExecutorFlags& f) {
   cmd.add_option("--backend", f.backend, "Where the ops run: cpu (Eigen kernels) or cuda")->capture_default_str();
+  cmd.add_option("--sm-partition", f.sm_partition,
+                 "cuda, several devices on one GPU: auto (own SMs each, green contexts, where the driver allows), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   cmd.add_option("--model", f.model, "Model from the catalog (GPT-style, e.g. gpt-tiny, gpt-small) or a file")
       ->capture_default_str();
   cmd.add_option("--micro-batch-size", f.micro_batch_size, "Sequences per micro-batch")->capture_default_str();
@@ -30,7 +34,7 @@ RunOptions make_run_options(const ExecutorFlags& f) {
   options.optimizer = {f.optimizer == "sgd" ? OptimizerKind::Sgd : OptimizerKind::Adam, f.lr};
   options.timeout = std::chrono::nanoseconds(parse_duration(f.timeout, "--timeout"));
   options.channel_capacity = f.channel_capacity;
-  options.backend = make_backend_factory(f.backend);
+  options.backend = make_backend_factory(f.backend, f.sm_partition);
   if (const auto available = available_memory()) options.max_memory_bytes = static_cast<std::int64_t>(*available / 2);
   return options;
 }

@@ -14,6 +14,7 @@ namespace pipesim {
 
 struct ExecutorFlags {
   std::string backend = "cpu";
+  std::string sm_partition = "auto";
   std::string model = "gpt-tiny";
   int micro_batch_size = 1;
   std::string optimizer = "adam";

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <utility>
 
 #include "kernels/cuda/device_ops.hpp"
 
@@ -17,13 +18,20 @@ void keep_pool_memory(int device) {
   cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute", op);
 }
 
-CudaContext::CudaContext(int device) : device_(device) {
+CudaContext::CudaContext(int device) : CudaContext(device, nullptr, nullptr) {}
+
+CudaContext::CudaContext(int device, cudaStream_t stream, std::shared_ptr<const void> owner)
+    : device_(device), stream_(stream), own_stream_(stream == nullptr), stream_owner_(std::move(owner)) {
   const std::string op = "context for device " + std::to_string(device);
   cuda_check(cudaSetDevice(device), "cudaSetDevice", op);
-  cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", op);
+  if (own_stream_)
+    cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", op);
+  const auto drop_stream = [&] {
+    if (own_stream_) cudaStreamDestroy(stream_);
+  };
   const cublasStatus_t created = cublasCreate(&cublas_);
   if (created != CUBLAS_STATUS_SUCCESS) {
-    cudaStreamDestroy(stream_);
+    drop_stream();
     cublas_check(created, "cublasCreate", op);
   }
   try {
@@ -32,7 +40,7 @@ CudaContext::CudaContext(int device) : device_(device) {
     cublas_check(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode", op);
   } catch (...) {
     cublasDestroy(cublas_);
-    cudaStreamDestroy(stream_);
+    drop_stream();
     throw;
   }
 }
@@ -41,7 +49,7 @@ CudaContext::~CudaContext() {
   ones_ = DeviceBuffer<float>{};  // stream-ordered free before the stream goes
   if (cudaStreamSynchronize(stream_) != cudaSuccess) std::fprintf(stderr, "pipesim: warning: cudaStreamSynchronize failed\n");
   cublasDestroy(cublas_);
-  cudaStreamDestroy(stream_);
+  if (own_stream_) cudaStreamDestroy(stream_);
 }
 
 void CudaContext::synchronize(const std::string& op) const {

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "kernels/cuda/device_buffer.hpp"
@@ -34,6 +35,9 @@ class CudaContext {
   // Selects `device`, creates a non-blocking stream and a cuBLAS handle on it. CudaError
   // when there is no such device or a call fails.
   explicit CudaContext(int device = 0);
+  // The same on a stream made elsewhere (an SmPartition group's): `owner` keeps it alive,
+  // and the context neither creates nor destroys it.
+  CudaContext(int device, cudaStream_t stream, std::shared_ptr<const void> owner);
   ~CudaContext();
   CudaContext(const CudaContext&) = delete;
   CudaContext& operator=(const CudaContext&) = delete;
@@ -53,6 +57,8 @@ class CudaContext {
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
+  bool own_stream_ = true;                    // false: made elsewhere, kept alive by stream_owner_
+  std::shared_ptr<const void> stream_owner_;
   DeviceBuffer<float> ones_;
 };
 
