@@ -52,8 +52,9 @@ struct ProfileSettings {
   int repeats = 0;  // timed runs per measurement
   int warmup = 0;   // untimed runs before them
   int threads = 1;  // compute threads per device (Eigen)
-  // What the op times count: "wall" (steady clock: what a run on this machine sees) or
-  // "thread-cpu" (the thread's CPU time: robust on a machine others load, blind to waits).
+  // What the op times count: "wall" (steady clock: what a run on this machine sees),
+  // "thread-cpu" (the thread's CPU time: robust on a machine others load, blind to waits) or
+  // "events" (CUDA: GPU time between events, without launch and synchronize overhead).
   std::string clock = "wall";
 };
 

@@ -213,8 +213,8 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   p.settings.warmup = settings.count("warmup", 0);
   p.settings.threads = settings.count("threads");
   p.settings.clock = settings.text("clock");
-  if (p.settings.clock != "wall" && p.settings.clock != "thread-cpu")
-    fail(settings.where("clock"), "expected 'wall' or 'thread-cpu'; got '" + p.settings.clock + "'");
+  if (p.settings.clock != "wall" && p.settings.clock != "thread-cpu" && p.settings.clock != "events")
+    fail(settings.where("clock"), "expected 'wall', 'thread-cpu' or 'events'; got '" + p.settings.clock + "'");
 
   p.model = read_model(root);
   p.dtype = root.text("dtype");

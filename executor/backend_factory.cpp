@@ -22,6 +22,19 @@ bool cuda_backend_built() {
 #endif
 }
 
+int devices_per_gpu(const std::string& name, int devices) {
+#ifdef PIPESIM_HAVE_CUDA
+  if (name == "cuda" && devices > 1) {
+    const int gpus = cuda_device_count();
+    if (gpus > 0) return (devices + gpus - 1) / gpus;
+  }
+#else
+  (void)name;
+  (void)devices;
+#endif
+  return 1;
+}
+
 #ifdef PIPESIM_HAVE_CUDA
 namespace {
 

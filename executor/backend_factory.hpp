@@ -28,4 +28,9 @@ BackendFactory make_backend_factory(const std::string& name, const std::string& 
 // Whether this build has the CUDA backend (PIPESIM_CUDA).
 bool cuda_backend_built();
 
+// How many of a run's `devices` share the busiest GPU under backend `name` (cuda: devices
+// over visible GPUs, rounded up; cpu, or no GPU: 1): what the profiler splits a GPU into to
+// time ops as such a device runs them (pipesim validate, profiling now).
+int devices_per_gpu(const std::string& name, int devices);
+
 }  // namespace pipesim

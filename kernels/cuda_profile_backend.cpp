@@ -1,6 +1,7 @@
 #include "kernels/cuda_profile_backend.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "kernels/cuda/cuda_lm_head.hpp"
 #include "kernels/cuda/cuda_params.hpp"
 #include "kernels/cuda/event_timer.hpp"
+#include "kernels/cuda/sm_partition.hpp"
 #include "kernels/cuda/transfer.hpp"
 #include "schedules/error.hpp"
 
@@ -46,9 +48,25 @@ auto guarded(F&& f) -> decltype(f()) {
   }
 }
 
-// Seconds of `f`'s work on the context's stream.
+// How every probe gets its context and times its work.
+struct ProbeSetup {
+  bool events = false;                    // CUDA events; else host wall clock around call + synchronize
+  std::shared_ptr<SmPartition> partition; // run on its group 0; null: the whole GPU
+  cudaStream_t stream() const { return partition ? partition->stream(0) : nullptr; }
+};
+
+// Seconds of `f`'s work on the context's stream: GPU time between two events, or the host's
+// wall clock from an idle stream to the end of the synchronize after `f` (what the executor
+// measures around each op: launches, kernels and the synchronize).
 template <class F>
-double timed(const CudaContext& ctx, F&& f) {
+double timed(const CudaContext& ctx, const ProbeSetup& setup, F&& f) {
+  if (!setup.events) {
+    ctx.synchronize("profile timing");
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    ctx.synchronize("profile timing");
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   CudaEventTimer t(ctx);
   t.start();
   f();
@@ -57,7 +75,8 @@ double timed(const CudaContext& ctx, F&& f) {
 
 class CudaWorkload final : public ProfileWorkload {
  public:
-  CudaWorkload(const ModelSpec& m, int b, std::uint64_t seed) : vocab_(m.vocab) {
+  CudaWorkload(const ModelSpec& m, int b, std::uint64_t seed, ProbeSetup setup)
+      : setup_(std::move(setup)), ctx_(0, setup_.stream(), setup_.partition), vocab_(m.vocab) {
     config_.batch = b;
     config_.seq = m.seq_len;
     config_.hidden = m.hidden;
@@ -84,34 +103,34 @@ class CudaWorkload final : public ProfileWorkload {
   PassTimes block_pass_() {
     PassTimes t;
     DeviceMatrix y, dx;
-    t.forward = timed(ctx_, [&] { y = block_->forward(x_, cache_); });
+    t.forward = timed(ctx_, setup_, [&] { y = block_->forward(x_, cache_); });
     block_bytes_.activation = cache_.bytes();
     message_bytes_ = y.buf.bytes();
-    t.input_grad = timed(ctx_, [&] { dx = block_->backward_input(dy_, cache_); });
+    t.input_grad = timed(ctx_, setup_, [&] { dx = block_->backward_input(dy_, cache_); });
     block_bytes_.held_after_input_grad = cache_.bytes();
-    t.weight_grad = timed(ctx_, [&] { block_->backward_weight(cache_); });
+    t.weight_grad = timed(ctx_, setup_, [&] { block_->backward_weight(cache_); });
     return t;
   }
 
   PassTimes embedding_pass_() {
     PassTimes t;
     DeviceMatrix x;
-    t.forward = timed(ctx_, [&] { x = embedding_->forward(ids_); });
+    t.forward = timed(ctx_, setup_, [&] { x = embedding_->forward(ids_); });
     // As the CPU profile: W needs the token ids until it runs; nothing else is kept.
     embedding_bytes_.activation = embedding_bytes_.held_after_input_grad =
         static_cast<std::int64_t>(ids_.size() * sizeof(int));
-    t.weight_grad = timed(ctx_, [&] { embedding_->backward_weight(ids_, dy_); });
+    t.weight_grad = timed(ctx_, setup_, [&] { embedding_->backward_weight(ids_, dy_); });
     return t;
   }
 
   PassTimes head_pass_() {
     PassTimes t;
     DeviceMatrix dx;
-    t.forward = timed(ctx_, [&] { loss_ = head_->forward(x_, targets_, head_cache_); });
+    t.forward = timed(ctx_, setup_, [&] { loss_ = head_->forward(x_, targets_, head_cache_); });
     head_bytes_.activation = head_cache_.bytes();
-    t.input_grad = timed(ctx_, [&] { dx = head_->backward_input(head_cache_); });
+    t.input_grad = timed(ctx_, setup_, [&] { dx = head_->backward_input(head_cache_); });
     head_bytes_.held_after_input_grad = head_cache_.bytes();
-    t.weight_grad = timed(ctx_, [&] { head_->backward_weight(head_cache_); });
+    t.weight_grad = timed(ctx_, setup_, [&] { head_->backward_weight(head_cache_); });
     return t;
   }
 
@@ -131,7 +150,8 @@ class CudaWorkload final : public ProfileWorkload {
   }
 
  private:
-  CudaContext ctx_{0};  // first: every buffer below is freed on its stream
+  ProbeSetup setup_;
+  CudaContext ctx_;  // before the buffers: every buffer below is freed on its stream
   BlockConfig config_;
   int vocab_ = 0;
   std::optional<CudaBlock> block_;
@@ -148,7 +168,8 @@ class CudaWorkload final : public ProfileWorkload {
 
 class CudaOptimizer final : public OptimizerProbe {
  public:
-  CudaOptimizer(std::int64_t count, std::uint64_t seed) {
+  CudaOptimizer(std::int64_t count, std::uint64_t seed, ProbeSetup setup)
+      : setup_(std::move(setup)), ctx_(0, setup_.stream(), setup_.partition) {
     std::uint64_t state = seed;
     KVec<float> values = random_matrix(count, 1, state);
     params_.emplace(ctx_, values, kPrecision == GemmPrecision::Bf16, "optimizer probe");
@@ -161,19 +182,21 @@ class CudaOptimizer final : public OptimizerProbe {
 
  private:
   double step_(OptimizerKind kind) {
-    if (kind == OptimizerKind::Sgd) return timed(ctx_, [&] { params_->sgd_step(1e-3); });
-    return timed(ctx_, [&] { params_->adam_step(AdamConfig{}); });
+    if (kind == OptimizerKind::Sgd) return timed(ctx_, setup_, [&] { params_->sgd_step(1e-3); });
+    return timed(ctx_, setup_, [&] { params_->adam_step(AdamConfig{}); });
   }
 
  private:
-  CudaContext ctx_{0};
+  ProbeSetup setup_;
+  CudaContext ctx_;
   std::optional<CudaParams> params_;
 };
 
 // A message of `bytes` from GPU 0 to GPU 0 (another buffer) or to GPU 1 (peer).
 class DeviceLink final : public LinkProbe {
  public:
-  DeviceLink(std::int64_t bytes, bool peer) : peer_(peer) {
+  DeviceLink(std::int64_t bytes, bool peer, ProbeSetup setup)
+      : setup_(std::move(setup)), ctx_(0, setup_.stream(), setup_.partition), peer_(peer) {
     const std::string op = "link probe";
     src_ = DeviceBuffer<char>(bytes, ctx_.stream(), op);
     cuda_check(cudaMemsetAsync(src_.data(), 1, static_cast<std::size_t>(bytes), ctx_.stream()), "cudaMemsetAsync", op);
@@ -209,7 +232,7 @@ class DeviceLink final : public LinkProbe {
  private:
   double send_() {
     const auto bytes = static_cast<std::size_t>(src_.bytes());
-    return timed(ctx_, [&] {
+    return timed(ctx_, setup_, [&] {
       if (peer_)
         cuda_check(cudaMemcpyPeerAsync(dst_.data(), 1, src_.data(), 0, bytes, ctx_.stream()), "cudaMemcpyPeerAsync",
                    "link probe");
@@ -220,7 +243,8 @@ class DeviceLink final : public LinkProbe {
   }
 
  private:
-  CudaContext ctx_{0};
+  ProbeSetup setup_;
+  CudaContext ctx_;
   std::optional<CudaContext> receiver_;  // GPU 1 for a peer link
   bool peer_;
   DeviceBuffer<char> src_, dst_;
@@ -228,8 +252,12 @@ class DeviceLink final : public LinkProbe {
 
 class CudaProfileBackend final : public ProfileBackend {
  public:
-  explicit CudaProfileBackend(int gpus) : gpus_(gpus) {
-    guarded([&] { keep_pool_memory(0); });  // each timed piece ends with a synchronize
+  CudaProfileBackend(int gpus, bool events, int virtual_devices) : gpus_(gpus) {
+    setup_.events = events;
+    guarded([&] {
+      keep_pool_memory(0);  // each timed piece ends with a synchronize
+      if (virtual_devices > 1) setup_.partition = std::make_shared<SmPartition>(0, virtual_devices);
+    });
   }
   std::string name() const override { return "cuda"; }
   std::string link_kind() const override { return gpus_ >= 2 ? "peer" : "device-to-device"; }
@@ -247,6 +275,9 @@ class CudaProfileBackend final : public ProfileBackend {
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0) p.machine.hostname = host;
     p.machine.device = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
+    if (const auto& part = setup_.partition)
+      p.machine.device += ", one of " + std::to_string(part->groups()) + " virtual devices: " +
+                          std::to_string(part->sms_per_group()) + " of " + std::to_string(part->total_sms()) + " SMs";
     p.machine.device_count = gpus_;
     p.libraries.compiler = compiler_version();
     p.libraries.eigen = eigen_version();
@@ -258,30 +289,34 @@ class CudaProfileBackend final : public ProfileBackend {
                        std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
                        std::to_string(CUBLAS_VER_PATCH) + ", bf16 GEMMs";
     p.settings.threads = 1;
-    p.settings.clock = "wall";  // CUDA events: elapsed GPU time
+    p.settings.clock = setup_.events ? "events" : "wall";
   }
 
  public:
   std::unique_ptr<ProfileWorkload> workload(const ModelSpec& model, int b, std::uint64_t seed) override {
     check_gpt_model(model, "profile");
-    return guarded([&] { return std::make_unique<CudaWorkload>(model, b, seed); });
+    return guarded([&] { return std::make_unique<CudaWorkload>(model, b, seed, setup_); });
   }
   std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) override {
     PIPESIM_ASSERT(count > 0);
-    return guarded([&] { return std::make_unique<CudaOptimizer>(count, seed); });
+    return guarded([&] { return std::make_unique<CudaOptimizer>(count, seed, setup_); });
   }
   std::unique_ptr<LinkProbe> link(std::int64_t bytes) override {
     PIPESIM_ASSERT(bytes > 0);
-    return guarded([&] { return std::make_unique<DeviceLink>(bytes, gpus_ >= 2); });
+    return guarded([&] { return std::make_unique<DeviceLink>(bytes, gpus_ >= 2, setup_); });
   }
 
  private:
   int gpus_;
+  ProbeSetup setup_;
 };
 
 }  // namespace
 
-std::unique_ptr<ProfileBackend> make_cuda_profile_backend() {
+std::unique_ptr<ProfileBackend> make_cuda_profile_backend(const std::string& clock, int virtual_devices) {
+  if (clock != "wall" && clock != "events")
+    throw InputError("--clock: the cuda backend times by wall or events, got '" + clock + "'");
+  if (virtual_devices < 1) throw InputError("--virtual-devices: expected at least 1, got " + std::to_string(virtual_devices));
   std::string why;
   int count = 0;
   try {
@@ -290,7 +325,7 @@ std::unique_ptr<ProfileBackend> make_cuda_profile_backend() {
     throw InputError("--backend cuda: cannot query the CUDA devices: " + std::string(e.what()));
   }
   if (count == 0) throw InputError("--backend cuda: no CUDA device is visible (" + why + "); use --backend cpu");
-  return std::make_unique<CudaProfileBackend>(count);
+  return std::make_unique<CudaProfileBackend>(count, clock == "events", virtual_devices);
 }
 
 }  // namespace pipesim

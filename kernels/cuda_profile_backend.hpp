@@ -1,8 +1,13 @@
 #pragma once
 // The CUDA profile backend: kernels/cuda/ on GPU 0 (bf16 GEMMs, the executor's default),
-// every piece timed with CUDA events recorded on the context's stream around it
-// (CudaEventTimer: elapsed GPU time between two points of the stream, which the profile
-// records as clock "wall"; the launch overhead before the first kernel is not in it).
+// every piece timed by one of two clocks:
+//   "wall"    the host's steady clock from an idle stream to the end of a synchronize after
+//             the piece: launches, kernels and the synchronize, which is what the executor
+//             measures around each op (its CUDA backend synchronizes after every call)
+//   "events"  CUDA events recorded on the context's stream around it (CudaEventTimer):
+//             elapsed GPU time, without the launch overhead before the first kernel
+// `virtual_devices` > 1 profiles on one group of an SmPartition of that many groups (green
+// contexts), as one of that many executor devices sharing the GPU with --sm-partition.
 //
 //   block      CudaBlock forward, backward_input, backward_weight
 //   embedding  CudaEmbedding forward, backward_weight (the token-id upload included)
@@ -17,11 +22,13 @@
 // Built into pipesim::kernels_cuda (PIPESIM_CUDA); make_profile_backend("cuda")
 // (profiler.hpp) makes one. InputError when no GPU is visible.
 #include <memory>
+#include <string>
 
 #include "kernels/profile_backend.hpp"
 
 namespace pipesim {
 
-std::unique_ptr<ProfileBackend> make_cuda_profile_backend();
+// InputError for another clock, virtual_devices < 1, or no visible GPU.
+std::unique_ptr<ProfileBackend> make_cuda_profile_backend(const std::string& clock = "wall", int virtual_devices = 1);
 
 }  // namespace pipesim

@@ -222,18 +222,18 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
   return p;
 }
 
-std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock) {
+std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock,
+                                                     int virtual_devices) {
   if (name == "cpu") {
     if (clock != "wall" && clock != "thread-cpu")
       throw InputError("--clock: expected wall or thread-cpu, got '" + clock + "'");
+    if (virtual_devices != 1)
+      throw InputError("--virtual-devices: the cpu backend profiles one thread (only the cuda backend splits a GPU)");
     return std::make_unique<CpuProfileBackend>(clock == "wall" ? CpuClock::Wall : CpuClock::ThreadCpu);
   }
   if (name == "cuda") {
 #ifdef PIPESIM_HAVE_CUDA
-    if (clock != "wall")
-      throw InputError("--clock: the cuda backend times with CUDA events (elapsed GPU time, recorded as wall); got '" +
-                       clock + "'");
-    return make_cuda_profile_backend();
+    return make_cuda_profile_backend(clock, virtual_devices);
 #else
     throw InputError("--backend cuda: this pipesim was built without CUDA (configure with -DPIPESIM_CUDA=ON where nvcc "
                      "and cuBLAS are installed, docs/gpu.md); use --backend cpu");

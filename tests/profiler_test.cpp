@@ -286,8 +286,9 @@ TEST(Profiler, BadRequestsAreOneLineInputErrors) {
   if (cuda_device_count() == 0) {
     EXPECT_THAT(error_of([] { make_profile_backend("cuda"); }), HasSubstr("--backend cuda: no CUDA device is visible ("));
   }
-  EXPECT_THAT(error_of([] { make_profile_backend("cuda", "thread-cpu"); }),
-              HasSubstr("--clock: the cuda backend times with CUDA events"));
+  EXPECT_EQ(error_of([] { make_profile_backend("cuda", "thread-cpu"); }),
+            "--clock: the cuda backend times by wall or events, got 'thread-cpu'");
+  EXPECT_EQ(error_of([] { make_profile_backend("cuda", "wall", 0); }), "--virtual-devices: expected at least 1, got 0");
 #else
   EXPECT_EQ(error_of([] { make_profile_backend("cuda"); }),
             "--backend cuda: this pipesim was built without CUDA (configure with -DPIPESIM_CUDA=ON where nvcc and cuBLAS "
@@ -296,6 +297,8 @@ TEST(Profiler, BadRequestsAreOneLineInputErrors) {
   EXPECT_EQ(error_of([] { make_profile_backend("tpu"); }), "--backend: expected cpu or cuda, got 'tpu'");
   EXPECT_EQ(error_of([] { make_profile_backend("cpu", "sundial"); }),
             "--clock: expected wall or thread-cpu, got 'sundial'");
+  EXPECT_EQ(error_of([] { make_profile_backend("cpu", "wall", 4); }),
+            "--virtual-devices: the cpu backend profiles one thread (only the cuda backend splits a GPU)");
 }
 
 }  // namespace

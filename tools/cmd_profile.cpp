@@ -25,6 +25,7 @@ struct ProfileFlags {
   int warmup = 2;
   std::string out;
   std::string clock = "wall";
+  int virtual_devices = 1;
   bool quiet = false;
 };
 
@@ -125,7 +126,11 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--warmup", f->warmup, "Untimed runs before them")->capture_default_str();
   cmd->add_option("--link-sizes", f->link_sizes, "Comma-separated message sizes for the link fit [default: powers of 2 around the model's messages]");
   cmd->add_option("--clock", f->clock,
-                  "cpu: time ops by wall clock, or by the thread's CPU time (thread-cpu: steadier on a busy machine)")
+                  "wall, thread-cpu (cpu: the thread's CPU time, steadier on a busy machine) or events (cuda: GPU time "
+                  "without launch overhead)")
+      ->capture_default_str();
+  cmd->add_option("--virtual-devices", f->virtual_devices,
+                  "cuda: profile on 1/N of the GPU's SMs, as one of N devices of `run --sm-partition` on one GPU")
       ->capture_default_str();
   cmd->add_option("--out", f->out, "The profile file to write (JSON)")->required();
   cmd->add_flag("--quiet", f->quiet, "No progress lines on stderr");
@@ -140,7 +145,7 @@ void add_profile_command(CLI::App& app) {
     o.warmup = f->warmup;
     if (!f->link_sizes.empty()) o.link_sizes = parse_link_sizes(f->link_sizes);
     o.progress = f->quiet ? nullptr : &std::cerr;
-    std::unique_ptr<ProfileBackend> backend = make_profile_backend(f->backend, f->clock);
+    std::unique_ptr<ProfileBackend> backend = make_profile_backend(f->backend, f->clock, f->virtual_devices);
     const ModelSpec model = find_model(f->model);
     const Profile p = profile_model(model, o, *backend);
     write_profile_file(p, f->out);

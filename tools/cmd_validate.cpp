@@ -10,6 +10,7 @@
 //
 // Exit code 1 when some weight version differs (the simulator's staleness would be wrong),
 // 2 for bad input, 0 otherwise: the time errors are reported, not judged.
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,7 @@
 
 #include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
+#include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
 #include "kernels/profiler.hpp"
 #include "schedules/error.hpp"
@@ -81,8 +83,23 @@ ProfiledCostConfig cost_config(const ValidateFlags& f, const ModelSpec& model, c
     po.micro_batch_sizes = profile_sizes(schedules, f.micro_batch_size);
     po.repeats = f.repeats;
     po.warmup = f.warmup;
-    if (!f.json) std::cerr << "pipesim: profiling " << model.name << " on " << f.backend << " (" << f.repeats << " repeats)\n";
-    c.profile = profile_model(model, po, *make_profile_backend(f.backend));
+    // On a GPU split between virtual devices, time the ops on one device's share of the SMs.
+    int split = 1;
+    if (f.sm_partition != "off")
+      for (const Schedule& s : schedules) split = std::max(split, devices_per_gpu(f.backend, s.num_devices));
+    std::unique_ptr<ProfileBackend> backend;
+    try {
+      backend = make_profile_backend(f.backend, "wall", split);
+    } catch (const InputError& e) {
+      if (split == 1 || f.sm_partition == "on") throw;
+      std::cerr << "pipesim: profiling on the whole GPU: " << e.what() << "\n";
+      backend = make_profile_backend(f.backend, "wall", 1);
+    }
+    if (!f.json)
+      std::cerr << "pipesim: profiling " << model.name << " on " << f.backend
+                << (split > 1 ? " (1/" + std::to_string(split) + " of the SMs)" : std::string()) << " (" << f.repeats
+                << " repeats)\n";
+    c.profile = profile_model(model, po, *backend);
     c.source = "profiled now";
   }
   c.model = model;

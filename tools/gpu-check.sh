@@ -9,12 +9,13 @@
 #                                                tools/gpu-check.sh run OUT_DIR [BIN_DIR]
 #       1. env.txt: nvidia-smi, the binaries' ldd (a missing library is reported, not hidden)
 #       2. every *_cuda_test with PIPESIM_REQUIRE_GPU=1 (a skip would be a failure there)
-#       3. pipesim profile --backend cuda of gpt-tiny (on failure: the CPU profile instead)
+#       3. pipesim profile --backend cuda of gpt-tiny: on 1/4 of the SMs (the 4 virtual
+#          devices' share), on the whole GPU, and by CUDA events (GPU time only)
 #       4. pipesim validate --backend cuda, every seed schedule on 4 virtual devices (SM
 #          partition auto; if the 1f1b probe fails with it, off for all, said in the summary),
 #          JSON to validate-NAME.log, report and trace to reports/
 #       5. 1f1b with the 4 devices sharing all SMs (--sm-partition off), for comparison
-#       6. gpt-small: its CUDA profile, then 1f1b, chimera and amp validated on it
+#       6. gpt-small and gpt3-1.3b: a profile each, then 1f1b, chimera, amp and amdp
 #       writes logs and reports to OUT_DIR, summary.txt last, and gpu-check.tar.gz of it all.
 # Every step runs under `timeout`; the whole run stays under DEADLINE_S (default 420 s):
 # later steps are skipped, and said so, when the time is spent.
@@ -92,44 +93,53 @@ for t in "$bin"/*_cuda_test; do
   PIPESIM_REQUIRE_GPU=1 step "$name" 150 "$t" --gtest_output="xml:$out/$name.xml"
 done
 
-# 3. Profile of gpt-tiny on the GPU (the CPU's if that fails, said in the summary).
+# 3. Profiles of gpt-tiny: as one of 4 virtual devices (1/4 of the SMs, wall clock: what the
+# executor measures), on the whole GPU (wall), and GPU time alone (events) for comparison.
+profile() {  # profile STEP_NAME MODEL FLAGS...
+  local name=$1 model=$2; shift 2
+  step "$name" 120 "$ps" profile --backend cuda --model "$model" --repeats 10 --warmup 3 --out "$out/$name.json" "$@"
+}
 profile=$out/profile-cuda.json
-if ! step profile-cuda 90 "$ps" profile --backend cuda --model gpt-tiny --micro-batch-sizes 1,2 \
-       --repeats 10 --warmup 3 --out "$profile"; then
-  profile=$out/profile-cpu.json
-  step profile-cpu 90 "$ps" profile --backend cpu --model gpt-tiny --micro-batch-sizes 1,2 --repeats 3 --warmup 1 \
-    --clock thread-cpu --out "$profile" && note "profile: the CUDA profile failed; validation predicts with the CPU profile"
+if ! profile profile-cuda gpt-tiny --micro-batch-sizes 1,2 --virtual-devices 4; then
+  profile=$out/profile-cuda-whole.json
+  note "profile: no profile on 1/4 of the SMs; validation predicts with the whole GPU's"
 fi
+profile profile-cuda-whole gpt-tiny --micro-batch-sizes 1,2
+profile profile-cuda-events gpt-tiny --micro-batch-sizes 1,2 --clock events
 
 # 4. Every seed schedule: predicted (profile) against measured (CUDA executor), 4 virtual devices.
 validate() {  # validate STEP_NAME SCHEDULE [FLAGS...]
   local name=$1 s=$2; shift 2
-  step "$name" 60 "$ps" validate --backend cuda --schedule "$s" -p 4 --iterations 2 --timeout 30s --cost "$profile" \
-    --report "$out/reports/$name.html" --trace "$out/reports/$name.trace.json" --json "$@"
+  step "$name" 90 "$ps" validate --backend cuda --schedule "$s" -p 4 --iterations 2 --timeout 60s \
+    --report "$out/reports/$name.html" --json "$@"
 }
 partition=auto
-if ! validate validate-probe 1f1b; then
-  if validate validate-probe-shared 1f1b --sm-partition off; then
+if ! validate validate-probe 1f1b --cost "$profile"; then
+  if validate validate-probe-shared 1f1b --sm-partition off --cost "$out/profile-cuda-whole.json"; then
     partition=off
+    profile=$out/profile-cuda-whole.json
     note "validate: 1f1b fails with SM partitions (see validate-probe.log) and runs without: all schedules use --sm-partition off"
   fi
 fi
 grep -h "virtual devices" "$out"/validate-probe*.log 2>/dev/null | head -1 | sed 's/^/SM partition: /' >> "$out/partition.txt"
 schedules=(gpipe 1f1b interleaved zb-h1 zb-h2 chimera pipedream pipedream-2bw async-1f1b amp amdp dualpipe dualpipev)
-for s in "${schedules[@]}"; do validate "validate-$s" "$s" --sm-partition "$partition"; done
+for s in "${schedules[@]}"; do
+  validate "validate-$s" "$s" --sm-partition "$partition" --cost "$profile" --trace "$out/reports/validate-$s.trace.json"
+done
 
-# 5. The same 1f1b with the 4 devices sharing every SM.
-[[ $partition == auto ]] && validate validate-1f1b-shared 1f1b --sm-partition off
+# 5. The same 1f1b with the 4 devices sharing every SM (predicted from the whole GPU's profile).
+[[ $partition == auto ]] && validate validate-1f1b-shared 1f1b --sm-partition off --cost "$out/profile-cuda-whole.json"
 
-# 6. A wider model: gpt-small's profile, then three schedules on it.
-if step profile-cuda-small 90 "$ps" profile --backend cuda --model gpt-small --micro-batch-sizes 1,2 \
-     --repeats 10 --warmup 3 --out "$out/profile-cuda-small.json"; then
-  for s in 1f1b chimera amp; do
-    step "validate-small-$s" 60 "$ps" validate --backend cuda --model gpt-small --schedule "$s" -p 4 --iterations 2 \
-      --timeout 30s --cost "$out/profile-cuda-small.json" --sm-partition "$partition" \
-      --report "$out/reports/validate-small-$s.html" --json
-  done
-fi
+# 6. Wider models, 1/4 of the SMs per device: gpt-small (h 256), then gpt3-1.3b (h 2048, seq 2048).
+for m in gpt-small:1,2 gpt3-1.3b:1; do
+  model=${m%%:*}
+  [[ $partition == auto ]] && split=(--virtual-devices 4) || split=()
+  if profile "profile-cuda-$model" "$model" --micro-batch-sizes "${m#*:}" "${split[@]}"; then
+    for s in 1f1b chimera amp amdp; do
+      validate "validate-$model-$s" "$s" --model "$model" --sm-partition "$partition" --cost "$out/profile-cuda-$model.json"
+    done
+  fi
+done
 
 { echo "gpu-check $(date -u), ${SECONDS}s"; cat "$out/partition.txt" 2>/dev/null; printf '%s\n' "${summary[@]}"; } > "$out/summary.txt"
 tar -czf "$out/gpu-check.tar.gz" -C "$out" --exclude gpu-check.tar.gz . 2>/dev/null

@@ -35,7 +35,10 @@ RunOptions make_run_options(const ExecutorFlags& f) {
   options.timeout = std::chrono::nanoseconds(parse_duration(f.timeout, "--timeout"));
   options.channel_capacity = f.channel_capacity;
   options.backend = make_backend_factory(f.backend, f.sm_partition);
-  if (const auto available = available_memory()) options.max_memory_bytes = static_cast<std::int64_t>(*available / 2);
+  // The CPU backend holds the weights in this machine's memory; the CUDA backend holds them on
+  // the GPU, where a failed allocation is reported as the op's error.
+  if (const auto available = available_memory(); available && f.backend == "cpu")
+    options.max_memory_bytes = static_cast<std::int64_t>(*available / 2);
   return options;
 }
 

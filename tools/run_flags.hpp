@@ -27,7 +27,7 @@ struct ExecutorFlags {
 void add_executor_flags(CLI::App& cmd, ExecutorFlags& flags);
 
 // The executor's options from the flags: the backend by name (executor/backend_factory.hpp:
-// cpu, or cuda where this build has it and a GPU is visible), timeout parsed, memory limit
+// cpu, or cuda where this build has it and a GPU is visible), timeout parsed, memory limit (cpu)
 // half of what is available. InputError for a bad --backend or --timeout.
 RunOptions make_run_options(const ExecutorFlags& flags);
 
