@@ -10,7 +10,7 @@
 //   backward_input / backward_weight / backward  --->   I, W, B (caches kept per micro-batch)
 //   keep_version(replica, 3) / drop_version      --->   a real copy of version 3 (Stash, 2BW)
 //   optimizer_step(replica)                      --->   SGD / Adam on the accumulated gradient
-//   export_gradients / import_gradients          --->   GradSync (the executor reduces)
+//   export / add / import_gradients              --->   GradSync (the executor orders the sum)
 //   copy_for_send(payload)                       --->   the "link": a copy another device owns
 //
 // The executor decides everything about order and versions (which version an op uses, when
@@ -71,9 +71,12 @@ struct OpArgs {
   std::int32_t version = 0;
 };
 
-// Flat host copy of one replica's accumulated gradients, for GradSync.
-struct GradientBuffer {
-  std::vector<float> values;
+// One replica's accumulated gradients as GradSync carries them: flat numbers in the
+// exporting backend's own memory (host memory for CpuBackend, the GPU for CudaBackend).
+class GradientBuffer {
+ public:
+  virtual ~GradientBuffer() = default;
+  virtual std::int64_t size() const = 0;  // numbers
   std::int64_t contributions = 0;  // weight-gradient ops (B or W) accumulated since the last step
 };
 
@@ -99,7 +102,12 @@ class ComputeBackend {
   // Applies the accumulated gradient (averaged over its contributions) to the current
   // weights, zeroes it, and makes the current version one higher.
   virtual void optimizer_step(int pipeline, int stage) = 0;
-  virtual GradientBuffer export_gradients(int pipeline, int stage) = 0;
+  // GradSync, run by the executor (executor/worker.cpp): each replica exports a copy of its
+  // gradient; the last to arrive sums the copies in member order with add_gradients (sum +=
+  // other; both exported by backends of this kind, on any device); every replica imports
+  // the sum as its gradient.
+  virtual std::unique_ptr<GradientBuffer> export_gradients(int pipeline, int stage) = 0;
+  virtual void add_gradients(GradientBuffer& sum, const GradientBuffer& other) = 0;
   virtual void import_gradients(int pipeline, int stage, const GradientBuffer& reduced) = 0;
 
   // Keep a real copy of the replica's current weights (its current version) for ops that

@@ -1,6 +1,7 @@
 #include "executor/cpu_backend.hpp"
 
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "executor/synthetic_data.hpp"
@@ -270,18 +271,36 @@ void CpuBackend::optimizer_step(int pipeline, int stage) {
   ++r.current.version;
 }
 
-GradientBuffer CpuBackend::export_gradients(int pipeline, int stage) {
+std::unique_ptr<GradientBuffer> CpuBackend::export_gradients(int pipeline, int stage) {
   Replica& r = replica(pipeline, stage);
-  const KVec<float> flat = pack(r.grads, kAll);
-  return GradientBuffer{std::vector<float>(flat.data(), flat.data() + flat.size()), r.contributions};
+  auto out = std::make_unique<HostGradients>(pack(r.grads, kAll));
+  out->contributions = r.contributions;
+  return out;
+}
+
+namespace {
+template <class G>  // GradientBuffer or const GradientBuffer
+auto& host_gradients(G& g) {
+  auto* h = dynamic_cast<std::conditional_t<std::is_const_v<G>, const HostGradients, HostGradients>*>(&g);
+  if (h == nullptr) throw InputError("GradSync: a gradient from another backend reached the CPU backend");
+  return *h;
+}
+}  // namespace
+
+void CpuBackend::add_gradients(GradientBuffer& sum, const GradientBuffer& other) {
+  HostGradients& s = host_gradients(sum);
+  const HostGradients& o = host_gradients(other);
+  PIPESIM_ASSERT(s.values.size() == o.values.size());
+  s.values += o.values;
 }
 
 void CpuBackend::import_gradients(int pipeline, int stage, const GradientBuffer& reduced) {
   Replica& r = replica(pipeline, stage);
+  const HostGradients& g = host_gradients(reduced);
   Eigen::Index n = 0;
   for_each_tensor(r.grads, kAll, [&](const float*, Eigen::Index size) { n += size; });
-  PIPESIM_ASSERT(static_cast<Eigen::Index>(reduced.values.size()) == n);
-  unpack(r.grads, kAll, reduced.values.data());
+  PIPESIM_ASSERT(g.values.size() == n);
+  unpack(r.grads, kAll, g.values.data());
   r.contributions = reduced.contributions;
 }
 

@@ -49,6 +49,14 @@ class CpuPayload final : public Payload {
   KMat<float> matrix;
 };
 
+// A replica's gradient exported for GradSync: a flat host copy in pack()'s layout.
+class HostGradients final : public GradientBuffer {
+ public:
+  explicit HostGradients(KVec<float> v) : values(std::move(v)) {}
+  std::int64_t size() const override { return values.size(); }
+  KVec<float> values;
+};
+
 class CpuBackend : public ComputeBackend {
  public:
   explicit CpuBackend(const ModelSetup& setup);
@@ -59,7 +67,8 @@ class CpuBackend : public ComputeBackend {
   void backward_weight(const OpArgs& a) override;
   std::unique_ptr<Payload> backward(const OpArgs& a, const Payload* grad) override;
   void optimizer_step(int pipeline, int stage) override;
-  GradientBuffer export_gradients(int pipeline, int stage) override;
+  std::unique_ptr<GradientBuffer> export_gradients(int pipeline, int stage) override;
+  void add_gradients(GradientBuffer& sum, const GradientBuffer& other) override;
   void import_gradients(int pipeline, int stage, const GradientBuffer& reduced) override;
   void keep_version(int pipeline, int stage) override;
   void drop_version(int pipeline, int stage, std::int32_t version) override;

@@ -1,11 +1,13 @@
 #include "executor/cuda_backend.hpp"
 
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "executor/cpu_backend.hpp"
 #include "executor/synthetic_data.hpp"
 #include "kernels/cuda/cuda_error.hpp"
+#include "kernels/cuda/device_ops.hpp"
 #include "schedules/error.hpp"
 #include "schedules/op_text.hpp"
 
@@ -254,53 +256,86 @@ void CudaBackend::optimizer_step(int pipeline, int stage) {
 }
 
 // The flat layout of cpu_backend.cpp: embedding tokens and positions, blocks, head gain,
-// bias and weight.
-GradientBuffer CudaBackend::export_gradients(int pipeline, int stage) {
+// bias and weight. Calls `f(device pointer, count)` for each gradient tensor in that order.
+template <class F>
+void CudaBackend::for_each_gradient(Weights& w, const BlockConfig& config, F&& f) {
+  if (w.embedding) f(w.embedding->params().grad(), w.embedding->params().size());
+  if (w.blocks)
+    for (int i = 0; i < w.blocks->blocks(); ++i) f(w.blocks->block(i).grad_data(), block_parameter_count(config));
+  if (w.head) f(w.head->params().grad(), w.head->params().size());
+}
+
+namespace {
+template <class G>  // GradientBuffer or const GradientBuffer
+auto& cuda_gradients(G& g) {
+  auto* c = dynamic_cast<std::conditional_t<std::is_const_v<G>, const CudaGradients, CudaGradients>*>(&g);
+  if (c == nullptr) throw InputError("GradSync: a gradient from another backend reached the CUDA backend");
+  return *c;
+}
+}  // namespace
+
+std::unique_ptr<GradientBuffer> CudaBackend::export_gradients(int pipeline, int stage) {
   bind();
   Replica& r = replica(pipeline, stage);
-  const Weights& w = r.current;
-  GradientBuffer out;
-  out.contributions = r.contributions;
+  const std::string op = "GradSync export";
   std::int64_t n = 0;
-  if (w.embedding) n += w.embedding->params().size();
-  if (w.blocks) n += w.blocks->parameter_count();
-  if (w.head) n += w.head->params().size();
-  out.values.resize(static_cast<std::size_t>(n));
-  float* at = out.values.data();
-  if (w.embedding) {
-    w.embedding->params().get_grads_into(at);
-    at += w.embedding->params().size();
-  }
-  if (w.blocks)
-    for (const BlockParams<float>& g : w.blocks->grads()) {
-      std::copy(g.data.data(), g.data.data() + g.data.size(), at);
-      at += g.data.size();
-    }
-  if (w.head) w.head->params().get_grads_into(at);
+  for_each_gradient(r.current, config_, [&](float*, std::int64_t count) { n += count; });
+  auto out = std::make_unique<CudaGradients>(ctx_, n, op);
+  out->contributions = r.contributions;
+  float* at = out->values.data();
+  for_each_gradient(r.current, config_, [&](float* g, std::int64_t count) {
+    cuda_check(cudaMemcpyAsync(at, g, static_cast<std::size_t>(count) * sizeof(float), cudaMemcpyDeviceToDevice,
+                               ctx_->stream()),
+               "cudaMemcpyAsync", op);
+    at += count;
+  });
+  sync(op);
   return out;
+}
+
+// sum += other on sum's GPU: on this backend's stream where that is its GPU (virtual devices
+// of one GPU), else on the stream of the context that made `sum`; a part on another GPU is
+// peer-copied over first.
+void CudaBackend::add_gradients(GradientBuffer& sum, const GradientBuffer& other) {
+  CudaGradients& s = cuda_gradients(sum);
+  const CudaGradients& o = cuda_gradients(other);
+  PIPESIM_ASSERT(s.size() == o.size());
+  const std::string op = "GradSync sum";
+  const int gpu = s.owner->device();
+  const cudaStream_t stream = gpu == gpu_ ? ctx_->stream() : s.owner->stream();
+  cuda_check(cudaSetDevice(gpu), "cudaSetDevice", op);
+  const float* src = o.values.data();
+  DeviceBuffer<float> tmp;
+  if (o.owner->device() != gpu) {
+    tmp = DeviceBuffer<float>(o.size(), stream, op);
+    cuda_check(cudaMemcpyPeerAsync(tmp.data(), gpu, o.values.data(), o.owner->device(),
+                                   static_cast<std::size_t>(o.values.bytes()), stream),
+               "cudaMemcpyPeerAsync", op);
+    src = tmp.data();
+  }
+  add_into(s.values.data(), src, s.size(), stream, op);
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", op);
+  tmp = DeviceBuffer<float>{};
+  bind();
 }
 
 void CudaBackend::import_gradients(int pipeline, int stage, const GradientBuffer& reduced) {
   bind();
   Replica& r = replica(pipeline, stage);
-  Weights& w = r.current;
-  std::int64_t at = 0;
-  auto next = [&](std::int64_t size) {
-    PIPESIM_ASSERT(at + size <= static_cast<std::int64_t>(reduced.values.size()));
-    KVec<float> v = Eigen::Map<const KVec<float>>(reduced.values.data() + at, size);
-    at += size;
-    return v;
-  };
-  if (w.embedding) w.embedding->params().set_grads(next(w.embedding->params().size()));
-  if (w.blocks)
-    for (int i = 0; i < w.blocks->blocks(); ++i) {
-      BlockParams<float> g;
-      g.config = config_;
-      g.data = next(block_parameter_count(config_));
-      w.blocks->block(i).set_grads(g);
-    }
-  if (w.head) w.head->params().set_grads(next(w.head->params().size()));
-  PIPESIM_ASSERT(at == static_cast<std::int64_t>(reduced.values.size()));
+  const CudaGradients& g = cuda_gradients(reduced);
+  const std::string op = "GradSync import";
+  const float* at = g.values.data();
+  const int from = g.owner->device();
+  for_each_gradient(r.current, config_, [&](float* dst, std::int64_t count) {
+    const auto bytes = static_cast<std::size_t>(count) * sizeof(float);
+    if (from == gpu_)
+      cuda_check(cudaMemcpyAsync(dst, at, bytes, cudaMemcpyDeviceToDevice, ctx_->stream()), "cudaMemcpyAsync", op);
+    else
+      cuda_check(cudaMemcpyPeerAsync(dst, gpu_, at, from, bytes, ctx_->stream()), "cudaMemcpyPeerAsync", op);
+    at += count;
+  });
+  PIPESIM_ASSERT(at == g.values.data() + g.size());
+  sync(op);
   r.contributions = reduced.contributions;
 }
 

@@ -20,7 +20,9 @@
 //              safely; copy_for_send is a device-to-device copy (a peer copy when the
 //              producer sits on another GPU), and a receiver on another GPU peer-copies an
 //              input to its own GPU before using it
-//   gradients  export/import_gradients are host copies (GradSync reduces on the host)
+//   gradients  GradSync on the GPU: export_gradients is a device copy (CudaGradients), the
+//              sum is add_into kernels on the summing device's stream (a peer copy first
+//              for a part on another GPU), import_gradients device-to-device copies
 //   timing     every call ends with a stream synchronize, so the executor's clock around
 //              the call measures the GPU work (docs/executor.md's timestamps hold as is)
 //
@@ -32,6 +34,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "executor/backend.hpp"
@@ -56,6 +60,17 @@ class CudaPayload final : public Payload {
   DeviceMatrix matrix;
 };
 
+// A replica's gradient exported for GradSync: one flat device buffer in the CPU backend's
+// layout, with the context that allocated it (freed safely whoever drops it last).
+class CudaGradients final : public GradientBuffer {
+ public:
+  CudaGradients(std::shared_ptr<CudaContext> ctx, std::int64_t n, const std::string& op)
+      : owner(std::move(ctx)), values(n, owner->stream(), op) {}
+  std::int64_t size() const override { return values.size(); }
+  std::shared_ptr<CudaContext> owner;  // outlives `values`
+  DeviceBuffer<float> values;
+};
+
 class CudaBackend : public ComputeBackend {
  public:
   // Device `device` of the run on GPU device % count. CudaError when no GPU is visible or
@@ -71,7 +86,8 @@ class CudaBackend : public ComputeBackend {
   void backward_weight(const OpArgs& a) override;
   std::unique_ptr<Payload> backward(const OpArgs& a, const Payload* grad) override;
   void optimizer_step(int pipeline, int stage) override;
-  GradientBuffer export_gradients(int pipeline, int stage) override;
+  std::unique_ptr<GradientBuffer> export_gradients(int pipeline, int stage) override;
+  void add_gradients(GradientBuffer& sum, const GradientBuffer& other) override;
   void import_gradients(int pipeline, int stage, const GradientBuffer& reduced) override;
   void keep_version(int pipeline, int stage) override;
   void drop_version(int pipeline, int stage, std::int32_t version) override;
@@ -105,6 +121,9 @@ class CudaBackend : public ComputeBackend {
   };
 
   void bind() const;  // cudaSetDevice(gpu_) on the calling thread
+  // f(device pointer, count) for each gradient tensor of `w`, in the flat layout's order.
+  template <class F>
+  static void for_each_gradient(Weights& w, const BlockConfig& config, F&& f);
   Replica& replica(int pipeline, int stage);
   const Replica& replica(int pipeline, int stage) const;
   const Weights& weights(const Replica& r, std::int32_t version, const Op& op) const;

@@ -80,7 +80,7 @@ void assemble_measurement(const Schedule& s, const DependencyGraph& g, std::vect
     CollectiveRecord cr;
     cr.start = c->start;
     cr.end = c->end;
-    cr.bytes = static_cast<std::int64_t>(c->reduced.values.size()) * 4;
+    cr.bytes = c->bytes;
     for (std::size_t k = 0; k < c->members.size(); ++k) {
       const OpId m = c->members[k];
       const OpRef ref{g.device_of(m), g.index_of(m)};

@@ -35,11 +35,13 @@ struct Collective {
   std::mutex mutex;
   std::condition_variable cv;
   std::vector<OpId> members;            // in pipeline order (dependencies.hpp)
-  std::vector<GradientBuffer> parts;    // by member position
+  std::vector<std::unique_ptr<GradientBuffer>> parts;  // by member position
   std::vector<Tick> arrival;            // by member position
   int arrived = 0;
   bool done = false;
-  GradientBuffer reduced;               // sum of the parts, once done
+  std::unique_ptr<GradientBuffer> reduced;  // sum of the parts (in part 0's memory), once done
+  int imported = 0;                         // members that copied it (freed after the last)
+  std::int64_t bytes = 0;                   // of one part (fp32 numbers)
   Tick start = 0, end = 0;
 };
 

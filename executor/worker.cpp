@@ -221,28 +221,31 @@ class Worker {
   }
 
   // A copy of this replica's gradient goes to the collective; the last participant to
-  // arrive reduces. Waits for the result only if the schedule says the sync blocks.
+  // arrive sums the copies in member order (on its backend: the device's memory). Waits for
+  // the result only if the schedule says the sync blocks.
   void grad_sync(OpId id, const Op& op) {
     Collective& c = *s_.collectives[static_cast<std::size_t>(s_.graph.collective_of[id])];
     const auto pos = static_cast<std::size_t>(std::find(c.members.begin(), c.members.end(), id) - c.members.begin());
     PIPESIM_ASSERT(pos < c.members.size());
-    GradientBuffer mine = backend_.export_gradients(op.pipeline, op.stage);
+    std::unique_ptr<GradientBuffer> mine = backend_.export_gradients(op.pipeline, op.stage);
     {
       std::unique_lock lock(c.mutex);
       c.parts[pos] = std::move(mine);
       c.arrival[pos] = s_.now();
       if (++c.arrived == static_cast<int>(c.members.size())) {
         c.start = c.arrival[pos];
-        c.reduced = c.parts.front();
+        std::unique_ptr<GradientBuffer> sum = std::move(c.parts.front());
         for (std::size_t k = 1; k < c.parts.size(); ++k) {
-          const GradientBuffer& part = c.parts[k];
-          if (part.values.size() != c.reduced.values.size())
-            throw InputError("GradSync: the replicas' gradients differ in size (" + std::to_string(part.values.size()) +
-                             " vs " + std::to_string(c.reduced.values.size()) + " numbers)");
-          for (std::size_t j = 0; j < part.values.size(); ++j) c.reduced.values[j] += part.values[j];
-          c.reduced.contributions += part.contributions;
+          const GradientBuffer& part = *c.parts[k];
+          if (part.size() != sum->size())
+            throw InputError("GradSync: the replicas' gradients differ in size (" + std::to_string(part.size()) +
+                             " vs " + std::to_string(sum->size()) + " numbers)");
+          backend_.add_gradients(*sum, part);
+          sum->contributions += part.contributions;
+          c.parts[k].reset();  // the copies are not needed any more
         }
-        for (auto& part : c.parts) part = GradientBuffer{};  // the copies are not needed any more
+        c.bytes = sum->size() * 4;
+        c.reduced = std::move(sum);
         c.end = s_.now();
         c.done = true;
         lock.unlock();
@@ -275,7 +278,11 @@ class Worker {
     if (sync) wait_collective(sync_id, *sync);
     ReplicaVersions& v = versions(op);
     const Tick start = s_.now();
-    if (sync) backend_.import_gradients(op.pipeline, op.stage, sync->reduced);  // read-only once done
+    if (sync) {
+      backend_.import_gradients(op.pipeline, op.stage, *sync->reduced);  // read-only once done
+      std::lock_guard lock(sync->mutex);
+      if (++sync->imported == static_cast<int>(sync->members.size())) sync->reduced.reset();
+    }
     if (v.uses_left.count(v.current)) {
       backend_.keep_version(op.pipeline, op.stage);
       v.kept.insert(v.current);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "executor/cpu_backend.hpp"
 #include "executor_helpers.hpp"
 
 namespace pipesim {
@@ -78,6 +79,27 @@ TEST(ExecutorNumerics, ChimeraGradSyncKeepsReplicasIdentical) {
   // with SGD, whose update does not amplify rounding in near-zero gradients as Adam's does).
   const MeasuredRun one = run_schedule(make("1f1b", 1, s.microbatches, 2), tiny(), keep(OptimizerKind::Sgd));
   EXPECT_LT(relative_difference(whole_model(one), whole_model(run)), 1e-5);
+}
+
+// GradSync's pieces on the CPU backend: an exported gradient is one flat copy of the
+// replica's gradient tensors; a gradient another backend exported is refused by name.
+TEST(ExecutorNumerics, GradSyncBuffersAreTheBackendsOwn) {
+  ModelSetup setup;
+  setup.model = tiny();
+  CpuBackend backend(setup);
+  backend.create_replica(ReplicaSpec{0, 0, stage_layout(tiny().layers, 0, 1)});
+  const std::unique_ptr<GradientBuffer> mine = backend.export_gradients(0, 0);
+  EXPECT_EQ(mine->size(), static_cast<std::int64_t>(backend.flat_weights(0, 0).size()));
+  struct Foreign final : GradientBuffer {
+    std::int64_t size() const override { return 0; }
+  } foreign;
+  try {
+    backend.add_gradients(*mine, foreign);
+    FAIL() << "a foreign gradient was summed";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "GradSync: a gradient from another backend reached the CPU backend");
+  }
+  EXPECT_THROW(backend.import_gradients(0, 0, foreign), InputError);
 }
 
 TEST(ExecutorNumerics, AsynchronousSchedulesTrainOnStaleWeights) {

@@ -73,7 +73,10 @@ class CudaBlock {
   void set_grads(const BlockParams<float>& g);
   BlockParams<float> params() const;
   BlockParams<float> grads() const;
-  AdamState<float> adam_state() const;  // empty moments before the first Adam step
+  AdamState<float> adam_state() const;
+  // The gradient in place on the device (block_parameter_count numbers, the host layout's
+  // order), for device-to-device gradient exchange. InputError on a weight copy.
+  float* grad_data();  // empty moments before the first Adam step
 
  private:
   CudaBlock(CudaContext& ctx, const BlockConfig& c, GemmPrecision precision)

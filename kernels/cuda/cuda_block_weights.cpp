@@ -119,6 +119,11 @@ BlockParams<float> CudaBlock::grads() const {
   return p;
 }
 
+float* CudaBlock::grad_data() {
+  check_grads("grad_data");
+  return grads_.data();
+}
+
 AdamState<float> CudaBlock::adam_state() const {
   AdamState<float> s;
   s.step = adam_steps_;
