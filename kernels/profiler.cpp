@@ -100,7 +100,7 @@ std::vector<std::int64_t> model_link_sizes(const ModelSpec& m, const std::vector
   PIPESIM_ASSERT(!sizes.empty());
   const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
   const std::int64_t row = std::int64_t{4} * m.seq_len * m.hidden;  // one sequence's message
-  constexpr std::int64_t kCap = std::int64_t{64} << 20;  // three buffers of this size are allocated
+  constexpr std::int64_t kCap = kMaxLinkProbeBytes;
   const std::int64_t smallest = std::min(row * *lo / 4, kCap / 4);
   const std::int64_t largest = std::min(kCap, 4 * std::max(row * *hi, std::int64_t{4} * m.vocab * m.hidden));
   std::int64_t s = std::int64_t{4} << 10;
@@ -177,7 +177,7 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
   links.erase(std::unique(links.begin(), links.end()), links.end());
   p.link.kind = backend.link_kind();
   std::vector<double> bytes, seconds;
-  for (std::int64_t size : links) {
+  const auto measure = [&](std::int64_t size) {
     std::unique_ptr<LinkProbe> probe = backend.link(size);
     LinkSample s;
     s.bytes = size;
@@ -185,7 +185,18 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
     p.link.samples.push_back(s);
     bytes.push_back(static_cast<double>(size));
     seconds.push_back(s.time.median);
-  }
+  };
+  for (std::int64_t size : links) measure(size);
+  // A fast link (a GPU's copy engine) moves every model-sized message in its latency: then
+  // the sizes go on doubling, up to kMaxLinkProbeBytes, until the largest message takes
+  // twice the smallest's time, so that the bandwidth is measured too.
+  if (o.link_sizes.empty())
+    while (seconds.back() < 2 * seconds.front() && p.link.samples.back().bytes * 2 <= kMaxLinkProbeBytes) {
+      if (log)
+        *log << "profile: link time does not grow up to " << p.link.samples.back().bytes
+             << " bytes: measuring twice that" << std::endl;
+      measure(p.link.samples.back().bytes * 2);
+    }
   // On a loaded machine the receiver's wake-up can take longer than a small copy: when the
   // medians do not grow with the size, the fastest runs (the least disturbed) are fitted;
   // when even those do not, a bandwidth alone (a line through the origin, latency 0). The

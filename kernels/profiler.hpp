@@ -35,6 +35,9 @@ struct ProfileOptions {
   std::int64_t max_workload_bytes = std::int64_t{8} << 30;
 };
 
+// The largest message the link probes send (three buffers of it are allocated).
+inline constexpr std::int64_t kMaxLinkProbeBytes = std::int64_t{64} << 20;
+
 // Powers of two from a quarter of the smallest message (b·s·h·4 at the smallest size) to
 // four times the largest transfer (the largest message, or the V·h·4 bytes of a tied
 // embedding's gradient sum), at least 4 KiB and at most 64 MiB: a copy's bandwidth depends

@@ -269,7 +269,7 @@ TEST(ProfileFile, EveryMalformedClassHasItsOneLineError) {
       {"/date", set("/date", "yesterday"), "/date: expected a UTC date like 2026-11-30T07:51:38Z; got 'yesterday'"},
       {"/machine/cores", set("/machine/cores", 0), "/machine/cores: expected an integer in 1..2147483647; got 0"},
       {"/libraries/cuda", set("/backend", "cuda"), "/libraries/cuda: a cuda profile must name the CUDA version; got null"},
-      {"/settings/clock", set("/settings/clock", "sundial"), "/settings/clock: expected 'wall' or 'thread-cpu'; got 'sundial'"},
+      {"/settings/clock", set("/settings/clock", "sundial"), "/settings/clock: expected 'wall', 'thread-cpu' or 'events'; got 'sundial'"},
       {"/model/family", set("/model/family", "llama"),
        "/model/family: expected 'gpt' (the profiled kernels are GPT blocks); got 'llama'"},
       {"/model/heads", set("/model/heads", 3), "/model/heads: 3 heads do not divide hidden 64"},
