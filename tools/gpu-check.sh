@@ -108,9 +108,10 @@ profile profile-cuda-whole gpt-tiny --micro-batch-sizes 1,2
 profile profile-cuda-events gpt-tiny --micro-batch-sizes 1,2 --clock events
 
 # 4. Every seed schedule: predicted (profile) against measured (CUDA executor), 4 virtual devices.
-validate() {  # validate STEP_NAME SCHEDULE [FLAGS...]
+validate() {  # validate STEP_NAME SCHEDULE [FLAGS...] (-p 4 unless FLAGS give -p)
   local name=$1 s=$2; shift 2
-  step "$name" 90 "$ps" validate --backend cuda --schedule "$s" -p 4 --iterations 2 --timeout 60s \
+  local devices=(-p 4); [[ " $* " == *" -p "* ]] && devices=()
+  step "$name" 90 "$ps" validate --backend cuda --schedule "$s" "${devices[@]}" --iterations 2 --timeout 60s \
     --report "$out/reports/$name.html" --json "$@"
 }
 partition=auto
