@@ -14,7 +14,7 @@
 #       4. pipesim validate --backend cuda, every seed schedule on 4 virtual devices (SM
 #          partition auto; if the 1f1b probe fails with it, off for all, said in the summary),
 #          JSON to validate-NAME.log, report and trace to reports/
-#       5. 1f1b with the 4 devices sharing all SMs (--sm-partition off), and on 1 device, for comparison
+#       5. 1f1b with the 4 devices sharing all SMs (--sm-partition off), and on 1 and 2 devices
 #       6. gpt-small and gpt3-1.3b: a profile each, then 1f1b, chimera, amp and amdp
 #       writes logs and reports to OUT_DIR, summary.txt last, and gpu-check.tar.gz of it all.
 # Every step runs under `timeout`; the whole run stays under DEADLINE_S (default 420 s):
@@ -129,9 +129,10 @@ for s in "${schedules[@]}"; do
 done
 
 # 5. The same 1f1b with the 4 devices sharing every SM (predicted from the whole GPU's profile),
-# and on one device alone (no neighbours launching kernels beside it).
+# and on one device alone (no neighbours launching kernels beside it) and on two.
 [[ $partition == auto ]] && validate validate-1f1b-shared 1f1b --sm-partition off --cost "$out/profile-cuda-whole.json"
 validate validate-1f1b-alone 1f1b -p 1 --cost "$out/profile-cuda-whole.json"
+validate validate-1f1b-two 1f1b -p 2 --sm-partition off --cost "$out/profile-cuda-whole.json"
 
 # 6. Wider models, 1/4 of the SMs per device: gpt-small (h 256), then gpt3-1.3b (h 2048, seq 2048).
 for m in gpt-small:1,2 gpt3-1.3b:1; do
