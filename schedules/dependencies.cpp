@@ -38,12 +38,16 @@ class OpIndex {
 
   explicit OpIndex(const Schedule& s) : pipelines_(s.num_pipelines), stages_(s.num_stages) {
     std::uint64_t ops = 0;
-    std::int64_t max_microbatch = -1;
-    for (const auto& list : s.ops) {
-      ops += list.size();
-      for (const Op& op : list)
-        if (is_microbatch_op(op.kind)) max_microbatch = std::max<std::int64_t>(max_microbatch, op.microbatch);
-    }
+    for (const auto& list : s.ops) ops += list.size();
+    // The ids a schedule declares (0 .. iterations x micro-batches - 1: every generator);
+    // performance: no pass over the ops for their largest id. An op with a larger id goes
+    // to the map, so an undeclared or wrong count costs only speed. Without a count, the
+    // ops are scanned.
+    std::int64_t max_microbatch = static_cast<std::int64_t>(s.microbatches) * std::max(1, s.iterations) - 1;
+    if (s.microbatches <= 0)
+      for (const auto& list : s.ops)
+        for (const Op& op : list)
+          if (is_microbatch_op(op.kind)) max_microbatch = std::max<std::int64_t>(max_microbatch, op.microbatch);
     // kinds F, B, I, W (OpKind 0..3) x pipelines x stages x micro-batches; check_shape has
     // made sure pipelines x stages placement entries exist, so that product is small.
     const std::uint64_t per_microbatch = 4 * static_cast<std::uint64_t>(pipelines_) * static_cast<std::uint64_t>(stages_);
@@ -183,7 +187,14 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
   // Occurrences so far of the stage-level ops, by (kind GradSync / OptStep, pipeline, stage).
   const std::size_t replicas = static_cast<std::size_t>(schedule.num_pipelines) * static_cast<std::size_t>(schedule.num_stages);
   std::vector<std::int32_t> seen_stage_ops(2 * replicas, 0);
-  std::vector<std::int32_t> occurrence(n, 0);
+  // The n-th occurrence of a stage-level op (0 for micro-batch ops), counted in list order
+  // over the well-placed ops; both passes below count it the same way.
+  const auto next_occurrence = [&](const Op& op) -> std::int32_t {
+    if (is_microbatch_op(op.kind)) return 0;
+    const std::size_t kind = op.kind == OpKind::GradSync ? 0 : 1;
+    return seen_stage_ops[kind * replicas + static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(schedule.num_stages) +
+                          static_cast<std::size_t>(op.stage)]++;
+  };
   std::vector<bool> valid(n, true);
   for (std::size_t d = 0; d < num_devices; ++d) {
     for (std::size_t i = 0; i < schedule.ops[d].size(); ++i) {
@@ -196,12 +207,7 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
         valid[id] = false;
         continue;
       }
-      if (!is_microbatch_op(op.kind)) {
-        const std::size_t kind = op.kind == OpKind::GradSync ? 0 : 1;
-        occurrence[id] = seen_stage_ops[kind * replicas + static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(schedule.num_stages) +
-                                        static_cast<std::size_t>(op.stage)]++;
-      }
-      if (const std::optional<OpId> first = where.insert(Key{op, occurrence[id]}, id)) {
+      if (const std::optional<OpId> first = where.insert(Key{op, next_occurrence(op)}, id)) {
         const int other = g.device_of(*first);
         problems.push_back({static_cast<int>(d), static_cast<int>(i),
                             "duplicate op " + to_string(op) + " (also at device " + std::to_string(other) +
@@ -215,12 +221,15 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
   g.preds.reserve(n * 2);
   g.collective_of.assign(n, -1);
   std::map<std::pair<int, int>, std::int32_t> collective_index;  // (stage, occurrence) -> collective
+  std::vector<std::int32_t> collective_occurrence;                // per collective
+  std::fill(seen_stage_ops.begin(), seen_stage_ops.end(), 0);
   for (std::size_t d = 0; d < num_devices; ++d) {
     for (std::size_t i = 0; i < schedule.ops[d].size(); ++i) {
       const Op& op = schedule.ops[d][i];
       const OpId id = g.device_offset[d] + static_cast<OpId>(i);
       g.pred_begin.push_back(static_cast<OpId>(g.preds.size()));
       if (!valid[id]) continue;
+      const std::int32_t occurrence = next_occurrence(op);
       // `producer` was found at id p >= 0, or is missing.
       auto need = [&](const Op& producer, std::int64_t p, const char* what) {
         if (p >= 0)
@@ -252,15 +261,18 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
           need_op(make_op(OpKind::I, op.stage, op.microbatch, op.pipeline), "its input-gradient backward");
           break;
         case OpKind::GradSync: {
-          auto [it, inserted] = collective_index.emplace(std::pair{op.stage, occurrence[id]},
+          auto [it, inserted] = collective_index.emplace(std::pair{op.stage, occurrence},
                                                          static_cast<std::int32_t>(g.collectives.size()));
-          if (inserted) g.collectives.emplace_back();
+          if (inserted) {
+            g.collectives.emplace_back();
+            collective_occurrence.push_back(occurrence);
+          }
           g.collectives[static_cast<std::size_t>(it->second)].push_back(id);
           g.collective_of[id] = it->second;
           break;
         }
         case OpKind::OptStep: {
-          const std::int64_t sync = find(grad_sync(op.stage, op.pipeline), occurrence[id]);
+          const std::int64_t sync = find(grad_sync(op.stage, op.pipeline), occurrence);
           if (sync >= 0) g.preds.push_back(static_cast<OpId>(sync));
           break;
         }
@@ -270,7 +282,8 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
   g.pred_begin.push_back(static_cast<OpId>(g.preds.size()));
 
   // A collective must have one participant per pipeline holding the stage.
-  for (auto& members : g.collectives) {
+  for (std::size_t c = 0; c < g.collectives.size(); ++c) {
+    auto& members = g.collectives[c];
     std::sort(members.begin(), members.end(), [&](OpId a, OpId b) {
       const Op& x = schedule.ops[static_cast<std::size_t>(g.device_of(a))][static_cast<std::size_t>(g.index_of(a))];
       const Op& y = schedule.ops[static_cast<std::size_t>(g.device_of(b))][static_cast<std::size_t>(g.index_of(b))];
@@ -280,7 +293,7 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
       const OpId first = members.front();
       const Op& op = schedule.ops[static_cast<std::size_t>(g.device_of(first))][static_cast<std::size_t>(g.index_of(first))];
       problems.push_back({g.device_of(first), g.index_of(first),
-                          to_string(op) + " occurrence " + std::to_string(occurrence[first]) + " has " +
+                          to_string(op) + " occurrence " + std::to_string(collective_occurrence[c]) + " has " +
                               std::to_string(members.size()) + " participant(s), expected one per pipeline (" +
                               std::to_string(schedule.num_pipelines) + ")"});
     }
