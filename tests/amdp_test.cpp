@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "input_error.hpp"
 #include "cost_models/uniform.hpp"
 #include "schedules/error.hpp"
 #include "schedules/generator.hpp"
@@ -357,14 +358,7 @@ TEST(Amdp, WeightVersionTableAsTheEngineMeasuresIt) {
 
 // ---- parameter errors -------------------------------------------------------------------
 
-std::string error_of(const ScheduleParams& p) {
-  try {
-    generate("amdp", p);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const ScheduleParams& p) { return error_of("amdp", p); }
 
 TEST(Amdp, ParameterErrors) {
   EXPECT_THAT(error_of(params(6, 12)), HasSubstr("amdp: p (6) must be a multiple of 4"));

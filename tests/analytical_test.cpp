@@ -1,5 +1,6 @@
 // cost_models/analytical: stage times, partitioning, tensor parallelism, links,
 // activations, optimizer step, errors, and the efficiency fit.
+#include "input_error.hpp"
 #include "cost_models/analytical.hpp"
 
 #include <gmock/gmock.h>
@@ -17,16 +18,6 @@ namespace pipesim {
 namespace {
 
 using testing::HasSubstr;
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 ModelSpec tiny_gpt() {
   ModelSpec m;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "input_error.hpp"
 #include "cost_models/uniform.hpp"
 #include "schedules/error.hpp"
 #include "schedules/generator.hpp"
@@ -54,15 +55,6 @@ std::vector<std::string> all_device_ops(const Schedule& s) {
     out.push_back(line);
   }
   return out;
-}
-
-std::string error_of(std::string_view name, const ScheduleParams& p) {
-  try {
-    generate(name, p);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // One engine run plus the weight version each F / B used, by (stage, micro-batch).

@@ -1,5 +1,6 @@
 // cost_models/catalog: the built-in catalogs (values against their datasheets and papers),
 // lookups by name and by file, clusters, and every validation error of a catalog file.
+#include "input_error.hpp"
 #include "cost_models/catalog.hpp"
 
 #include <gmock/gmock.h>
@@ -20,16 +21,6 @@ namespace pipesim {
 namespace {
 
 using testing::HasSubstr;
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // The message parse_catalog(text) throws; every one must be a single line.
 std::string parse_error(const std::string& text) {

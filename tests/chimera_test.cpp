@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "input_error.hpp"
 #include "cost_models/uniform.hpp"
 #include "schedules/error.hpp"
 #include "schedules/generator.hpp"
@@ -84,14 +85,7 @@ void expect_ratio(const SimResult& r, long long num, long long den) {
   EXPECT_EQ(b.idle * den, num * b.span) << "idle " << b.idle << " / span " << b.span << ", want " << num << "/" << den;
 }
 
-std::string error_of(const ScheduleParams& p) {
-  try {
-    generate("chimera", p);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const ScheduleParams& p) { return error_of("chimera", p); }
 
 // ---- exact orders (spec §7.3, §7.4, §7.5) ------------------------------------------------
 

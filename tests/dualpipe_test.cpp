@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "input_error.hpp"
 #include "cost_models/uniform.hpp"
 #include "schedules/error.hpp"
 #include "schedules/generator.hpp"
@@ -54,15 +55,6 @@ std::vector<std::string> all_device_ops(const Schedule& s) {
   std::vector<std::string> out;
   for (int d = 0; d < s.num_devices; ++d) out.push_back(device_ops(s, d));
   return out;
-}
-
-std::string error_of(std::string_view name, const ScheduleParams& p) {
-  try {
-    generate(name, p);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // Grid of the brief: PP in {2,4,6,8}, m in {2PP, 2PP+2, 3PP}; dualpipev also odd m.

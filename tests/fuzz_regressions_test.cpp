@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "input_error.hpp"
 #include "cost_models/catalog.hpp"
 #include "cost_models/uniform.hpp"
 #include "fuzz/targets.hpp"
@@ -29,19 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::HasSubstr;
-
-// The InputError message of `f`, checked to be one line; "" if it did not throw.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
-    EXPECT_EQ(what.find('\r'), std::string::npos) << what;
-    return what;
-  }
-  return "";
-}
 
 std::string csv_error(const std::string& text) { return error_of([&] { parse_schedule_csv(text, "x.csv"); }); }
 std::string json_error(const std::string& text) { return error_of([&] { parse_schedule_json(text, "x.json"); }); }

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "input_error.hpp"
 #include "schedules/dependencies.hpp"
 #include "schedules/error.hpp"
 #include "schedules/generator.hpp"
@@ -39,16 +40,6 @@ std::vector<std::string> all_device_ops(const Schedule& s) {
   std::vector<std::string> out;
   for (int d = 0; d < s.num_devices; ++d) out.push_back(device_ops(s, d));
   return out;
-}
-
-// The InputError message a generator throws, or "" if it does not throw.
-std::string error_of(std::string_view name, const ScheduleParams& p) {
-  try {
-    generate(name, p);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // ---- exact orders --------------------------------------------------------------------

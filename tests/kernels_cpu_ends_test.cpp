@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "input_error.hpp"
 #include "kernels/embedding.hpp"
 #include "kernels/lm_head.hpp"
 #include "kernels/stage.hpp"
@@ -17,16 +18,6 @@ namespace {
 
 constexpr int kVocab = 11;
 BlockConfig small() { return BlockConfig{.batch = 2, .seq = 8, .hidden = 16, .heads = 2, .ffn = 64}; }
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 struct Model {
   Embedding<double> emb;

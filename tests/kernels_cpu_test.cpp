@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "input_error.hpp"
 #include "cost_models/transformer.hpp"
 #include "kernels/cpu_block.hpp"
 #include "kernels/optimizer.hpp"
@@ -37,16 +38,6 @@ BlockParams<double> random_params(const BlockConfig& c, std::uint64_t seed) {
     for (double& v : p.row(t)) v = 0.2 * uniform_pm1(state);
   }
   return p;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(KernelsCpu, ForwardShapeAndParameterCount) {

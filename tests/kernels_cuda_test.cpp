@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "input_error.hpp"
 #include "kernels/cpu_block.hpp"
 #include "kernels/cuda/cuda_block.hpp"
 #include "kernels/cuda/cuda_context.hpp"
@@ -381,39 +382,29 @@ TEST_F(KernelsCuda, EventTimerMeasuresAForward) {
   EXPECT_THROW(timer.stop_ms(), CudaError);
 }
 
-template <class F>
-std::string input_error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST_F(KernelsCuda, InputErrors) {
   const BlockConfig c = configs().front();
   CudaBlock block(ctx(), random_params(c, 81), GemmPrecision::Fp32);
   CudaBlockCache cache;
-  EXPECT_EQ(input_error_of([&] { block.forward(to_device(ctx(), random_matrix(3, c.hidden, 1)), cache); }),
+  EXPECT_EQ(error_of([&] { block.forward(to_device(ctx(), random_matrix(3, c.hidden, 1)), cache); }),
             "kernels: cuda block forward: input is 3 x 32, expected tokens x hidden = 16 x 32");
-  EXPECT_EQ(input_error_of([&] { block.backward_input(to_device(ctx(), random_matrix(16, 32, 1)), cache); }),
+  EXPECT_EQ(error_of([&] { block.backward_input(to_device(ctx(), random_matrix(16, 32, 1)), cache); }),
             "kernels: cuda block backward_input: the activation cache holds no forward; run forward first");
-  EXPECT_EQ(input_error_of([&] { block.backward_weight(cache); }),
+  EXPECT_EQ(error_of([&] { block.backward_weight(cache); }),
             "kernels: cuda block backward_weight: the activation cache holds no input gradient; run backward_input "
             "first");
   BlockConfig other = c;
   other.hidden = 16;
-  EXPECT_EQ(input_error_of([&] { block.set_params(init_block_params<float>(other, 1)); }),
+  EXPECT_EQ(error_of([&] { block.set_params(init_block_params<float>(other, 1)); }),
             "kernels: cuda block set_params: parameters of a block with hidden 16, ffn 64 (" +
                 std::to_string(block_parameter_count(other)) + " numbers) for a block with hidden 32, ffn 64 (" +
                 std::to_string(block_parameter_count(c)) + ")");
-  EXPECT_EQ(input_error_of([&] { block.sgd_step(-1); }), "kernels: sgd: lr = -1.000000, expected >= 0");
-  EXPECT_EQ(input_error_of([&] { CudaStage(ctx(), c, 0, 1, GemmPrecision::Fp32); }),
+  EXPECT_EQ(error_of([&] { block.sgd_step(-1); }), "kernels: sgd: lr = -1.000000, expected >= 0");
+  EXPECT_EQ(error_of([&] { CudaStage(ctx(), c, 0, 1, GemmPrecision::Fp32); }),
             "kernels: cuda stage: blocks = 0, expected at least 1");
   CudaStage stage(ctx(), c, 2, 1, GemmPrecision::Fp32);
   CudaStageCache one(1);
-  EXPECT_EQ(input_error_of([&] { stage.backward_weight(one); }),
+  EXPECT_EQ(error_of([&] { stage.backward_weight(one); }),
             "kernels: cuda stage backward_weight: the cache has 1 block entries for a stage of 2 blocks");
 }
 

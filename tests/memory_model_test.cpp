@@ -1,5 +1,6 @@
 // cost_models/memory_model: per-device memory against hand-computed values, replicas and
 // stashed versions, the capacity edge, and errors.
+#include "input_error.hpp"
 #include "cost_models/memory_model.hpp"
 
 #include <gmock/gmock.h>
@@ -15,16 +16,6 @@ namespace pipesim {
 namespace {
 
 using testing::HasSubstr;
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // h = 64, a = 4, f = 256, s = 32, V = 100, 4 layers: small enough to count by hand.
 AnalyticalConfig tiny(int p = 2) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "input_error.hpp"
 #include "cli_runner.hpp"
 #include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
@@ -24,16 +25,6 @@ namespace pipesim {
 namespace {
 
 using ::testing::HasSubstr;
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TimingStats at(double seconds) { return TimingStats{seconds, seconds, seconds, seconds, seconds, 3}; }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "input_error.hpp"
 #include "cost_models/catalog.hpp"
 #include "cost_models/profile.hpp"
 #include "cost_models/time_fit.hpp"
@@ -24,16 +25,6 @@ namespace pipesim {
 namespace {
 
 using ::testing::HasSubstr;
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(FitLine, LinearDataGivesExactCoefficients) {
   const std::vector<double> x = {1, 2, 4, 8, 16};

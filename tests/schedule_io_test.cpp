@@ -1,5 +1,6 @@
 // schedules/op_text + schedules/schedule_io: op text, PyTorch CSV, pipesim JSON, and the
 // one-line error every malformed input class must produce.
+#include "input_error.hpp"
 #include "schedules/schedule_io.hpp"
 
 #include <gmock/gmock.h>
@@ -28,18 +29,6 @@ std::string slurp(const std::string& path) {
   return out.str();
 }
 
-// The InputError message f() throws ("" if none); every message must be a single line.
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-    return msg;
-  }
-  return "";
-}
 std::string csv_error(const std::string& text) { return error_of([&] { parse_schedule_csv(text, "sched.csv"); }); }
 std::string json_error(const std::string& text) { return error_of([&] { parse_schedule_json(text, "sched.json"); }); }
 

@@ -1,5 +1,6 @@
 // cost_models/transformer: FLOPs, parameters and activation memory against the papers'
 // closed forms and published parameter counts.
+#include "input_error.hpp"
 #include "cost_models/transformer.hpp"
 
 #include <gmock/gmock.h>
@@ -14,16 +15,6 @@ namespace pipesim {
 namespace {
 
 using testing::HasSubstr;
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // A small GPT: h = 256, a = 8, f = 4h, s = 128, V = 1000.
 ModelSpec tiny_gpt() {

@@ -1,4 +1,5 @@
 // cost_models/units: parsing what people type, formatting what people read.
+#include "input_error.hpp"
 #include "cost_models/units.hpp"
 
 #include <gmock/gmock.h>
@@ -14,17 +15,6 @@ namespace pipesim {
 namespace {
 
 using testing::HasSubstr;
-
-// The InputError message parse(...) throws, or "" if it does not throw.
-template <typename F>
-std::string error_of(F&& parse) {
-  try {
-    parse();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(ParseDuration, EachUnit) {
   EXPECT_EQ(parse_duration("7ns", "--x"), 7);
