@@ -1,11 +1,13 @@
 #pragma once
 // The CUDA profile backend: kernels/cuda/ on GPU 0 (bf16 GEMMs, the executor's default),
 // every piece timed by one of two clocks:
+//   "events"  (the default) CUDA events recorded on the context's stream around it
+//             (CudaEventTimer): elapsed GPU time, without the launch overhead before the
+//             first kernel
 //   "wall"    the host's steady clock from an idle stream to the end of a synchronize after
 //             the piece: launches, kernels and the synchronize, which is what the executor
-//             measures around each op (its CUDA backend synchronizes after every call)
-//   "events"  CUDA events recorded on the context's stream around it (CudaEventTimer):
-//             elapsed GPU time, without the launch overhead before the first kernel
+//             measures around each op (its CUDA backend synchronizes after every call;
+//             pipesim validate profiles this way)
 // `virtual_devices` > 1 profiles on one group of an SmPartition of that many groups (green
 // contexts), as one of that many executor devices sharing the GPU with --sm-partition.
 //
@@ -29,6 +31,6 @@
 namespace pipesim {
 
 // InputError for another clock, virtual_devices < 1, or no visible GPU.
-std::unique_ptr<ProfileBackend> make_cuda_profile_backend(const std::string& clock = "wall", int virtual_devices = 1);
+std::unique_ptr<ProfileBackend> make_cuda_profile_backend(const std::string& clock = "events", int virtual_devices = 1);
 
 }  // namespace pipesim

@@ -236,15 +236,16 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
 std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock,
                                                      int virtual_devices) {
   if (name == "cpu") {
-    if (clock != "wall" && clock != "thread-cpu")
-      throw InputError("--clock: expected wall or thread-cpu, got '" + clock + "'");
+    const std::string clock_or_default = clock.empty() ? "wall" : clock;
+    if (clock_or_default != "wall" && clock_or_default != "thread-cpu")
+      throw InputError("--clock: expected wall or thread-cpu, got '" + clock_or_default + "'");
     if (virtual_devices != 1)
       throw InputError("--virtual-devices: the cpu backend profiles one thread (only the cuda backend splits a GPU)");
-    return std::make_unique<CpuProfileBackend>(clock == "wall" ? CpuClock::Wall : CpuClock::ThreadCpu);
+    return std::make_unique<CpuProfileBackend>(clock_or_default == "wall" ? CpuClock::Wall : CpuClock::ThreadCpu);
   }
   if (name == "cuda") {
 #ifdef PIPESIM_HAVE_CUDA
-    return make_cuda_profile_backend(clock, virtual_devices);
+    return make_cuda_profile_backend(clock.empty() ? "events" : clock, virtual_devices);
 #else
     throw InputError("--backend cuda: this pipesim was built without CUDA (configure with -DPIPESIM_CUDA=ON where nvcc "
                      "and cuBLAS are installed, docs/gpu.md); use --backend cpu");

@@ -49,12 +49,13 @@ std::vector<std::int64_t> model_link_sizes(const ModelSpec& model, const std::ve
 // model is not one the backend implements.
 Profile profile_model(const ModelSpec& model, const ProfileOptions& options, ProfileBackend& backend);
 
-// "cpu": the CPU backend, timing with `clock` ("wall" or "thread-cpu"; InputError
-// otherwise; kernels/cpu_profile_backend.hpp). "cuda": the CUDA backend on GPU 0
-// (kernels/cuda_profile_backend.hpp; clock "wall" or "events", on 1/virtual_devices of the
-// SMs) in a PIPESIM_CUDA build, InputError when no GPU is visible or the build has no CUDA.
+// "cpu": the CPU backend, timing with `clock` ("wall", the default, or "thread-cpu";
+// InputError otherwise; kernels/cpu_profile_backend.hpp). "cuda": the CUDA backend on GPU 0
+// (kernels/cuda_profile_backend.hpp; clock "events", the default, or "wall", on
+// 1/virtual_devices of the SMs) in a PIPESIM_CUDA build, InputError when no GPU is visible
+// or the build has no CUDA.
 // Anything else: InputError listing the backends.
-std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock = "wall",
+std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock = "",
                                                      int virtual_devices = 1);
 
 // Bytes a workload of micro-batch size b holds at its peak (block and head caches, inputs,

@@ -24,7 +24,7 @@ struct ProfileFlags {
   int repeats = 10;
   int warmup = 2;
   std::string out;
-  std::string clock = "wall";
+  std::string clock;  // empty: the backend's default
   int virtual_devices = 1;
   bool quiet = false;
 };
@@ -126,9 +126,9 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--warmup", f->warmup, "Untimed runs before them")->capture_default_str();
   cmd->add_option("--link-sizes", f->link_sizes, "Comma-separated message sizes for the link fit [default: powers of 2 around the model's messages]");
   cmd->add_option("--clock", f->clock,
-                  "wall, thread-cpu (cpu: the thread's CPU time, steadier on a busy machine) or events (cuda: GPU time "
-                  "without launch overhead)")
-      ->capture_default_str();
+                  "wall (default on cpu), thread-cpu (cpu: the thread's CPU time, steadier on a busy machine), events "
+                  "(default on cuda: GPU time without launch overhead) or wall on cuda (launches, kernels and a "
+                  "synchronize: what the executor measures)");
   cmd->add_option("--virtual-devices", f->virtual_devices,
                   "cuda: profile on 1/N of the GPU's SMs, as one of N devices of `run --sm-partition` on one GPU")
       ->capture_default_str();

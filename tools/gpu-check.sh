@@ -95,9 +95,11 @@ done
 
 # 3. Profiles of gpt-tiny: as one of 4 virtual devices (1/4 of the SMs, wall clock: what the
 # executor measures), on the whole GPU (wall), and GPU time alone (events) for comparison.
-profile() {  # profile STEP_NAME MODEL FLAGS...
+profile() {  # profile STEP_NAME MODEL FLAGS... (--clock wall unless FLAGS give a clock)
   local name=$1 model=$2; shift 2
-  step "$name" 120 "$ps" profile --backend cuda --model "$model" --repeats 10 --warmup 3 --out "$out/$name.json" "$@"
+  local clock=(--clock wall); [[ " $* " == *" --clock "* ]] && clock=()
+  step "$name" 120 "$ps" profile --backend cuda --model "$model" --repeats 10 --warmup 3 --out "$out/$name.json" \
+    "${clock[@]}" "$@"
 }
 profile=$out/profile-cuda.json
 if ! profile profile-cuda gpt-tiny --micro-batch-sizes 1,2 --virtual-devices 4; then
