@@ -320,13 +320,28 @@ void write_chrome_trace_groups(std::ostream& out, const std::vector<TraceGroup>&
   chrome::write_trace_footer(w);
 }
 
-void write_chrome_trace_file(const std::string& path, const Schedule& schedule,
-                             const Timeline& timeline, const TraceOptions& options) {
+namespace {
+
+// Opens `path`, lets `write` fill it, and checks that everything reached the file.
+template <class F>
+void write_to_file(const std::string& path, F&& write) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
-  write_chrome_trace(file, schedule, timeline, options);
+  write(file);
   file.flush();
   if (!file) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
+}
+
+}  // namespace
+
+void write_chrome_trace_file(const std::string& path, const Schedule& schedule,
+                             const Timeline& timeline, const TraceOptions& options) {
+  write_to_file(path, [&](std::ostream& out) { write_chrome_trace(out, schedule, timeline, options); });
+}
+
+void write_chrome_trace_groups_file(const std::string& path, const std::vector<TraceGroup>& groups,
+                                    const TraceOptions& options) {
+  write_to_file(path, [&](std::ostream& out) { write_chrome_trace_groups(out, groups, options); });
 }
 
 }  // namespace pipesim
