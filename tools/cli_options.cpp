@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 #include "schedules/error.hpp"
 #include "schedules/schedule_io.hpp"
 #include "schedules/validate.hpp"

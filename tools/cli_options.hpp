@@ -4,10 +4,9 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "cost_models/uniform.hpp"
 #include "schedules/generator.hpp"
+#include "tools/cli_app.hpp"
 #include "tools/memory_guard.hpp"
 
 namespace pipesim {

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "cost_models/catalog.hpp"
 #include "cost_models/transformer.hpp"
 #include "tools/commands.hpp"

@@ -5,6 +5,8 @@
 #include <memory>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 #include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
 #include "cost_models/time_fit.hpp"

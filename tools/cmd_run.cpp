@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 
+#include <CLI/CLI.hpp>
+
 #include "cost_models/catalog.hpp"
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"

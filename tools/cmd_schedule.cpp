@@ -3,6 +3,8 @@
 #include <iostream>
 #include <memory>
 
+#include <CLI/CLI.hpp>
+
 #include "cost_models/uniform.hpp"
 #include "schedules/error.hpp"
 #include "schedules/schedule_io.hpp"

@@ -9,6 +9,8 @@
 #include <memory>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 #include "schedules/error.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"

@@ -11,6 +11,8 @@
 #include <memory>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
 #include "schedules/error.hpp"
 #include "tools/commands.hpp"
 #include "tools/sweep.hpp"

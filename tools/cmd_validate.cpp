@@ -11,15 +11,14 @@
 // Exit code 1 when some weight version differs (the simulator's staleness would be wrong),
 // 2 for bad input, 0 otherwise: the time errors are reported, not judged.
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
+
+#include <CLI/CLI.hpp>
 
 #include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
@@ -200,14 +199,10 @@ void write_trace(const std::string& path, const Validation& v, const std::string
   TraceOptions options;
   options.title = v.schedule.name + ": predicted and measured";
   options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", cost_label}};
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
-  write_chrome_trace_groups(file,
-                            {TraceGroup{"predicted", v.schedule, v.predicted_timeline},
-                             TraceGroup{"measured", v.schedule, v.measured_run.timeline}},
-                            options);
-  file.flush();
-  if (!file) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
+  write_chrome_trace_groups_file(path,
+                                 {TraceGroup{"predicted", v.schedule, v.predicted_timeline},
+                                  TraceGroup{"measured", v.schedule, v.measured_run.timeline}},
+                                 options);
 }
 
 void write_report(const std::string& path, std::vector<Validation>& all, const ValidateFlags& f,

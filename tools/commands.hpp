@@ -1,6 +1,7 @@
 #pragma once
+
+#include "tools/cli_app.hpp"
 // The subcommands of the `pipesim` CLI; each adds itself to the app.
-#include <CLI/CLI.hpp>
 
 namespace pipesim {
 

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 #include "cost_models/catalog.hpp"
 #include "cost_models/transformer.hpp"
 #include "schedules/error.hpp"

@@ -9,14 +9,13 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "cost_models/analytical.hpp"
 #include "cost_models/memory_model.hpp"
 #include "cost_models/profiled.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
+#include "tools/cli_app.hpp"
 
 namespace pipesim {
 

@@ -3,6 +3,8 @@
 #include <iostream>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
 #include "cost_models/units.hpp"
 #include "executor/backend_factory.hpp"
 #include "tools/memory_guard.hpp"

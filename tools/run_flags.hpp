@@ -5,10 +5,9 @@
 #include <cstdint>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "executor/executor.hpp"
 #include "schedules/schedule.hpp"
+#include "tools/cli_app.hpp"
 
 namespace pipesim {
 
