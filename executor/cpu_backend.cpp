@@ -4,6 +4,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "executor/replica_lookup.hpp"
 #include "executor/synthetic_data.hpp"
 #include "kernels/cpu_block.hpp"
 #include "schedules/error.hpp"
@@ -143,35 +144,17 @@ void CpuBackend::create_replica(const ReplicaSpec& spec) {
   (void)it;
 }
 
-CpuBackend::Replica& CpuBackend::replica(int pipeline, int stage) {
-  auto it = replicas_.find({pipeline, stage});
-  PIPESIM_ASSERT(it != replicas_.end());
-  return it->second;
-}
+CpuBackend::Replica& CpuBackend::replica(int pipeline, int stage) { return find_replica(replicas_, pipeline, stage); }
 
 const CpuBackend::Replica& CpuBackend::replica(int pipeline, int stage) const {
-  auto it = replicas_.find({pipeline, stage});
-  PIPESIM_ASSERT(it != replicas_.end());
-  return it->second;
+  return find_replica(replicas_, pipeline, stage);
 }
 
 const CpuBackend::Weights& CpuBackend::weights(const Replica& r, std::int32_t version, const Op& op) const {
-  if (r.current.version == version) return r.current;
-  auto it = r.kept.find(version);
-  if (it == r.kept.end())
-    throw InputError(to_string(op) + " needs weight version " + std::to_string(version) + ", but the replica holds version " +
-                     std::to_string(r.current.version) + (r.kept.empty() ? "" : " and older kept copies") + " only");
-  return it->second;
+  return weights_of(r, version, op);
 }
 
-CpuBackend::Cache& CpuBackend::cache(Replica& r, const Op& op, bool create) {
-  auto it = r.caches.find(op.microbatch);
-  if (it == r.caches.end()) {
-    if (!create) throw InputError(to_string(op) + ": no activations of micro-batch " + std::to_string(op.microbatch) + " are held (its forward did not run here)");
-    it = r.caches.emplace(op.microbatch, Cache{}).first;
-  }
-  return it->second;
-}
+CpuBackend::Cache& CpuBackend::cache(Replica& r, const Op& op, bool create) { return cache_of(r, op, create); }
 
 std::unique_ptr<Payload> CpuBackend::forward(const OpArgs& a, const Payload* input, double* loss) {
   Replica& r = replica(a.op.pipeline, a.op.stage);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "executor/cpu_backend.hpp"
+#include "executor/replica_lookup.hpp"
 #include "executor/synthetic_data.hpp"
 #include "kernels/cuda/cuda_error.hpp"
 #include "kernels/cuda/device_ops.hpp"
@@ -80,37 +81,17 @@ void CudaBackend::create_replica(const ReplicaSpec& spec) {
   (void)it;
 }
 
-CudaBackend::Replica& CudaBackend::replica(int pipeline, int stage) {
-  auto it = replicas_.find({pipeline, stage});
-  PIPESIM_ASSERT(it != replicas_.end());
-  return it->second;
-}
+CudaBackend::Replica& CudaBackend::replica(int pipeline, int stage) { return find_replica(replicas_, pipeline, stage); }
 
 const CudaBackend::Replica& CudaBackend::replica(int pipeline, int stage) const {
-  auto it = replicas_.find({pipeline, stage});
-  PIPESIM_ASSERT(it != replicas_.end());
-  return it->second;
+  return find_replica(replicas_, pipeline, stage);
 }
 
 const CudaBackend::Weights& CudaBackend::weights(const Replica& r, std::int32_t version, const Op& op) const {
-  if (r.current.version == version) return r.current;
-  auto it = r.kept.find(version);
-  if (it == r.kept.end())
-    throw InputError(to_string(op) + " needs weight version " + std::to_string(version) + ", but the replica holds version " +
-                     std::to_string(r.current.version) + (r.kept.empty() ? "" : " and older kept copies") + " only");
-  return it->second;
+  return weights_of(r, version, op);
 }
 
-CudaBackend::Cache& CudaBackend::cache(Replica& r, const Op& op, bool create) {
-  auto it = r.caches.find(op.microbatch);
-  if (it == r.caches.end()) {
-    if (!create)
-      throw InputError(to_string(op) + ": no activations of micro-batch " + std::to_string(op.microbatch) +
-                       " are held (its forward did not run here)");
-    it = r.caches.emplace(op.microbatch, Cache{}).first;
-  }
-  return it->second;
-}
+CudaBackend::Cache& CudaBackend::cache(Replica& r, const Op& op, bool create) { return cache_of(r, op, create); }
 
 DeviceMatrix CudaBackend::copy_matrix(const DeviceMatrix& from, int from_gpu, const std::string& op) {
   DeviceMatrix to;
