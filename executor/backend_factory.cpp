@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "executor/cpu_backend.hpp"
+#include "kernels/cuda_devices.hpp"
 #ifdef PIPESIM_HAVE_CUDA
 #include "executor/cuda_backend.hpp"
 #include "kernels/cuda/cuda_error.hpp"
@@ -94,14 +95,7 @@ BackendFactory make_backend_factory(const std::string& name, const std::string& 
     };
   if (name == "cuda") {
 #ifdef PIPESIM_HAVE_CUDA
-    std::string why;
-    int count = 0;
-    try {
-      count = cuda_device_count(&why);
-    } catch (const CudaError& e) {
-      throw InputError("--backend cuda: cannot query the CUDA devices: " + std::string(e.what()));
-    }
-    if (count == 0) throw InputError("--backend cuda: no CUDA device is visible (" + why + "); use --backend cpu");
+    const int count = cuda_devices_for_backend();
     auto partitions = std::make_shared<Partitions>(sm_partition);
     return [partitions, count](int device, const ModelSetup& setup, const StopFlag&) -> std::unique_ptr<ComputeBackend> {
       try {
@@ -111,8 +105,7 @@ BackendFactory make_backend_factory(const std::string& name, const std::string& 
       }
     };
 #else
-    throw InputError("--backend cuda: this pipesim was built without CUDA (configure with -DPIPESIM_CUDA=ON where nvcc "
-                     "and cuBLAS are installed, docs/gpu.md); use --backend cpu");
+    cuda_devices_for_backend();  // throws: this build has no CUDA
 #endif
   }
   throw InputError("--backend: expected cpu or cuda, got '" + name + "'");

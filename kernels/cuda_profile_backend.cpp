@@ -18,6 +18,7 @@
 #include "kernels/cuda/event_timer.hpp"
 #include "kernels/cuda/sm_partition.hpp"
 #include "kernels/cuda/transfer.hpp"
+#include "kernels/cuda_devices.hpp"
 #include "schedules/error.hpp"
 
 namespace pipesim {
@@ -317,15 +318,7 @@ std::unique_ptr<ProfileBackend> make_cuda_profile_backend(const std::string& clo
   if (clock != "wall" && clock != "events")
     throw InputError("--clock: the cuda backend times by wall or events, got '" + clock + "'");
   if (virtual_devices < 1) throw InputError("--virtual-devices: expected at least 1, got " + std::to_string(virtual_devices));
-  std::string why;
-  int count = 0;
-  try {
-    count = cuda_device_count(&why);
-  } catch (const CudaError& e) {
-    throw InputError("--backend cuda: cannot query the CUDA devices: " + std::string(e.what()));
-  }
-  if (count == 0) throw InputError("--backend cuda: no CUDA device is visible (" + why + "); use --backend cpu");
-  return std::make_unique<CudaProfileBackend>(count, clock == "events", virtual_devices);
+  return std::make_unique<CudaProfileBackend>(cuda_devices_for_backend(), clock == "events", virtual_devices);
 }
 
 }  // namespace pipesim

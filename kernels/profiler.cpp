@@ -9,6 +9,7 @@
 #include "cost_models/transformer.hpp"
 #include "cost_models/units.hpp"
 #include "kernels/cpu_profile_backend.hpp"
+#include "kernels/cuda_devices.hpp"
 #ifdef PIPESIM_HAVE_CUDA
 #include "kernels/cuda_profile_backend.hpp"  // built into pipesim::kernels_cuda (kernels/CMakeLists.txt)
 #endif
@@ -247,8 +248,7 @@ std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, co
 #ifdef PIPESIM_HAVE_CUDA
     return make_cuda_profile_backend(clock.empty() ? "events" : clock, virtual_devices);
 #else
-    throw InputError("--backend cuda: this pipesim was built without CUDA (configure with -DPIPESIM_CUDA=ON where nvcc "
-                     "and cuBLAS are installed, docs/gpu.md); use --backend cpu");
+    cuda_devices_for_backend();  // throws: this build has no CUDA
 #endif
   }
   throw InputError("--backend: expected cpu or cuda, got '" + name + "'");
