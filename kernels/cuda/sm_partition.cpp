@@ -102,6 +102,7 @@ SmPartition::SmPartition(int device, int groups) : device_(device) {
     for (void* c : contexts_) (void)api.destroy(static_cast<CUgreenCtx>(c));
     throw;
   }
+  destroy_ = reinterpret_cast<void*>(api.destroy);
 }
 
 SmPartition::~SmPartition() {
@@ -109,13 +110,7 @@ SmPartition::~SmPartition() {
     (void)cudaStreamSynchronize(s);
     (void)cudaStreamDestroy(s);
   }
-  if (contexts_.empty()) return;
-  decltype(&::cuGreenCtxDestroy) destroy = nullptr;
-  try {
-    lookup("cuGreenCtxDestroy", destroy, "SM partition teardown");
-  } catch (const CudaError&) {
-    return;  // the driver gave it at construction; nothing better to do in a destructor
-  }
+  const auto destroy = reinterpret_cast<decltype(&::cuGreenCtxDestroy)>(destroy_);
   for (void* c : contexts_) (void)destroy(static_cast<CUgreenCtx>(c));
 }
 

@@ -41,6 +41,7 @@ class SmPartition {
  private:
   int device_ = 0, sms_per_group_ = 0, total_sms_ = 0;
   std::vector<void*> contexts_;  // CUgreenCtx, destroyed after their streams
+  void* destroy_ = nullptr;      // the driver's cuGreenCtxDestroy, looked up at construction
   std::vector<cudaStream_t> streams_;
 };
 
