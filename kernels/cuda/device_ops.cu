@@ -6,34 +6,15 @@
 
 #include "kernels/cuda/cuda_error.hpp"
 #include "kernels/cuda/device_ops.hpp"
+#include "kernels/cuda/launch.cuh"
 
 namespace pipesim {
+using namespace cuda_launch;  // kernels/cuda/launch.cuh
+
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kWarpsPerBlock = kThreads / 32;
 constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2/π)
 constexpr float kGeluC = 0.044715f;
-
-unsigned elementwise_blocks(std::int64_t count) {
-  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, 1 << 20)));
-}
-unsigned row_blocks(std::int64_t rows) {
-  return static_cast<unsigned>(std::max<std::int64_t>(1, (rows + kWarpsPerBlock - 1) / kWarpsPerBlock));
-}
-
-__device__ std::int64_t global_thread() { return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
-__device__ std::int64_t grid_threads() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
-
-__device__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 
 __global__ void fill_kernel(float* p, float value, std::int64_t count) {
   for (std::int64_t i = global_thread(); i < count; i += grid_threads()) p[i] = value;

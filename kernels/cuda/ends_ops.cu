@@ -5,32 +5,12 @@
 
 #include "kernels/cuda/cuda_error.hpp"
 #include "kernels/cuda/ends_ops.hpp"
+#include "kernels/cuda/launch.cuh"
 
 namespace pipesim {
+using namespace cuda_launch;  // kernels/cuda/launch.cuh
+
 namespace {
-
-constexpr int kThreads = 256;
-constexpr int kWarpsPerBlock = kThreads / 32;
-
-unsigned elementwise_blocks(std::int64_t count) {
-  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, 1 << 20)));
-}
-unsigned row_blocks(std::int64_t rows) {
-  return static_cast<unsigned>(std::max<std::int64_t>(1, (rows + kWarpsPerBlock - 1) / kWarpsPerBlock));
-}
-
-__device__ std::int64_t global_thread() { return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
-__device__ std::int64_t grid_threads() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
-
-__device__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 
 __global__ void gather_kernel(const int* ids, const float* tokens, const float* positions, int vocab, int n, int seq,
                               int hidden, float* x) {
