@@ -1,9 +1,9 @@
 // CudaBlock: construction, W (the weight gradients), the optimizer steps and the host
 // copies of the parameters; the cache's bookkeeping. F and I are in cuda_block.cpp.
-#include <cmath>
 #include <string>
 
 #include "kernels/cuda/cuda_block.hpp"
+#include "kernels/cuda/cuda_params.hpp"
 #include "kernels/cuda/device_ops.hpp"
 #include "kernels/cuda/ends_ops.hpp"
 #include "schedules/error.hpp"
@@ -205,27 +205,8 @@ void CudaBlock::sgd_step(double lr) {
 void CudaBlock::adam_step(const AdamConfig& c) {
   check_grads("adam_step");
   check_adam_config(c);
-  const std::string op = "block adam_step";
-  if (adam_m_.empty()) {
-    adam_m_ = DeviceBuffer<float>(params_.size(), ctx_->stream(), op);
-    adam_v_ = DeviceBuffer<float>(params_.size(), ctx_->stream(), op);
-    for (DeviceBuffer<float>* m : {&adam_m_, &adam_v_}) {
-      cuda_check(cudaMemsetAsync(m->data(), 0, static_cast<std::size_t>(m->bytes()), ctx_->stream()), "cudaMemsetAsync",
-                 op);
-    }
-  }
-  adam_steps_ += 1;
-  // As kernels/optimizer.cpp: the bias corrections in double, everything else in float.
-  const double t = static_cast<double>(adam_steps_);
-  AdamScalars s{};
-  s.lr = static_cast<float>(c.lr);
-  s.beta1 = static_cast<float>(c.beta1);
-  s.beta2 = static_cast<float>(c.beta2);
-  s.eps = static_cast<float>(c.eps);
-  s.correction1 = static_cast<float>(1.0 - std::pow(c.beta1, t));
-  s.correction2 = static_cast<float>(1.0 - std::pow(c.beta2, t));
-  adam_update(params_.data(), grads_.data(), adam_m_.data(), adam_v_.data(), s, params_.size(),
-              precision_ == GemmPrecision::Bf16 ? params_bf16_.data() : nullptr, ctx_->stream(), op);
+  adam_step_in_place(*ctx_, c, params_.data(), grads_.data(), params_.size(), adam_m_, adam_v_, adam_steps_,
+                     precision_ == GemmPrecision::Bf16 ? params_bf16_.data() : nullptr, "block adam_step");
 }
 
 }  // namespace pipesim

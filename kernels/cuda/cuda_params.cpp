@@ -70,17 +70,23 @@ void CudaParams::sgd_step(double lr) {
 void CudaParams::adam_step(const AdamConfig& c) {
   check_grads("adam_step");
   check_adam_config(c);
-  const std::string op = what_ + " adam_step";
-  if (adam_m_.empty() && !values_.empty()) {
-    adam_m_ = DeviceBuffer<float>(values_.size(), ctx_->stream(), op);
-    adam_v_ = DeviceBuffer<float>(values_.size(), ctx_->stream(), op);
-    for (DeviceBuffer<float>* m : {&adam_m_, &adam_v_})
-      cuda_check(cudaMemsetAsync(m->data(), 0, static_cast<std::size_t>(m->bytes()), ctx_->stream()), "cudaMemsetAsync",
-                 op);
+  adam_step_in_place(*ctx_, c, values_.data(), grads_.data(), values_.size(), adam_m_, adam_v_, adam_steps_, bf16_.data(),
+                     what_ + " adam_step");
+}
+
+void adam_step_in_place(CudaContext& ctx, const AdamConfig& c, float* values, const float* grads, std::int64_t count,
+                        DeviceBuffer<float>& m, DeviceBuffer<float>& v, std::int64_t& steps, __nv_bfloat16* bf16,
+                        const std::string& op) {
+  if (m.empty() && count > 0) {
+    m = DeviceBuffer<float>(count, ctx.stream(), op);
+    v = DeviceBuffer<float>(count, ctx.stream(), op);
+    for (DeviceBuffer<float>* moment : {&m, &v})
+      cuda_check(cudaMemsetAsync(moment->data(), 0, static_cast<std::size_t>(moment->bytes()), ctx.stream()),
+                 "cudaMemsetAsync", op);
   }
-  adam_steps_ += 1;
+  steps += 1;
   // As kernels/optimizer.cpp: the bias corrections in double, everything else in float.
-  const double t = static_cast<double>(adam_steps_);
+  const double t = static_cast<double>(steps);
   AdamScalars s{};
   s.lr = static_cast<float>(c.lr);
   s.beta1 = static_cast<float>(c.beta1);
@@ -88,8 +94,7 @@ void CudaParams::adam_step(const AdamConfig& c) {
   s.eps = static_cast<float>(c.eps);
   s.correction1 = static_cast<float>(1.0 - std::pow(c.beta1, t));
   s.correction2 = static_cast<float>(1.0 - std::pow(c.beta2, t));
-  adam_update(values_.data(), grads_.data(), adam_m_.data(), adam_v_.data(), s, values_.size(), bf16_.data(),
-              ctx_->stream(), op);
+  adam_update(values, grads, m.data(), v.data(), s, count, bf16, ctx.stream(), op);
 }
 
 void CudaParams::set(const KVec<float>& values) {

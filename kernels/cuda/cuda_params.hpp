@@ -17,6 +17,13 @@
 
 namespace pipesim {
 
+// One Adam step of `count` numbers in place, as kernels/optimizer.cpp takes it (CudaParams and
+// CudaBlock): the moments `m` and `v` made and zeroed at the first step, `steps` advanced,
+// the bias corrections in double, the update in float; `bf16`, when not null, refreshed.
+void adam_step_in_place(CudaContext& ctx, const AdamConfig& c, float* values, const float* grads, std::int64_t count,
+                        DeviceBuffer<float>& m, DeviceBuffer<float>& v, std::int64_t& steps, __nv_bfloat16* bf16,
+                        const std::string& op);
+
 class CudaParams {
  public:
   CudaParams() = default;
