@@ -46,19 +46,6 @@ double timed(CpuClock clock, F&& f) {
   return seconds_between(start, Clock::now());
 }
 
-KMat<T> random_matrix(Eigen::Index rows, Eigen::Index cols, std::uint64_t& state) {
-  KMat<T> m(rows, cols);
-  for (Eigen::Index j = 0; j < cols; ++j)
-    for (Eigen::Index i = 0; i < rows; ++i) m(i, j) = static_cast<T>(uniform_pm1(state));
-  return m;
-}
-
-std::vector<int> random_ids(int count, int vocab, std::uint64_t& state) {
-  std::vector<int> ids(static_cast<std::size_t>(count));
-  for (int& id : ids) id = static_cast<int>(splitmix64(state) % static_cast<std::uint64_t>(vocab));
-  return ids;
-}
-
 template <class M>
 std::int64_t bytes_of(const M& m) {
   return static_cast<std::int64_t>(m.size()) * static_cast<std::int64_t>(sizeof(typename M::Scalar));
@@ -83,15 +70,15 @@ class CpuWorkload final : public ProfileWorkload {
     params_ = init_block_params<T>(config_, splitmix64(state));
     grads_ = BlockParams<T>::zeros(config_);
     const Eigen::Index n = config_.tokens(), h = config_.hidden;
-    x_ = random_matrix(n, h, state);
-    dy_ = random_matrix(n, h, state);
+    x_ = profile_random_matrix(n, h, state);
+    dy_ = profile_random_matrix(n, h, state);
     embedding_ = init_embedding<T>(config_, vocab_, splitmix64(state));
     embedding_grads_ = Embedding<T>{KMat<T>::Zero(vocab_, h), KMat<T>::Zero(config_.seq, h)};
-    ids_ = random_ids(config_.tokens(), vocab_, state);
+    ids_ = profile_random_ids(config_.tokens(), vocab_, state);
     head_ = init_lm_head<T>(config_, vocab_, tied_, splitmix64(state));
     head_grads_ = LmHead<T>{KRow<T>::Zero(h), KRow<T>::Zero(h), KMat<T>()};
     head_weight_grad_ = KMat<T>::Zero(vocab_, h);
-    targets_ = random_ids(config_.tokens(), vocab_, state);
+    targets_ = profile_random_ids(config_.tokens(), vocab_, state);
   }
 
   PassTimes block_pass() override {
@@ -178,7 +165,7 @@ class CpuOptimizer final : public OptimizerProbe {
     const auto copies = static_cast<std::size_t>(std::max<std::int64_t>(1, kColdBytes / group_bytes));
     groups_.resize(copies);
     for (Group& g : groups_) {
-      g.params = random_matrix(count, 1, state);
+      g.params = profile_random_matrix(count, 1, state);
       g.grads.setZero(count);
     }
   }
@@ -265,6 +252,19 @@ class ThreadHandoff final : public LinkProbe {
 }  // namespace
 
 CpuProfileBackend::CpuProfileBackend(CpuClock clock) : clock_(clock) { Eigen::setNbThreads(1); }
+
+KMat<float> profile_random_matrix(Eigen::Index rows, Eigen::Index cols, std::uint64_t& state) {
+  KMat<float> m(rows, cols);
+  for (Eigen::Index j = 0; j < cols; ++j)
+    for (Eigen::Index i = 0; i < rows; ++i) m(i, j) = static_cast<float>(uniform_pm1(state));
+  return m;
+}
+
+std::vector<int> profile_random_ids(int count, int vocab, std::uint64_t& state) {
+  std::vector<int> ids(static_cast<std::size_t>(count));
+  for (int& id : ids) id = static_cast<int>(splitmix64(state) % static_cast<std::uint64_t>(vocab));
+  return ids;
+}
 
 void check_gpt_model(const ModelSpec& m, const std::string& who) {
   const bool gpt = (m.family.empty() || m.family == "gpt") && m.mlp == MlpKind::Gelu && !m.rms_norm &&

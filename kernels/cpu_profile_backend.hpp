@@ -12,6 +12,11 @@
 //   link       a hand-off between two threads: the sender copies the message into a shared
 //              buffer and notifies (mutex + condition variable); the receiver wakes and
 //              copies it out. Timed from the start of the first copy to the end of the second.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/block_params.hpp"
 #include "kernels/profile_backend.hpp"
 
 namespace pipesim {
@@ -32,6 +37,11 @@ class CpuProfileBackend final : public ProfileBackend {
  private:
   CpuClock clock_;
 };
+
+// The profile workloads' random inputs, the same numbers for the CPU and CUDA backends:
+// uniform in [-1, 1] in column-major order, token ids below `vocab`, drawn from `state`.
+KMat<float> profile_random_matrix(Eigen::Index rows, Eigen::Index cols, std::uint64_t& state);
+std::vector<int> profile_random_ids(int count, int vocab, std::uint64_t& state);
 
 // InputError unless the model is what the kernels implement: a GPT block (LayerNorm,
 // GELU MLP, multi-head attention with biases, learned positions). `who` starts the message.

@@ -26,18 +26,6 @@ namespace {
 
 constexpr GemmPrecision kPrecision = GemmPrecision::Bf16;
 
-KMat<float> random_matrix(Eigen::Index rows, Eigen::Index cols, std::uint64_t& state) {
-  KMat<float> m(rows, cols);
-  for (Eigen::Index k = 0; k < m.size(); ++k) m.data()[k] = static_cast<float>(uniform_pm1(state));
-  return m;
-}
-
-std::vector<int> random_ids(int count, int vocab, std::uint64_t& state) {
-  std::vector<int> ids(static_cast<std::size_t>(count));
-  for (int& id : ids) id = static_cast<int>(splitmix64(state) % static_cast<std::uint64_t>(vocab));
-  return ids;
-}
-
 // A GPU failure during profiling as the one-line error the CLI prints (CudaError is not an
 // InputError: pipesim's main would not catch it).
 template <class F>
@@ -87,12 +75,12 @@ class CudaWorkload final : public ProfileWorkload {
     std::uint64_t state = seed;
     block_.emplace(ctx_, init_block_params<float>(config_, splitmix64(state)), kPrecision);
     const Eigen::Index n = config_.tokens(), h = config_.hidden;
-    x_ = to_device(ctx_, random_matrix(n, h, state));
-    dy_ = to_device(ctx_, random_matrix(n, h, state));
+    x_ = to_device(ctx_, profile_random_matrix(n, h, state));
+    dy_ = to_device(ctx_, profile_random_matrix(n, h, state));
     embedding_.emplace(ctx_, config_, init_embedding<float>(config_, vocab_, splitmix64(state)));
-    ids_ = random_ids(config_.tokens(), vocab_, state);
+    ids_ = profile_random_ids(config_.tokens(), vocab_, state);
     head_.emplace(ctx_, config_, init_lm_head<float>(config_, vocab_, /*tied=*/false, splitmix64(state)), kPrecision);
-    targets_ = random_ids(config_.tokens(), vocab_, state);
+    targets_ = profile_random_ids(config_.tokens(), vocab_, state);
     ctx_.synchronize("profile workload set-up");
   }
 
@@ -172,10 +160,10 @@ class CudaOptimizer final : public OptimizerProbe {
   CudaOptimizer(std::int64_t count, std::uint64_t seed, ProbeSetup setup)
       : setup_(std::move(setup)), ctx_(0, setup_.stream(), setup_.partition) {
     std::uint64_t state = seed;
-    KVec<float> values = random_matrix(count, 1, state);
+    KVec<float> values = profile_random_matrix(count, 1, state);
     params_.emplace(ctx_, values, kPrecision == GemmPrecision::Bf16, "optimizer probe");
     // Small gradients keep many steps of either optimizer well away from overflow.
-    params_->set_grads(random_matrix(count, 1, state) * 1e-3f);
+    params_->set_grads(profile_random_matrix(count, 1, state) * 1e-3f);
   }
   double step(OptimizerKind kind) override {
     return guarded([&] { return step_(kind); });
