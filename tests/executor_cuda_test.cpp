@@ -30,6 +30,7 @@
 #include "executor/cuda_backend.hpp"
 #include "executor_helpers.hpp"
 #include "kernels/cuda/cuda_error.hpp"
+#include "require_gpu.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/timeline.hpp"
 
@@ -39,15 +40,6 @@ namespace {
 using namespace testing_executor;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-#define SKIP_WITHOUT_GPU()                                                                                        \
-  do {                                                                                                            \
-    std::string why_;                                                                                             \
-    if (cuda_device_count(&why_) == 0) {                                                                          \
-      if (std::getenv("PIPESIM_REQUIRE_GPU") != nullptr) FAIL() << "PIPESIM_REQUIRE_GPU is set but no GPU: " << why_; \
-      GTEST_SKIP() << "no CUDA device: " << why_;                                                                 \
-    }                                                                                                             \
-  } while (0)
 
 BackendFactory cuda(GemmPrecision p) {
   return [p](int device, const ModelSetup& setup, const StopFlag&) -> std::unique_ptr<ComputeBackend> {
@@ -70,24 +62,6 @@ std::string case_name(const ::testing::TestParamInfo<Case>& param) {
   return n;
 }
 
-// Largest |a - b| relative to the largest |b|.
-double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    diff = std::max(diff, static_cast<double>(std::abs(a[i] - b[i])));
-    scale = std::max(scale, static_cast<double>(std::abs(b[i])));
-  }
-  return diff / scale;
-}
-
-std::vector<float> whole_model(const MeasuredRun& run, int pipeline) {
-  std::vector<float> out;
-  for (const auto& stage : run.final_weights[static_cast<std::size_t>(pipeline)])
-    out.insert(out.end(), stage.begin(), stage.end());
-  return out;
-}
-
 // Per device, the activation bytes and entries after each change, in order.
 std::map<int, std::vector<std::pair<std::int64_t, int>>> memory_steps(const Timeline& t) {
   std::map<int, std::vector<std::pair<std::int64_t, int>>> out;
@@ -98,7 +72,7 @@ std::map<int, std::vector<std::pair<std::int64_t, int>>> memory_steps(const Time
 class CudaEveryGenerator : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaEveryGenerator, MatchesTheSimulatorAndTheCpuBackend) {
-  SKIP_WITHOUT_GPU();
+  PIPESIM_SKIP_WITHOUT_GPU();
   const Case& c = GetParam();
   const Schedule s = make(c.name, c.p, c.m, c.iterations);
   TimelineRecorder sim;
@@ -151,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(Generators, CudaEveryGenerator,
 // of a near-zero gradient the weights stay within steps x lr = 3e-3 of the CPU's, against a
 // largest weight of 1 (the norm gains): 1e-2 holds in both precisions.
 TEST(ExecutorCuda, AdamTrainsLikeTheCpu) {
-  SKIP_WITHOUT_GPU();
+  PIPESIM_SKIP_WITHOUT_GPU();
   const Schedule s = make("1f1b", 2, 4, 3);
   RunOptions o = quick(OptimizerKind::Adam, 1e-3);
   o.keep_final_weights = true;
@@ -179,7 +153,7 @@ TEST(ExecutorCuda, CoversEveryGenerator) {
 }
 
 TEST(ExecutorCuda, VirtualDevicesShareTheVisibleGpus) {
-  SKIP_WITHOUT_GPU();
+  PIPESIM_SKIP_WITHOUT_GPU();
   const int count = cuda_device_count();
   ModelSetup setup{tiny(), 1, 1, 2, 1, {}, 4};
   for (int d = 0; d < 4; ++d) EXPECT_EQ(CudaBackend(d, setup).gpu(), d % count);
@@ -189,7 +163,7 @@ TEST(ExecutorCuda, VirtualDevicesShareTheVisibleGpus) {
 // train the same model as 4 sharing all SMs (cuBLAS may pick other GEMM algorithms for
 // fewer SMs, so bf16 tolerances).
 TEST(ExecutorCuda, SmPartitionedRunMatchesTheShared) {
-  SKIP_WITHOUT_GPU();
+  PIPESIM_SKIP_WITHOUT_GPU();
   {
     const SmPartition part(0, 4);
     EXPECT_EQ(part.groups(), 4);
@@ -251,7 +225,7 @@ ExecutionError failure(const Schedule& s, Op target, Fault fault, std::chrono::m
 }
 
 TEST(ExecutorCuda, FaultsEndTheRunAndTheNextRunWorks) {
-  SKIP_WITHOUT_GPU();
+  PIPESIM_SKIP_WITHOUT_GPU();
   const Schedule s = make("1f1b", 2, 4, 2);
   Op target;
   target.kind = OpKind::F;

@@ -1,6 +1,11 @@
 #pragma once
 // Shared by the executor tests: small runs of gpt-tiny and look-ups into their records.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <vector>
 
 #include "cost_models/catalog.hpp"
 #include "executor/executor.hpp"
@@ -34,6 +39,24 @@ inline std::map<std::pair<int, int>, OpRecord> by_ref(const Timeline& t) {
   std::map<std::pair<int, int>, OpRecord> out;
   for (const OpRecord& r : t.ops) out[{r.ref.device, r.ref.index}] = r;
   return out;
+}
+
+// The final weights of one pipeline (keep_final_weights), all stages in one vector.
+inline std::vector<float> whole_model(const MeasuredRun& run, int pipeline = 0) {
+  std::vector<float> out;
+  for (const auto& stage : run.final_weights[static_cast<std::size_t>(pipeline)]) out.insert(out.end(), stage.begin(), stage.end());
+  return out;
+}
+
+// Largest |value - reference| relative to the largest |reference|.
+inline double relative_difference(const std::vector<float>& value, const std::vector<float>& reference) {
+  EXPECT_EQ(value.size(), reference.size());
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < value.size() && i < reference.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::abs(value[i] - reference[i])));
+    scale = std::max(scale, static_cast<double>(std::abs(reference[i])));
+  }
+  return diff / scale;
 }
 
 }  // namespace pipesim::testing_executor

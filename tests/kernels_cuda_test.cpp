@@ -26,6 +26,7 @@
 #include "kernels/cuda/cuda_block.hpp"
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/cuda_error.hpp"
+#include "require_gpu.hpp"
 #include "kernels/cuda/cuda_stage.hpp"
 #include "kernels/cuda/event_timer.hpp"
 #include "kernels/cuda/sm_partition.hpp"
@@ -93,11 +94,7 @@ std::string describe(const BlockConfig& c, GemmPrecision p) {
 class KernelsCuda : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string why;
-    if (cuda_device_count(&why) == 0) {
-      if (std::getenv("PIPESIM_REQUIRE_GPU") != nullptr) FAIL() << "PIPESIM_REQUIRE_GPU is set but there is no GPU: " << why;
-      GTEST_SKIP() << "no CUDA device: " << why;
-    }
+    PIPESIM_SKIP_WITHOUT_GPU();
     ctx_ = std::make_unique<CudaContext>(0);
   }
   CudaContext& ctx() { return *ctx_; }

@@ -22,6 +22,7 @@
 #include "kernels/cuda/cuda_block.hpp"
 #include "kernels/cuda/cuda_embedding.hpp"
 #include "kernels/cuda/cuda_error.hpp"
+#include "require_gpu.hpp"
 #include "kernels/cuda/cuda_lm_head.hpp"
 #include "kernels/cuda/transfer.hpp"
 #include "kernels/embedding.hpp"
@@ -93,11 +94,7 @@ std::int64_t cpu_head_bytes(const LmHeadCache<float>& c) {
 class KernelsCudaEnds : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string why;
-    if (cuda_device_count(&why) == 0) {
-      if (std::getenv("PIPESIM_REQUIRE_GPU") != nullptr) FAIL() << "PIPESIM_REQUIRE_GPU is set but there is no GPU: " << why;
-      GTEST_SKIP() << "no CUDA device: " << why;
-    }
+    PIPESIM_SKIP_WITHOUT_GPU();
     ctx_ = std::make_unique<CudaContext>(0);
   }
   CudaContext& ctx() { return *ctx_; }
