@@ -234,6 +234,12 @@ TEST(ProfileFile, RoundTrip) {
   EXPECT_EQ(back.micro_batches.size(), 3u);
   EXPECT_EQ(back.settings.clock, "wall");
   EXPECT_TRUE(back.machine.hostname.empty());
+  // Every clock a backend writes reads back (the CUDA profiler's "events" too).
+  for (const char* clock : {"thread-cpu", "events"}) {
+    Profile q = p;
+    q.settings.clock = clock;
+    EXPECT_EQ(parse_profile(profile_json_text(q), "clock.json").settings.clock, clock);
+  }
   EXPECT_EQ(error_of([] { read_profile_file("/nonexistent/p.json"); }),
             "cannot read profile '/nonexistent/p.json': No such file or directory");
 }
