@@ -1,11 +1,14 @@
 // sim_bench: how fast, and how lean, is simulate()?
 //
 // For 1F1B under the uniform cost model (F = 1 ms, B = 2 ms, zero-cost links, no
-// observer) at several (p, m), two benchmarks run in the same process:
+// observer) at several (p, m), three benchmarks run in the same process:
 //
-//   BM_Simulate/p/m   simulate(schedule, costs) and nothing else in the timed loop
-//   BM_Baseline/p/m   visits every op of the same schedule once and sums its duration
-//                     from the same cost model: the least any simulator has to do
+//   BM_Simulate/p/m      Simulator::run(schedule, costs) and nothing else in the timed
+//                        loop, one Simulator for all iterations (as a sweep runs it)
+//   BM_SimulateOnce/p/m  simulate(schedule, costs): a fresh Simulator every time, so a
+//                        schedule over ~700 000 ops also pays for fresh pages (engine.hpp)
+//   BM_Baseline/p/m      visits every op of the same schedule once and sums its duration
+//                        from the same cost model: the least any simulator has to do
 //
 // The ratio Simulate / Baseline of one run factors out the speed of the machine (clock,
 // CPU model), and is printed in the summary at the end. It does not factor out all the
@@ -15,9 +18,10 @@
 // Counters (times are CPU time of the benchmark thread):
 //   ops_per_s     simulated compute ops per second (every op but GradSync)
 //   time_per_op   CPU time per compute op (the summary gives it in ns)
-//   bytes_per_op  peak heap bytes during one simulate() call above what was live before
-//                 it, divided by the op count (operator new/delete are replaced below to
-//                 keep track of live and peak bytes)
+//   bytes_per_op  peak heap bytes during one run above what was live before it, divided
+//                 by the op count (operator new/delete are replaced below to keep track of
+//                 live and peak bytes); for BM_Simulate, the warm-up run of its
+//                 Simulator, which allocates the array it then keeps
 //
 // The schedule is generated once per benchmark, outside the timed loop. The summary
 // after the console table gives, per size, Simulate ns/op, Baseline ns/op and their
@@ -47,9 +51,9 @@
 #include "sim/engine.hpp"
 
 // ---- heap accounting -------------------------------------------------------------------
-// Every allocation through operator new gets a 16-byte header holding its size (16 keeps
-// malloc's alignment for anything not over-aligned; over-aligned new is not replaced and
-// not counted, and the engine has no over-aligned types).
+// Every allocation through operator new gets a header holding its size: 16 bytes (which
+// keeps malloc's alignment), or one alignment unit for over-aligned types (the engine's
+// 64-byte slots).
 namespace heap {
 
 std::atomic<std::int64_t> live{0};  // bytes requested and not yet freed
@@ -57,8 +61,11 @@ std::atomic<std::int64_t> peak{0};  // high-water mark of `live` since the last 
 
 constexpr std::size_t kHeader = 16;
 
-void* allocate(std::size_t size) noexcept {
-  void* block = std::malloc(size + kHeader);
+std::size_t header(std::size_t align) { return std::max(kHeader, align); }
+
+void* allocate(std::size_t size, std::size_t align = kHeader) noexcept {
+  const std::size_t h = header(align);
+  void* block = align <= kHeader ? std::malloc(size + h) : std::aligned_alloc(h, (size + 2 * h - 1) / h * h);
   if (block == nullptr) return nullptr;
   *static_cast<std::size_t*>(block) = size;
   const std::int64_t now = live.fetch_add(static_cast<std::int64_t>(size), std::memory_order_relaxed) +
@@ -66,18 +73,18 @@ void* allocate(std::size_t size) noexcept {
   std::int64_t high = peak.load(std::memory_order_relaxed);
   while (now > high && !peak.compare_exchange_weak(high, now, std::memory_order_relaxed)) {
   }
-  return static_cast<char*>(block) + kHeader;
+  return static_cast<char*>(block) + h;
 }
 
-void release(void* ptr) noexcept {
+void release(void* ptr, std::size_t align = kHeader) noexcept {
   if (ptr == nullptr) return;
-  void* block = static_cast<char*>(ptr) - kHeader;
+  void* block = static_cast<char*>(ptr) - header(align);
   live.fetch_sub(static_cast<std::int64_t>(*static_cast<std::size_t*>(block)), std::memory_order_relaxed);
   std::free(block);
 }
 
-void* allocate_or_throw(std::size_t size) {
-  void* p = allocate(size);
+void* allocate_or_throw(std::size_t size, std::size_t align = kHeader) {
+  void* p = allocate(size, align);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
@@ -101,6 +108,12 @@ void operator delete(void* ptr, std::size_t) noexcept { heap::release(ptr); }
 void operator delete[](void* ptr, std::size_t) noexcept { heap::release(ptr); }
 void operator delete(void* ptr, const std::nothrow_t&) noexcept { heap::release(ptr); }
 void operator delete[](void* ptr, const std::nothrow_t&) noexcept { heap::release(ptr); }
+void* operator new(std::size_t size, std::align_val_t a) { return heap::allocate_or_throw(size, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t size, std::align_val_t a) { return heap::allocate_or_throw(size, static_cast<std::size_t>(a)); }
+void operator delete(void* ptr, std::align_val_t a) noexcept { heap::release(ptr, static_cast<std::size_t>(a)); }
+void operator delete[](void* ptr, std::align_val_t a) noexcept { heap::release(ptr, static_cast<std::size_t>(a)); }
+void operator delete(void* ptr, std::size_t, std::align_val_t a) noexcept { heap::release(ptr, static_cast<std::size_t>(a)); }
+void operator delete[](void* ptr, std::size_t, std::align_val_t a) noexcept { heap::release(ptr, static_cast<std::size_t>(a)); }
 
 namespace {
 
@@ -135,20 +148,33 @@ void set_rate_counters(benchmark::State& state, std::int64_t ops) {
       benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
-void BM_Simulate(benchmark::State& state) {
+// `reuse`: one Simulator for every iteration, warmed up by one untimed run (Google
+// Benchmark calls this function anew for each batch of iterations it times, and a fresh
+// Simulator's first run pays for fresh pages: the one-off cost BM_SimulateOnce measures).
+// Otherwise simulate(), a fresh Simulator each time.
+void simulate_bench(benchmark::State& state, bool reuse) {
   const Schedule schedule = make_schedule(state);
   const UniformCostModel costs = make_costs();
   const std::int64_t ops = compute_ops(schedule);
   std::int64_t extra_peak = 0;
+  Simulator simulator;
+  if (reuse) {  // the warm-up run allocates the array the Simulator keeps: it counts
+    const std::int64_t before = heap::reset_peak();
+    benchmark::DoNotOptimize(simulator.run(schedule, costs).makespan);
+    extra_peak = heap::peak.load(std::memory_order_relaxed) - before;
+  }
   for (auto _ : state) {
     const std::int64_t before = heap::reset_peak();
-    SimResult r = simulate(schedule, costs);
+    SimResult r = reuse ? simulator.run(schedule, costs) : simulate(schedule, costs);
     extra_peak = std::max(extra_peak, heap::peak.load(std::memory_order_relaxed) - before);
     benchmark::DoNotOptimize(r.makespan);
   }
   set_rate_counters(state, ops);
   state.counters["bytes_per_op"] = static_cast<double>(extra_peak) / static_cast<double>(ops);
 }
+
+void BM_Simulate(benchmark::State& state) { simulate_bench(state, true); }
+void BM_SimulateOnce(benchmark::State& state) { simulate_bench(state, false); }
 
 void BM_Baseline(benchmark::State& state) {
   const Schedule schedule = make_schedule(state);
@@ -177,6 +203,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Simulate)->Apply(sizes);
+BENCHMARK(BM_SimulateOnce)->Apply(sizes);
 BENCHMARK(BM_Baseline)->Apply(sizes);
 
 // ---- summary ---------------------------------------------------------------------------
@@ -209,27 +236,32 @@ class SummaryReporter : public benchmark::ConsoleReporter {
   void print_summary() const {
     const bool reps = any_min();
     std::printf("\nsummary (%s)\n", reps ? "median and fastest of the repetitions" : "one run each");
-    std::printf("%-14s %11s %11s %11s %10s %11s %11s %10s\n", "size", "sim ns/op", "sim min", "base ns/op", "sim/base",
-                "sim Mops/s", "Mops/s max", "bytes/op");
-    std::map<int, std::map<int, Entry>> sim;  // p -> m
+    std::printf("sim: Simulator::run, one Simulator per size; once: simulate(), a fresh one per run\n");
+    std::printf("%-14s %11s %11s %11s %11s %10s %11s %11s %10s\n", "size", "sim ns/op", "sim min", "once ns/op",
+                "base ns/op", "sim/base", "sim Mops/s", "Mops/s max", "bytes/op");
+    std::map<int, std::map<int, std::pair<Entry, Entry>>> series;  // p -> m -> (sim, once)
     for (const auto& [name, e] : results_) {
       const std::string prefix = "BM_Simulate/";
       if (name.rfind(prefix, 0) != 0) continue;
       const std::string size = name.substr(prefix.size());
-      auto base = results_.find("BM_Baseline/" + size);
-      const double base_ns = base == results_.end() ? 0 : base->second.typical();
-      std::printf("%-14s %11.1f %11.1f %11.2f %10.1f %11.2f %11.2f %10.1f\n", size.c_str(), e.typical(), e.ns_min, base_ns,
-                  base_ns > 0 ? e.typical() / base_ns : 0.0, 1e3 / e.typical(), 1e3 / e.ns_min, e.bytes_per_op);
+      const Entry once = entry("BM_SimulateOnce/" + size);
+      const double base_ns = entry("BM_Baseline/" + size).typical();
+      std::printf("%-14s %11.1f %11.1f %11.1f %11.2f %10.1f %11.2f %11.2f %10.1f\n", size.c_str(), e.typical(), e.ns_min,
+                  once.typical(), base_ns, base_ns > 0 ? e.typical() / base_ns : 0.0, 1e3 / e.typical(), 1e3 / e.ns_min,
+                  e.bytes_per_op);
       int p = 0, m = 0;
-      if (std::sscanf(size.c_str(), "p:%d/m:%d", &p, &m) == 2) sim[p][m] = e;
+      if (std::sscanf(size.c_str(), "p:%d/m:%d", &p, &m) == 2) series[p][m] = {e, once};
     }
     // Time ratio when the op count doubles: (ns/op at 2m * 2 ops) / (ns/op at m * ops).
-    for (const auto& [p, by_m] : sim) {
+    for (const auto& [p, by_m] : series) {
       for (const auto& [m, e] : by_m) {
         auto next = by_m.find(2 * m);
         if (next == by_m.end()) continue;
-        std::printf("doubling p=%d m=%d -> m=%d: time x%.2f (median), x%.2f (fastest)\n", p, m, 2 * m,
-                    2.0 * next->second.typical() / e.typical(), 2.0 * next->second.ns_min / e.ns_min);
+        const auto& [sim, once] = e;
+        const auto& [sim2, once2] = next->second;
+        std::printf("doubling p=%d m=%d -> m=%d: time x%.2f (median), x%.2f (fastest); once x%.2f (median)\n", p, m,
+                    2 * m, 2.0 * sim2.typical() / sim.typical(), 2.0 * sim2.ns_min / sim.ns_min,
+                    once.typical() > 0 ? 2.0 * once2.typical() / once.typical() : 0.0);
       }
     }
   }
@@ -242,6 +274,10 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     bool from_min = false;
     double typical() const { return ns_median > 0 ? ns_median : ns_min; }
   };
+  Entry entry(const std::string& name) const {
+    auto it = results_.find(name);
+    return it == results_.end() ? Entry{} : it->second;
+  }
   static double value(const Run& run, const char* counter) {
     auto it = run.counters.find(counter);
     return it == run.counters.end() ? 0.0 : it->second.value;

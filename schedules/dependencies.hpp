@@ -1,23 +1,20 @@
 #pragma once
-// The dependency rules of the spec (§3), in one place, for the validator and the engine.
+// The dependency graph of a schedule, for the validator and the executor: every op's data
+// predecessors, and the GradSync collectives. The rules themselves (spec §3) are in
+// schedules/dependency_walk.hpp; every device also runs its list in order (device-order
+// edges are implicit here).
 //
-//   F(c,k,s)   needs F(c,k,s-1)                     (a transfer if on another device)
-//   B/I(c,k,s) needs F(c,k,s) and B/I(c,k,s+1)      (the last stage: only its own F)
-//   W(c,k,s)   needs I(c,k,s)
-//   GradSync   the n-th GradSync of stage s in every pipeline form one collective
-//   OptStep    the n-th OptStep(c,s) needs the n-th GradSync(c,s), if the schedule has one
-//   and every device runs its list in order (device-order edges are implicit here).
-//
-// Ops are numbered densely: id = device_offset[device] + index in that device's list.
+// Ops are numbered densely, device by device: id = device_offset[device] + index in that
+// device's list (OpNumbering's device-major order).
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "schedules/dependency_walk.hpp"
+#include "schedules/op_numbering.hpp"
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
-
-using OpId = std::uint32_t;
 
 struct DependencyGraph {
   std::vector<OpId> device_offset;  // size num_devices + 1
@@ -32,12 +29,6 @@ struct DependencyGraph {
   int device_of(OpId id) const;
   int index_of(OpId id) const { return static_cast<int>(id - device_offset[static_cast<std::size_t>(device_of(id))]); }
   OpId id_of(int device, int index) const { return device_offset[static_cast<std::size_t>(device)] + static_cast<OpId>(index); }
-};
-
-struct DependencyProblem {
-  int device = 0;
-  int index = 0;
-  std::string message;  // "2B0 needs 2F0, which no device runs"
 };
 
 // Builds the graph. Throws InputError if the schedule's shape is inconsistent (op lists vs

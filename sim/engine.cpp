@@ -1,32 +1,33 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
-#include <limits>
+#include <memory>
 #include <string>
-#include <utility>
 #include <unordered_map>
 
 #include "schedules/dependencies.hpp"
 #include "schedules/error.hpp"
+#include "schedules/op_numbering.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/event_queue.hpp"
-#include "sim/slot_layout.hpp"
+#include "sim/slots.hpp"
 #include "sim/versions.hpp"
 
 namespace pipesim {
 namespace {
 
-constexpr OpId kNone = std::numeric_limits<OpId>::max();
 
-// One run of the engine. All per-op state lives in one flat array of slots, numbered by
-// SlotLayout (sim/slot_layout.hpp) so that ops running at about the same time are close
-// together in memory; the dependency graph's ids (device-major) are used only to set up
-// and to explain a deadlock.
+// One run of the engine. All per-op state lives in a SlotTable (sim/slots.hpp), filled
+// straight from the dependency rules; the dependency graph (build_dependencies) is built
+// only to explain a broken schedule or a deadlock.
 class Run {
  public:
-  Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer)
-      : s_(schedule), costs_(costs), observer_(observer), scale_(scale_of(schedule)), g_(dependencies(schedule)),
-        layout_(schedule), versions_(schedule) {
+  // `slots` gives this run its slot array (Simulator::Workspace).
+  template <class SlotArray>
+  Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer, SlotArray&& slots)
+      : s_(schedule), costs_(costs), observer_(observer), scale_(scale_of(schedule)),
+        layout_(checked(schedule), OpNumbering::Order::Interleaved), versions_(schedule),
+        slots_(slots(layout_.size()), schedule, layout_, problems_) {
     init_state();
   }
 
@@ -64,12 +65,12 @@ class Run {
   struct DeviceState {
     std::uint32_t next = 0;      // index of the next op to start
     std::uint32_t size = 0;      // ops in its list
-    OpId base = 0;               // slot of its first op (SlotLayout)
+    OpId base = 0;               // slot of its first op
     bool busy = false;           // a compute op is running
     bool blocked = false;        // waiting on a blocking collective
     bool started = false;
     Tick free_at = 0;            // end of the last compute op
-    OpId last_compute = kNone;   // for the critical path
+    OpId last_compute = kNoOp;   // for the critical path
     Tick comm_free_at = 0;       // the communication stream (collectives)
     std::int64_t act_bytes = 0;
     std::int32_t act_count = 0;
@@ -80,35 +81,8 @@ class Run {
   struct CollectiveState {
     int arrived = 0;
     Tick start = 0;
-    OpId last_arrival = kNone;
+    OpId last_arrival = kNoOp;
   };
-  // Performance: everything the event loop reads and writes for one op is in one 40-byte
-  // slot: the op itself (copied from the schedule, so that a device's next op and its state
-  // share a cache line), its device, and its state. Starting, finishing or delivering an
-  // input to an op touches one or two cache lines.
-  struct Slot {
-    Tick time = 0;                 // before the op starts: arrival of its latest input; then its start
-    std::int32_t stage = 0, microbatch = 0, pipeline = 0;  // the Op, without its padding
-    OpKind kind = OpKind::F;
-    std::uint16_t pending = 0;     // inputs not yet arrived
-    std::int32_t device = 0;
-    // Before the op starts: the op that sent its latest input; then what let it start last
-    // (its device's previous op or that input), for the critical path.
-    OpId cause = kNone;
-    std::int32_t version = -1;     // weight version a micro-batch op uses
-    // Version its forward used (sim/versions.hpp needs it for B, I and W). An F sets it to
-    // its own version when it starts, and it travels along the forward edges F -> B/I and
-    // I -> W (carries_forward), so a backward never looks its forward up.
-    std::int32_t forward_version = -1;
-
-    Op op() const { return Op{kind, stage, microbatch, pipeline}; }
-  };
-  static_assert(sizeof(Slot) == 40);
-  // The edge from -> to hands on the forward's version: the only F among the predecessors
-  // of a B or I is its forward, and a W's only predecessor is its I.
-  static bool carries_forward(OpKind from, OpKind to) {
-    return from == (to == OpKind::W ? OpKind::I : OpKind::F) && is_microbatch_op(to) && to != OpKind::F;
-  }
   // A transfer in flight, kept only for an observer (without one, the event names both ends).
   struct InFlight {
     TransferRecord record;
@@ -121,97 +95,23 @@ class Run {
     return OpRef{d, static_cast<int>(layout_.index_of(slot, d))};
   }
   Op op_of(OpId slot) const { return slots_[slot].op(); }
-  OpId graph_id(OpId slot) const {
-    const int d = device_of(slot);
-    return g_.id_of(d, static_cast<int>(layout_.index_of(slot, d)));
-  }
-  // Has the op with graph id `id` started? Each device starts its ops in list order.
-  bool started(OpId id) const {
-    const int d = g_.device_of(id);
-    return static_cast<std::uint32_t>(g_.index_of(id)) < dev_[static_cast<std::size_t>(d)].next;
+
+  static const Schedule& checked(const Schedule& schedule) {
+    check_schedule_shape(schedule);  // before the ops can be numbered
+    return schedule;
   }
 
   void init_state() {
-    const std::size_t n = g_.size();
     const auto devices = static_cast<std::size_t>(s_.num_devices);
-    // Slots in slot order: consecutive writes, while the reads walk each device's list.
-    slots_.assign(layout_.slots(), Slot{});
-    std::vector<OpId> slot_of(n);  // graph id -> slot, for the successor lists
-    for (std::size_t d = 0; d < devices; ++d) {
-      const auto& list = s_.ops[d];
-      for (std::size_t i = 0; i < list.size(); ++i)
-        slot_of[g_.device_offset[d] + i] = layout_.slot(static_cast<int>(d), static_cast<std::uint32_t>(i));
-    }
-    // Successor lists (CSR, by slot) from the predecessor lists. Performance: both passes
-    // go in slot order, so that the predecessors' entries they update are near each other;
-    // in graph order, each device's pass swept the whole array (one cache miss per op once
-    // it outgrew the L2 cache, m >= 4096 at p = 64). succ_begin_[s] is the fill cursor of s
-    // and is shifted into place afterwards.
-    const std::size_t slots = layout_.slots();
-    succ_begin_.assign(slots + 1, 0);
-    layout_.for_each_slot([&](int d, std::uint32_t i, OpId slot) {
-      const OpId id = g_.device_offset[static_cast<std::size_t>(d)] + i;
-      const Op& op = s_.ops[static_cast<std::size_t>(d)][i];
-      Slot& st = slots_[slot];
-      st.stage = op.stage;
-      st.microbatch = op.microbatch;
-      st.pipeline = op.pipeline;
-      st.kind = op.kind;
-      st.device = d;
-      const OpId preds = g_.pred_begin[id + 1] - g_.pred_begin[id];
-      PIPESIM_ASSERT(preds <= 0xFFFF);  // the rules give at most two
-      st.pending = static_cast<std::uint16_t>(preds);
-      for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k) ++succ_begin_[slot_of[g_.preds[k]]];
-    });
-    OpId sum = 0;
-    for (std::size_t i = 0; i < slots; ++i) sum += std::exchange(succ_begin_[i], sum);
-    succs_.resize(g_.preds.size());
-    std::vector<std::uint8_t> remote(slots, 0);  // successors on another device, up to 2
-    bool reorder = false;
-    layout_.for_each_slot([&](int d, std::uint32_t i, OpId slot) {
-      const OpId id = g_.device_offset[static_cast<std::size_t>(d)] + i;
-      for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k) {
-        const OpId pred = slot_of[g_.preds[k]];
-        if (slots_[pred].device != d && ++remote[pred] == 2) reorder = true;
-        // The version tracker relies on this: the first predecessor of B and I is their F,
-        // that of W its I (dependencies.cpp lists them first), on the same device.
-        if (k == g_.pred_begin[id] && carries_forward(slots_[pred].kind, slots_[slot].kind))
-          PIPESIM_ASSERT(slots_[pred].device == slots_[slot].device);
-        else
-          PIPESIM_ASSERT(!carries_forward(slots_[pred].kind, slots_[slot].kind));
-        succs_[succ_begin_[pred]++] = slot;
-      }
-    });
-    std::copy_backward(succ_begin_.begin(), succ_begin_.end() - 1, succ_begin_.end());
-    succ_begin_[0] = 0;
-    // The engine walked each list in graph-id order of the successors, which is (device,
-    // slot) order; the passes above append in slot order. The order matters only among
-    // successors on other devices than the list's own: a successor on the same device is
-    // only marked ready, while one elsewhere gets a transfer (or, after a GradSync, a
-    // try_start), i.e. an event. The dependency rules give every op at most one such
-    // successor (F(s+1) or B/I(s-1)); should a list have two, the lists are sorted (short:
-    // insertion sort) so that events are queued as before.
-    if (reorder) {
-      auto graph_order = [&](OpId x, OpId y) {
-        return slots_[x].device != slots_[y].device ? slots_[x].device < slots_[y].device : x < y;
-      };
-      for (std::size_t i = 0; i < slots; ++i) {
-        const auto first = succs_.begin() + succ_begin_[i], last = succs_.begin() + succ_begin_[i + 1];
-        for (auto it = first + (first != last); it < last; ++it)
-          for (auto j = it; j != first && graph_order(*j, *(j - 1)); --j) std::iter_swap(j, j - 1);
-      }
-    }
+    if (!problems_.empty()) throw_problems();
     dev_.assign(devices, DeviceState{});
     for (std::size_t d = 0; d < devices; ++d) {
-      dev_[d].size = static_cast<std::uint32_t>(s_.ops[d].size());
-      dev_[d].base = layout_.slot(static_cast<int>(d), 0);
+      dev_[d].size = layout_.length(static_cast<int>(d));
+      dev_[d].base = layout_.id(static_cast<int>(d), 0);
     }
     result_.devices.assign(devices, DeviceStats{});
     if (s_.num_devices <= kDenseLinkDevices) link_free_.assign(devices * devices, 0);
-    collectives_.assign(g_.collectives.size(), CollectiveState{});
-    collective_slots_.resize(g_.collectives.size());
-    for (std::size_t c = 0; c < g_.collectives.size(); ++c)
-      for (OpId m : g_.collectives[c]) collective_slots_[c].push_back(slot_of[m]);
+    collectives_.assign(slots_.collectives().size(), CollectiveState{});
     result_.iteration_end.assign(static_cast<std::size_t>(std::max(1, s_.iterations)), 0);
   }
 
@@ -229,19 +129,19 @@ class Run {
   // test is inline, the loop is not.
   void try_start(int d, Tick now) {
     const DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-    if (dev.busy || dev.blocked || dev.next >= dev.size || slots_[layout_.slot_from(dev.base, dev.next)].pending > 0) return;
+    if (dev.busy || dev.blocked || dev.next >= dev.size || slots_[layout_.id_from(dev.base, dev.next)].pending > 0) return;
     start_ops(d, now);
   }
   [[gnu::noinline]] void start_ops(int d, Tick now) {
     DeviceState& dev = dev_[static_cast<std::size_t>(d)];
     while (!dev.busy && !dev.blocked && dev.next < dev.size) {
-      const OpId id = layout_.slot_from(dev.base, dev.next);
+      const OpId id = layout_.id_from(dev.base, dev.next);
       Slot& st = slots_[id];
       if (st.pending > 0) return;
       const Op op = st.op();
       ++dev.next;
       // Which constraint let this op start last: its device or its latest input.
-      if (dev.last_compute != kNone && dev.free_at >= st.time) st.cause = dev.last_compute;
+      if (dev.last_compute != kNoOp && dev.free_at >= st.time) st.cause = dev.last_compute;
       st.time = now;
       if (op.kind == OpKind::GradSync) {
         arrive_collective(id, now);
@@ -265,9 +165,8 @@ class Run {
       // Performance: when this op ends, each successor's slot is updated. Ask for those
       // lines now; they arrive long before the op ends. Written out here, not in a helper:
       // GCC deems a function of prefetches pure and drops the call.
-      const OpId first = succ_begin_[id], end = succ_begin_[id + 1];
-      if (first < end) __builtin_prefetch(&slots_[succs_[first]]);
-      if (first + 1 < end) __builtin_prefetch(&slots_[succs_[first + 1]]);
+      if (st.successors > 0) __builtin_prefetch(&slots_[st.next[0]]);
+      if (st.successors > 1) __builtin_prefetch(&slots_[st.next[1]]);
     }
   }
 
@@ -321,8 +220,9 @@ class Run {
   void release_successors(OpId id, int d) {
     const Slot& from = slots_[id];
     const bool sync = from.kind == OpKind::GradSync;
-    for (OpId k = succ_begin_[id]; k < succ_begin_[id + 1]; ++k) {
-      const OpId to = succs_[k];
+    const OpId* next = slots_.successors(id);
+    for (int k = 0; k < from.successors; ++k) {
+      const OpId to = next[k];
       Slot& st = slots_[to];
       const int dst = st.device;
       if (dst == d || sync) {
@@ -381,19 +281,19 @@ class Run {
     Slot& st = slots_[to];
     PIPESIM_ASSERT(st.pending > 0);
     --st.pending;
-    if (st.cause == kNone || at > st.time) {
+    if (st.cause == kNoOp || at > st.time) {
       st.time = at;
       st.cause = from;
     }
   }
 
   void arrive_collective(OpId id, Tick now) {
-    const auto c = static_cast<std::size_t>(g_.collective_of[graph_id(id)]);
+    const auto c = static_cast<std::size_t>(slots_[id].collective);
     CollectiveState& st = collectives_[c];
     ++st.arrived;
     st.start = std::max(st.start, now);
     st.last_arrival = id;
-    const auto& members = collective_slots_[c];
+    const auto& members = slots_.collectives()[c];
     if (st.arrived < static_cast<int>(members.size())) return;
     // Everyone is here: run on the participants' comm streams once all are free.
     for (OpId m : members) st.start = std::max(st.start, dev_[static_cast<std::size_t>(device_of(m))].comm_free_at);
@@ -409,7 +309,7 @@ class Run {
   }
 
   void finish_collective(std::uint32_t c) {
-    const auto& members = collective_slots_[c];
+    const auto& members = slots_.collectives()[c];
     result_.makespan = std::max(result_.makespan, now_);
     if (observer_) {
       CollectiveRecord r;
@@ -430,6 +330,15 @@ class Run {
 
   // Everything ran, or the schedule deadlocked: then say who waits on whom.
   void check_complete() const {
+    for (const DeviceState& dev : dev_)
+      if (dev.next < dev.size || dev.blocked) explain_deadlock();
+  }
+  [[noreturn]] void explain_deadlock() const {
+    const DependencyGraph g = dependencies(s_);
+    // Has the op with graph id `id` started? Each device starts its ops in list order.
+    auto started = [&](OpId id) {
+      return static_cast<std::uint32_t>(g.index_of(id)) < dev_[static_cast<std::size_t>(g.device_of(id))].next;
+    };
     std::string waits;
     int stuck = 0;
     for (int d = 0; d < s_.num_devices; ++d) {
@@ -438,41 +347,41 @@ class Run {
       if (dev.next >= list.size() && !dev.blocked) continue;
       if (++stuck > 8) continue;
       const std::size_t at = dev.blocked ? dev.next - 1 : dev.next;
-      const OpId id = g_.id_of(d, static_cast<int>(at));
+      const OpId id = g.id_of(d, static_cast<int>(at));
       waits += (waits.empty() ? "" : "; ") + std::string("device ") + std::to_string(d) + " waits at " +
                to_string(list[at]) + " for ";
       std::string on;
       auto waiting_on = [&](OpId p) {
-        const int pd = g_.device_of(p);
-        on += (on.empty() ? "" : ", ") + to_string(s_.ops[static_cast<std::size_t>(pd)][static_cast<std::size_t>(g_.index_of(p))]) +
+        const int pd = g.device_of(p);
+        on += (on.empty() ? "" : ", ") + to_string(s_.ops[static_cast<std::size_t>(pd)][static_cast<std::size_t>(g.index_of(p))]) +
               " (device " + std::to_string(pd) + ")";
       };
-      if (g_.collective_of[id] >= 0) {
-        for (OpId m : g_.collectives[static_cast<std::size_t>(g_.collective_of[id])])
+      if (g.collective_of[id] >= 0) {
+        for (OpId m : g.collectives[static_cast<std::size_t>(g.collective_of[id])])
           if (!started(m)) waiting_on(m);
       }
-      for (OpId k = g_.pred_begin[id]; k < g_.pred_begin[id + 1]; ++k)
-        if (!started(g_.preds[k])) waiting_on(g_.preds[k]);
+      for (OpId k = g.pred_begin[id]; k < g.pred_begin[id + 1]; ++k)
+        if (!started(g.preds[k])) waiting_on(g.preds[k]);
       waits += on.empty() ? "an op that never finishes" : on;
     }
-    if (stuck > 0)
-      throw InputError("deadlock: " + std::to_string(stuck) + " device(s) cannot go on: " + waits +
-                       (stuck > 8 ? "; ..." : ""));
+    PIPESIM_ASSERT(stuck > 0);
+    throw InputError("deadlock: " + std::to_string(stuck) + " device(s) cannot go on: " + waits +
+                     (stuck > 8 ? "; ..." : ""));
   }
 
   std::vector<OpRef> critical_path() const {
-    OpId last = kNone;
+    OpId last = kNoOp;
     Tick best = -1;
     for (const DeviceState& dev : dev_) {
-      if (dev.last_compute != kNone && dev.last_end > best) {
+      if (dev.last_compute != kNoOp && dev.last_end > best) {
         best = dev.last_end;
         last = dev.last_compute;
       }
     }
     std::vector<OpRef> path;
-    for (OpId id = last; id != kNone; id = slots_[id].cause) {
+    for (OpId id = last; id != kNoOp; id = slots_[id].cause) {
       path.push_back(ref_of(id));
-      PIPESIM_ASSERT(path.size() <= g_.size());
+      PIPESIM_ASSERT(path.size() <= layout_.size());
     }
     std::reverse(path.begin(), path.end());
     return path;
@@ -483,6 +392,12 @@ class Run {
     DependencyGraph g = build_dependencies(schedule, problems);
     if (!problems.empty()) throw InputError(describe_problems(problems));
     return g;
+  }
+  // The walk found problems: report them as build_dependencies orders them (graph order,
+  // which decides which of two duplicates is named first).
+  [[noreturn]] void throw_problems() const {
+    dependencies(s_);
+    assert_fail("build_dependencies finds the problems the walk found", __FILE__, __LINE__);
   }
 
   static std::string describe_problems(const std::vector<DependencyProblem>& problems) {
@@ -498,12 +413,10 @@ class Run {
   const CostModel& costs_;
   SimObserver* observer_;
   const OpScale scale_;
-  DependencyGraph g_;
-  const SlotLayout layout_;
+  const OpNumbering layout_;  // op -> slot
   VersionTracker versions_;
-  std::vector<Slot> slots_;
-  std::vector<OpId> succ_begin_;  // by slot
-  std::vector<OpId> succs_;    // successors' slots
+  std::vector<DependencyProblem> problems_;  // found while filling the slots: not runnable
+  SlotTable slots_;
   std::vector<DeviceState> dev_;
   // Free time of each directed link: a dense devices x devices table up to
   // kDenseLinkDevices devices (32 MiB); beyond, a map of the pairs that talk (a file with
@@ -512,7 +425,6 @@ class Run {
   std::vector<Tick> link_free_;
   std::unordered_map<std::size_t, Tick> sparse_link_free_;
   std::vector<CollectiveState> collectives_;
-  std::vector<std::vector<OpId>> collective_slots_;  // g_.collectives, as slots
   std::vector<InFlight> in_flight_;
   std::vector<std::uint32_t> free_slots_;
   EventQueue queue_;
@@ -522,8 +434,32 @@ class Run {
 
 }  // namespace
 
+// The slot array, kept between runs.
+struct Simulator::Workspace {
+  std::unique_ptr<Slot[]> slots;
+  std::size_t capacity = 0;
+};
+
+Simulator::Simulator() : workspace_(std::make_unique<Workspace>()) {}
+Simulator::~Simulator() = default;
+Simulator::Simulator(Simulator&&) noexcept = default;
+Simulator& Simulator::operator=(Simulator&&) noexcept = default;
+
+SimResult Simulator::run(const Schedule& schedule, const CostModel& costs, SimObserver* observer) {
+  Workspace& w = *workspace_;
+  auto slots = [&w](std::size_t n) {
+    if (w.capacity < n) {
+      w.slots.reset();  // before the new one: the old one is too small to be worth keeping
+      w.slots = std::make_unique_for_overwrite<Slot[]>(n);
+      w.capacity = n;
+    }
+    return w.slots.get();
+  };
+  return Run(schedule, costs, observer, slots).run();
+}
+
 SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer) {
-  return Run(schedule, costs, observer).run();
+  return Simulator().run(schedule, costs, observer);
 }
 
 }  // namespace pipesim

@@ -14,6 +14,7 @@
 // The engine never computes a duration (it asks the CostModel) and never formats output
 // (it emits records to a SimObserver).
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "cost_models/cost_model.hpp"
@@ -48,5 +49,26 @@ struct SimResult {
 // Runs the schedule. Throws InputError if the schedule's dependencies are broken (missing
 // producers, duplicates) or if it deadlocks; the message names the waiting ops.
 SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr);
+
+// Runs schedules one after another, like simulate(), but keeps the engine's per-op array
+// (64 bytes per op) for the next run. Performance: glibc gives blocks over 32 MiB
+// (half a million ops) their own fresh pages and hands them back to the OS when freed, so
+// each one-off simulate() of a schedule that large takes a page fault every 64 ops, about
+// a sixth of its time on this machine (docs/performance.md); smaller arrays come back
+// from the heap without. A sweep or a benchmark that simulates again and again keeps one
+// Simulator per thread. The memory is held until the Simulator goes away.
+class Simulator {
+ public:
+  Simulator();
+  ~Simulator();
+  Simulator(Simulator&&) noexcept;
+  Simulator& operator=(Simulator&&) noexcept;
+
+  SimResult run(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr);
+
+ private:
+  struct Workspace;
+  std::unique_ptr<Workspace> workspace_;
+};
 
 }  // namespace pipesim

@@ -71,13 +71,13 @@ AnalyticalConfig config_of(const Plan& plan, const Schedule& schedule, const Gri
   return config;
 }
 
-SweepRow evaluate(const Plan& plan, const AnalyticalCostModel& model, const Schedule& schedule, const GridPoint& point,
-                  std::size_t index) {
+SweepRow evaluate(Simulator& simulator, const Plan& plan, const AnalyticalCostModel& model, const Schedule& schedule,
+                  const GridPoint& point, std::size_t index) {
   const SweepGrid& g = plan.grid;
   SweepRow row;
   row.index = index;
   row.point = point;
-  const SimResult result = simulate(schedule, model);  // no observer: no timeline is kept
+  const SimResult result = simulator.run(schedule, model);  // no observer: no timeline is kept
   const Metrics metrics = summarize(schedule, result);
   const Assessment a = assess(model, g.hardware[point.hardware], schedule, result, metrics);
   row.tp = model.config().tp;
@@ -114,6 +114,7 @@ void run_group(const Plan& plan, const Group& group, Outcome& out) {
   const SweepGrid& g = plan.grid;
   const int pp = g.pp[group.pp];
   std::optional<Schedule> schedule;
+  Simulator simulator;  // one per group: the points of a group simulate one schedule again and again
   std::string schedule_error;
   bool generated = false;
   GridPoint p;
@@ -168,7 +169,7 @@ void run_group(const Plan& plan, const Group& group, Outcome& out) {
           try {
             const AnalyticalCostModel model(config_of(plan, *schedule, p));
             reason = SkipReason::Simulation;
-            out.rows[index] = evaluate(plan, model, *schedule, p, index);
+            out.rows[index] = evaluate(simulator, plan, model, *schedule, p, index);
           } catch (const InputError& e) {
             skip(out, index, reason, e.what());
           }

@@ -1,0 +1,178 @@
+#pragma once
+// walk_dependencies: the dependency rules of the spec (§3), in one place. build_dependencies
+// (schedules/dependencies.hpp, the graph the validator and the executor use) and the
+// engine (sim/engine.cpp, which builds its per-op slots straight from the walk) both take
+// their edges from here.
+//
+//   F(c,k,s)   needs F(c,k,s-1)                     (a transfer if on another device)
+//   B/I(c,k,s) needs F(c,k,s) and B/I(c,k,s+1)      (the last stage: only its own F)
+//   W(c,k,s)   needs I(c,k,s)
+//   GradSync   the n-th GradSync of stage s in every pipeline form one collective
+//   OptStep    the n-th OptStep(c,s) needs the n-th GradSync(c,s), if the schedule has one
+//   and every device runs its list in order (device-order edges are implicit here).
+//
+// The walk tells a Sink, with ids from the given OpNumbering:
+//   op(id, device, index, op)   every op, in id order, before any call names it
+//   begin(id)                   every op, in id order, before its edges
+//   edge(consumer, producer)    consumer needs producer. A B's or I's first edge comes
+//                               from its forward, a W's only edge from its I.
+//   collective(id, c)           GradSync `id` takes part in collective c
+// Performance: op() runs just ahead of begin(), as far as the producers named so far
+// reach, so that a sink writing per-op state finds it still in cache for the edges.
+// Problems with single ops (out-of-range stage or pipeline, an op on a device that does
+// not hold its stage, duplicates, missing producers, unmatched collectives) are appended
+// to `problems`, and the offending op or edge is left out. Which of two duplicates is
+// "first" follows the id order. Returns each collective's members, in pipeline order.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schedules/op_index.hpp"
+#include "schedules/op_numbering.hpp"
+#include "schedules/schedule.hpp"
+
+namespace pipesim {
+
+struct DependencyProblem {
+  int device = 0;
+  int index = 0;
+  std::string message;  // "2B0 needs 2F0, which no device runs"
+};
+
+// Throws InputError if the schedule's shape is inconsistent (op lists vs devices, too many
+// ops to number, placement size, devices out of range). Call before numbering the ops.
+void check_schedule_shape(const Schedule& schedule);
+
+namespace walk_detail {
+
+// Can `op` run on device d? (Its pipeline and stage exist and are placed on d.)
+inline bool well_placed(const Schedule& s, const Op& op, int d) {
+  return op.pipeline >= 0 && op.pipeline < s.num_pipelines && op.stage >= 0 && op.stage < s.num_stages &&
+         !(is_microbatch_op(op.kind) && op.microbatch < 0) && s.device_of(op) == d;
+}
+
+// The reports, out of line so that the walk's loops stay small.
+void report_misplaced(std::vector<DependencyProblem>& problems, const Schedule& s, const Op& op, int d, std::uint32_t i);
+void report_duplicate(std::vector<DependencyProblem>& problems, const OpNumbering& ids, const Op& op, int d,
+                      std::uint32_t i, OpId first);
+void report_missing(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, const Op& producer,
+                    const char* what);
+
+// GradSyncs grouped by (stage, occurrence) while walking.
+struct CollectiveMember {
+  std::int32_t pipeline = 0;
+  OpId id = 0;
+};
+struct Collectives {
+  std::map<std::pair<int, int>, std::int32_t> index;      // (stage, occurrence) -> collective
+  std::vector<std::vector<CollectiveMember>> members;     // per collective
+  std::vector<std::int32_t> occurrence;                   // per collective
+  std::int32_t add(const Op& op, std::int32_t occ, OpId id);
+  // Sorts each collective's members by pipeline, reports collectives that lack a
+  // pipeline, and returns the members' ids.
+  std::vector<std::vector<OpId>> finish(const Schedule& s, const OpNumbering& ids,
+                                        std::vector<DependencyProblem>& problems);
+};
+
+}  // namespace walk_detail
+
+template <class Sink>
+std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const OpNumbering& ids,
+                                                 std::vector<DependencyProblem>& problems, Sink& sink) {
+  using namespace walk_detail;
+  OpIndex where(schedule, ids.interleaved() ? OpIndex::Layout::MicrobatchMajor : OpIndex::Layout::ReplicaMajor);
+  // Occurrences so far of the stage-level ops, by (kind GradSync / OptStep, pipeline, stage):
+  // the n-th occurrence (0 for micro-batch ops), counted in list order over the well-placed
+  // ops. A (pipeline, stage) lives on one device, so both passes count alike in any id order.
+  const std::size_t replicas = static_cast<std::size_t>(schedule.num_pipelines) * static_cast<std::size_t>(schedule.num_stages);
+  std::vector<std::int32_t> seen_stage_ops(2 * replicas, 0);
+  const auto next_occurrence = [&](const Op& op) -> std::int32_t {
+    if (is_microbatch_op(op.kind)) return 0;
+    const std::size_t kind = op.kind == OpKind::GradSync ? 0 : 1;
+    return seen_stage_ops[kind * replicas + static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(schedule.num_stages) +
+                          static_cast<std::size_t>(op.stage)]++;
+  };
+
+  // Pass 1: index every op; duplicates are reported and the first one wins.
+  ids.for_each([&](int d, std::uint32_t i, OpId id) {
+    const auto& list = schedule.ops[static_cast<std::size_t>(d)];
+    const Op& op = list[i];
+    if (i % 4 == 0 && i + 8 < list.size()) __builtin_prefetch(&list[i + 8]);
+    if (!well_placed(schedule, op, d)) return report_misplaced(problems, schedule, op, d, i);
+    if (const std::optional<OpId> first = where.insert(op, next_occurrence(op), id))
+      report_duplicate(problems, ids, op, d, i, *first);
+  });
+
+  // Pass 2: each op's producers. `told`: the ops told to the sink so far.
+  std::fill(seen_stage_ops.begin(), seen_stage_ops.end(), 0);
+  Collectives collectives;
+  const int last = schedule.num_stages - 1;
+  OpNumbering::Cursor told(ids);
+  const auto tell_until = [&](OpId id) {
+    for (; !told.done() && told.id() <= id; told.advance())
+      sink.op(told.id(), told.device(), told.index(), schedule.ops[static_cast<std::size_t>(told.device())][told.index()]);
+  };
+  ids.for_each([&](int d, std::uint32_t i, OpId id) {
+    const auto& list = schedule.ops[static_cast<std::size_t>(d)];
+    const Op& op = list[i];
+    if (i % 4 == 0 && i + 8 < list.size()) __builtin_prefetch(&list[i + 8]);
+    tell_until(id);
+    sink.begin(id);
+    if (!well_placed(schedule, op, d)) return;
+    const std::int32_t occurrence = next_occurrence(op);
+    auto find = [&](const Op& producer, std::int32_t occ = 0) { return where.find(producer, occ); };
+    // `producer` was found at p >= 0, or is missing.
+    auto need = [&](const Op& producer, std::int64_t p, const char* what) {
+      if (p >= 0) {
+        tell_until(static_cast<OpId>(p));
+        sink.edge(id, static_cast<OpId>(p));
+      }
+      else
+        report_missing(problems, op, d, i, producer, what);
+    };
+    switch (op.kind) {
+      case OpKind::F:
+        if (op.stage > 0) {
+          const Op forward = make_op(OpKind::F, op.stage - 1, op.microbatch, op.pipeline);
+          need(forward, find(forward), "the forward");
+        }
+        break;
+      case OpKind::B:
+      case OpKind::I: {
+        const Op forward = make_op(OpKind::F, op.stage, op.microbatch, op.pipeline);
+        need(forward, find(forward), "its forward");
+        if (op.stage < last) {
+          Op next = make_op(OpKind::B, op.stage + 1, op.microbatch, op.pipeline);
+          std::int64_t p = find(next);
+          if (p < 0) {
+            next.kind = OpKind::I;
+            p = find(next);
+          }
+          need(next, p, "the backward");
+        }
+        break;
+      }
+      case OpKind::W: {
+        const Op input_grad = make_op(OpKind::I, op.stage, op.microbatch, op.pipeline);
+        need(input_grad, find(input_grad), "its input-gradient backward");
+        break;
+      }
+      case OpKind::GradSync:
+        sink.collective(id, collectives.add(op, occurrence, id));
+        break;
+      case OpKind::OptStep: {
+        const std::int64_t sync = find(grad_sync(op.stage, op.pipeline), occurrence);
+        if (sync >= 0) {
+          tell_until(static_cast<OpId>(sync));
+          sink.edge(id, static_cast<OpId>(sync));
+        }
+        break;
+      }
+    }
+  });
+  return collectives.finish(schedule, ids, problems);
+}
+
+}  // namespace pipesim

@@ -1,0 +1,132 @@
+#pragma once
+// OpIndex: where each op of a schedule is, by value (schedules/dependency_walk.hpp looks the
+// producers of every op up here). Ids are whatever OpNumbering the walk uses.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "schedules/op_numbering.hpp"
+#include "schedules/schedule.hpp"
+
+namespace pipesim {
+
+// An op by value. Micro-batch ops are unique by value; stage-level ops (GradSync, OptStep) repeat once per
+// iteration, so they are told apart by occurrence: the n-th one of (kind, pipeline, stage).
+struct OpKey {
+  Op op;
+  std::int32_t occurrence;
+  friend bool operator==(const OpKey&, const OpKey&) = default;
+};
+struct OpKeyHash {
+  std::size_t operator()(const OpKey& k) const noexcept { return OpHash{}(k.op) * 31 + static_cast<std::size_t>(k.occurrence); }
+};
+
+// Where each op is, by OpKey. Performance: this used to be one unordered_map over all ops,
+// and on large schedules its look-ups (about four per op, each a cache miss into a node
+// allocated per op) were most of build_dependencies' time. Micro-batch ops (F, B, I, W)
+// now go into a flat table indexed by (kind, pipeline, stage, micro-batch), an array read,
+// whenever the micro-batch ids are dense enough that the table is at most kMaxSlotsPerOp
+// slots per op (every generated schedule: ids 0 .. iterations*m-1, table <= 2 slots per
+// op). Sparse ids (an imported schedule numbering micro-batches 0, 1000, 2000, ...) and
+// the few stage-level ops stay in the hash map. Both give the same answers.
+//
+// The table is laid out in the order the ops will be looked up: a walk device by device
+// asks for a few (kind, pipeline, stage) rows micro-batch after micro-batch, so each row
+// is contiguous (ReplicaMajor); a walk index by index (every device's i-th op, then the
+// (i+1)-th) asks for nearby micro-batches of every stage at once, so all entries of one
+// micro-batch are contiguous (MicrobatchMajor). Either way the look-ups stay within a few
+// cache lines' reach instead of one miss each once the table outgrows the caches.
+class OpIndex {
+ public:
+  static constexpr std::uint64_t kMaxSlotsPerOp = 8;
+  static constexpr OpId kEmpty = std::numeric_limits<OpId>::max();
+  enum class Layout { ReplicaMajor, MicrobatchMajor };
+
+  OpIndex(const Schedule& s, Layout layout) : pipelines_(s.num_pipelines), stages_(s.num_stages) {
+    std::uint64_t ops = 0;
+    for (const auto& list : s.ops) ops += list.size();
+    // The ids a schedule declares (0 .. iterations x micro-batches - 1: every generator);
+    // performance: no pass over the ops for their largest id. An op with a larger id goes
+    // to the map, so an undeclared or wrong count costs only speed. Without a count, the
+    // ops are scanned.
+    std::int64_t max_microbatch = static_cast<std::int64_t>(s.microbatches) * std::max(1, s.iterations) - 1;
+    if (s.microbatches <= 0)
+      for (const auto& list : s.ops)
+        for (const Op& op : list)
+          if (is_microbatch_op(op.kind)) max_microbatch = std::max<std::int64_t>(max_microbatch, op.microbatch);
+    // kinds F, B, I, W (OpKind 0..3) x pipelines x stages x micro-batches; check_shape has
+    // made sure pipelines x stages placement entries exist, so that product is small.
+    const std::uint64_t per_microbatch = 4 * static_cast<std::uint64_t>(pipelines_) * static_cast<std::uint64_t>(stages_);
+    const auto microbatches = static_cast<std::uint64_t>(max_microbatch + 1);
+    if (microbatches <= (kMaxSlotsPerOp * ops + 64) / per_microbatch) {
+      microbatches_ = static_cast<std::int64_t>(microbatches);
+      table_.assign(per_microbatch * microbatches, kEmpty);
+      const std::size_t replicas = per_microbatch / 4;
+      if (layout == Layout::ReplicaMajor) {
+        microbatch_stride_ = 1;
+        replica_stride_ = microbatches;
+        kind_stride_ = replicas * microbatches;
+      } else {
+        replica_stride_ = 1;
+        kind_stride_ = replicas;
+        microbatch_stride_ = per_microbatch;
+      }
+    } else {
+      map_.reserve(ops);
+    }
+  }
+
+  // Records the op (its n-th occurrence, for stage-level ops) at `id`; if that is already
+  // taken, returns the id holding it.
+  std::optional<OpId> insert(const Op& op, std::int32_t occurrence, OpId id) {
+    if (const std::size_t i = slot_of(op); i != kNoSlot) {
+      if (table_[i] != kEmpty) return table_[i];
+      table_[i] = id;
+      return std::nullopt;
+    }
+    return insert_in_map(OpKey{op, occurrence}, id);
+  }
+
+  // The op id holding the op (its n-th occurrence), or -1.
+  // Performance: the op is passed as is, never packed into an OpKey on the table's path:
+  // building one on the stack and reading it back whole stalled store forwarding on every
+  // look-up (a sixth of the walk's time).
+  std::int64_t find(const Op& op, std::int32_t occurrence = 0) const {
+    if (const std::size_t i = slot_of(op); i != kNoSlot) return table_[i] == kEmpty ? -1 : std::int64_t{table_[i]};
+    return find_in_map(OpKey{op, occurrence});
+  }
+
+ private:
+  static constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
+
+  [[gnu::noinline]] std::optional<OpId> insert_in_map(const OpKey& key, OpId id) {
+    auto [it, inserted] = map_.emplace(key, id);
+    if (inserted) return std::nullopt;
+    return it->second;
+  }
+  [[gnu::noinline]] std::int64_t find_in_map(const OpKey& key) const {
+    auto it = map_.find(key);
+    return it == map_.end() ? -1 : static_cast<std::int64_t>(it->second);
+  }
+
+  // The table slot of a micro-batch op, or kNoSlot if it belongs in the map. Ops reach
+  // here with pipeline and stage in range (misplaced ops are never recorded or looked up).
+  std::size_t slot_of(const Op& op) const {
+    if (table_.empty() || !is_microbatch_op(op.kind) || op.microbatch < 0 || op.microbatch >= microbatches_)
+      return kNoSlot;
+    const std::size_t replica = static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) +
+                                static_cast<std::size_t>(op.stage);
+    return static_cast<std::size_t>(op.kind) * kind_stride_ + replica * replica_stride_ +
+           static_cast<std::size_t>(op.microbatch) * microbatch_stride_;
+  }
+
+  int pipelines_, stages_;
+  std::int64_t microbatches_ = 0;
+  std::size_t kind_stride_ = 0, replica_stride_ = 0, microbatch_stride_ = 0;  // table positions
+  std::vector<OpId> table_;                        // dense micro-batch ops; empty if sparse
+  std::unordered_map<OpKey, OpId, OpKeyHash> map_;     // everything else
+};
+
+}  // namespace pipesim

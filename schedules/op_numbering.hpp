@@ -1,0 +1,121 @@
+#pragma once
+// OpNumbering: how the ops of a schedule are numbered, a bijection between (device, index
+// in its list) and a dense OpId. Two orders:
+//
+//   device-major (DependencyGraph)     interleaved, step = devices (the engine's slots)
+//   d0: 0  1  2  3                     index 0: d0 d1 d2   -> ids 0  1  2
+//   d1: 4  5  6  7                     index 1: d0 d1 d2   -> ids 3  4  5
+//   d2: 8  9 10 11                     ...                    id = index * 3 + d
+//
+// Why interleaved: the devices of a pipeline advance through their lists at about the
+// same pace, so the ops running at one moment sit at nearby indices. Numbered index by
+// index, their state shares cache lines and the engine walks memory as one forward stream;
+// device-major, it walks one stream per device (128 at p = 128), which the hardware
+// prefetchers cannot follow (docs/performance.md).
+//
+// Lists of unequal length leave unused ids at the end of the short ones; when that would
+// waste more than 1/8 of the ids, an interleaved numbering stays device-major (step = 1).
+// Either way id(d, i) = base(d) + i * step.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "schedules/schedule.hpp"
+
+namespace pipesim {
+
+using OpId = std::uint32_t;
+
+class OpNumbering {
+ public:
+  enum class Order { DeviceMajor, Interleaved };
+
+  // `schedule` must have one op list per device and fewer ops than OpId can number
+  // (check_schedule_shape, schedules/dependency_walk.hpp).
+  OpNumbering(const Schedule& schedule, Order order) {
+    const std::size_t devices = schedule.ops.size();
+    std::size_t total = 0, longest = 0;
+    for (const auto& list : schedule.ops) {
+      total += list.size();
+      longest = std::max(longest, list.size());
+    }
+    const std::size_t padded = longest * devices;
+    interleaved_ = order == Order::Interleaved && devices > 1 && padded - total <= total / 8 &&
+                   padded < std::numeric_limits<OpId>::max();
+    step_ = interleaved_ ? static_cast<OpId>(devices) : 1;
+    size_ = interleaved_ ? padded : total;
+    base_.resize(devices);
+    lengths_.resize(devices);
+    OpId offset = 0;
+    for (std::size_t d = 0; d < devices; ++d) {
+      lengths_[d] = static_cast<std::uint32_t>(schedule.ops[d].size());
+      base_[d] = interleaved_ ? static_cast<OpId>(d) : offset;
+      offset += lengths_[d];
+    }
+    longest_ = static_cast<std::uint32_t>(longest);
+  }
+
+  std::size_t size() const { return size_; }  // ids, used and unused
+  bool interleaved() const { return interleaved_; }
+  int devices() const { return static_cast<int>(base_.size()); }
+  std::uint32_t length(int device) const { return lengths_[static_cast<std::size_t>(device)]; }
+  OpId id(int device, std::uint32_t index) const { return id_from(base_[static_cast<std::size_t>(device)], index); }
+  OpId id_from(OpId base, std::uint32_t index) const { return base + index * step_; }
+  std::uint32_t index_of(OpId id, int device) const {
+    const OpId rel = id - base_[static_cast<std::size_t>(device)];
+    return step_ == 1 ? rel : rel / step_;
+  }
+  // The device of a used id (a division or a binary search: not for hot loops).
+  int device_of(OpId id) const {
+    if (interleaved_) return static_cast<int>(id % step_);
+    return static_cast<int>(std::upper_bound(base_.begin(), base_.end(), id) - base_.begin()) - 1;
+  }
+
+  // Walks the ops one at a time, in increasing id order.
+  class Cursor {
+   public:
+    explicit Cursor(const OpNumbering& ids) : ids_(ids) { skip_unused(); }
+    bool done() const { return ids_.interleaved_ ? index_ >= ids_.longest_ : device_ >= ids_.devices(); }
+    int device() const { return device_; }
+    std::uint32_t index() const { return index_; }
+    OpId id() const { return ids_.id(device_, index_); }
+    void advance() {
+      if (ids_.interleaved_) {
+        if (++device_ == ids_.devices()) device_ = 0, ++index_;
+      } else {
+        ++index_;
+      }
+      skip_unused();
+    }
+
+   private:
+    void skip_unused() {
+      if (ids_.interleaved_) {
+        while (index_ < ids_.longest_ && index_ >= ids_.length(device_))
+          if (++device_ == ids_.devices()) device_ = 0, ++index_;
+        return;
+      }
+      while (device_ < ids_.devices() && index_ >= ids_.length(device_)) ++device_, index_ = 0;
+    }
+    const OpNumbering& ids_;
+    int device_ = 0;
+    std::uint32_t index_ = 0;
+  };
+
+  // Calls f(device, index, id) for every op, in increasing id order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (Cursor c(*this); !c.done(); c.advance()) f(c.device(), c.index(), c.id());
+  }
+
+ private:
+  bool interleaved_ = false;
+  OpId step_ = 1;
+  std::size_t size_ = 0;
+  std::uint32_t longest_ = 0;
+  std::vector<OpId> base_;               // id of each device's first op
+  std::vector<std::uint32_t> lengths_;   // ops per device
+};
+
+}  // namespace pipesim
