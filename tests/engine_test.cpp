@@ -7,6 +7,7 @@
 
 #include "cost_models/uniform.hpp"
 #include "schedules/error.hpp"
+#include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/engine.hpp"
 #include "sim/timeline.hpp"
@@ -190,6 +191,81 @@ TEST(Engine, CriticalPathEndsAtTheLastOpAndIsChained) {
   ASSERT_FALSE(r.critical_path.empty());
   EXPECT_EQ(r.critical_path.front(), (OpRef{0, 0}));
   EXPECT_EQ(r.critical_path.back(), (OpRef{0, 3}));
+}
+
+TEST(Engine, AnOpWithThreeSuccessorsReleasesThemInListOrder) {
+  // Both B and I of micro-batch 0 on stage 0 (allowed, if odd): 0F0 has three successors
+  // (1F0 on device 1, 0B0 and 0I0 on device 0) and 1I0 two on device 0, so both of the
+  // engine's successor paths run, and 1I0's two messages queue on link (1, 0) in list order.
+  const Schedule s = from_text(2, 2, {{"0F0", "0B0", "0I0", "0W0"}, {"1F0", "1I0", "1W0"}});
+  UniformCostConfig c = ms_costs(1, 2);
+  c.stage.wgrad = 1 * kNsPerMs;  // I = W = 1 ms
+  c.link_bandwidth = 1e9;
+  c.message_bytes = 1'000'000;  // 1 ms on the link, no latency
+  TimelineRecorder rec;
+  const SimResult r = simulate(s, UniformCostModel(c), &rec);
+  auto ops = by_name(rec.timeline);
+  EXPECT_EQ(rec.timeline.ops.size(), 7u);
+  EXPECT_EQ(ops["1F0"].start, 2 * kNsPerMs);
+  EXPECT_EQ(ops["1I0"].end, 4 * kNsPerMs);
+  EXPECT_EQ(ops["1W0"].start, 4 * kNsPerMs);
+  EXPECT_EQ(ops["0B0"].start, 5 * kNsPerMs);  // the first message: link 4-5 ms
+  EXPECT_EQ(ops["0I0"].start, 7 * kNsPerMs);  // its message arrived at 6 ms; device busy until 7
+  EXPECT_EQ(r.makespan, 9 * kNsPerMs);
+  ASSERT_EQ(rec.timeline.transfers.size(), 3u);
+  EXPECT_EQ(rec.timeline.transfers[1].to, (OpRef{0, 1}));
+  EXPECT_EQ(rec.timeline.transfers[1].link_start, 4 * kNsPerMs);
+  EXPECT_EQ(rec.timeline.transfers[2].to, (OpRef{0, 2}));
+  EXPECT_EQ(rec.timeline.transfers[2].link_start, 5 * kNsPerMs);
+}
+
+// Everything a run reports, for comparing two runs.
+void expect_same_run(const Schedule& s, const CostModel& costs, Simulator& simulator) {
+  TimelineRecorder once, again;
+  const SimResult a = simulate(s, costs, &once);
+  const SimResult b = simulator.run(s, costs, &again);
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.critical_path, b.critical_path);
+  EXPECT_EQ(a.iteration_end, b.iteration_end);
+  ASSERT_EQ(a.devices.size(), b.devices.size());
+  for (std::size_t d = 0; d < a.devices.size(); ++d) {
+    EXPECT_EQ(a.devices[d].busy, b.devices[d].busy);
+    EXPECT_EQ(a.devices[d].peak_activation_bytes, b.devices[d].peak_activation_bytes);
+  }
+  ASSERT_EQ(once.timeline.ops.size(), again.timeline.ops.size());
+  for (std::size_t i = 0; i < once.timeline.ops.size(); ++i) {
+    EXPECT_EQ(once.timeline.ops[i].ref, again.timeline.ops[i].ref);
+    EXPECT_EQ(once.timeline.ops[i].start, again.timeline.ops[i].start);
+    EXPECT_EQ(once.timeline.ops[i].weight_version, again.timeline.ops[i].weight_version);
+  }
+  EXPECT_EQ(once.timeline.transfers.size(), again.timeline.transfers.size());
+}
+
+TEST(Simulator, RunsAfterRunLikeSimulateWhateverCameBefore) {
+  // One Simulator keeps its slot array: a larger schedule after a smaller one grows it, a
+  // smaller one after a larger reuses it (stale slots from the earlier run must not leak
+  // in), and a run that throws leaves it usable.
+  UniformCostConfig c = ms_costs(1, 2);
+  c.link_latency = 10 * kNsPerUs;
+  c.link_bandwidth = 1e9;
+  c.message_bytes = 1'000'000;
+  const UniformCostModel costs(c);
+  ScheduleParams small, large;
+  small.p = 2;
+  small.m = 4;
+  large.p = 8;
+  large.m = 32;
+  large.iterations = 2;
+  Simulator simulator;
+  expect_same_run(generate("1f1b", small), costs, simulator);
+  expect_same_run(generate("zb-h2", large), costs, simulator);
+  expect_same_run(generate("interleaved", small), costs, simulator);
+  const Schedule deadlocked = from_text(2, 2, {{"0B0", "0F0"}, {"1F0", "1B0"}});
+  EXPECT_THROW(simulator.run(deadlocked, costs), InputError);
+  expect_same_run(generate("chimera", large), costs, simulator);
+  Simulator moved = std::move(simulator);
+  expect_same_run(generate("gpipe", small), costs, moved);
 }
 
 TEST(Engine, SameInputSameOutput) {
