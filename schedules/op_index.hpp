@@ -1,6 +1,7 @@
 #pragma once
 // OpIndex: where each op of a schedule is, by value (schedules/dependency_walk.hpp looks the
 // producers of every op up here). Ids are whatever OpNumbering the walk uses.
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -26,13 +27,15 @@ struct OpKeyHash {
 // Where each op is, by OpKey. Performance: this used to be one unordered_map over all ops,
 // and on large schedules its look-ups (about four per op, each a cache miss into a node
 // allocated per op) were most of build_dependencies' time. Micro-batch ops (F, B, I, W)
-// now go into a flat table indexed by (kind, pipeline, stage, micro-batch), an array read,
-// whenever the micro-batch ids are dense enough that the table is at most kMaxSlotsPerOp
-// slots per op (every generated schedule: ids 0 .. iterations*m-1, table <= 2 slots per
-// op). Sparse ids (an imported schedule numbering micro-batches 0, 1000, 2000, ...) and
-// the few stage-level ops stay in the hash map. Both give the same answers.
+// now go into flat tables, one per kind (made when the first op of that kind arrives: a
+// schedule without split backwards never makes the I and W ones), indexed by (pipeline,
+// stage, micro-batch), an array read, whenever the micro-batch ids are dense enough that
+// the tables are at most kMaxSlotsPerOp slots per op (every generated schedule: ids 0 ..
+// iterations*m-1, one slot per op). Sparse ids (an imported schedule numbering
+// micro-batches 0, 1000, 2000, ...) and the few stage-level ops stay in the hash map. Both
+// give the same answers.
 //
-// The table is laid out in the order the ops will be looked up: a walk device by device
+// A table is laid out in the order the ops will be looked up: a walk device by device
 // asks for a few (kind, pipeline, stage) rows micro-batch after micro-batch, so each row
 // is contiguous (ReplicaMajor); a walk index by index (every device's i-th op, then the
 // (i+1)-th) asks for nearby micro-batches of every stage at once, so all entries of one
@@ -56,22 +59,20 @@ class OpIndex {
       for (const auto& list : s.ops)
         for (const Op& op : list)
           if (is_microbatch_op(op.kind)) max_microbatch = std::max<std::int64_t>(max_microbatch, op.microbatch);
-    // kinds F, B, I, W (OpKind 0..3) x pipelines x stages x micro-batches; check_shape has
-    // made sure pipelines x stages placement entries exist, so that product is small.
+    // Per kind F, B, I, W (OpKind 0..3): pipelines x stages x micro-batches; check_shape
+    // has made sure pipelines x stages placement entries exist, so that product is small.
     const std::uint64_t per_microbatch = 4 * static_cast<std::uint64_t>(pipelines_) * static_cast<std::uint64_t>(stages_);
     const auto microbatches = static_cast<std::uint64_t>(max_microbatch + 1);
     if (microbatches <= (kMaxSlotsPerOp * ops + 64) / per_microbatch) {
       microbatches_ = static_cast<std::int64_t>(microbatches);
-      table_.assign(per_microbatch * microbatches, kEmpty);
       const std::size_t replicas = per_microbatch / 4;
+      table_size_ = replicas * microbatches;
       if (layout == Layout::ReplicaMajor) {
         microbatch_stride_ = 1;
         replica_stride_ = microbatches;
-        kind_stride_ = replicas * microbatches;
       } else {
         replica_stride_ = 1;
-        kind_stride_ = replicas;
-        microbatch_stride_ = per_microbatch;
+        microbatch_stride_ = replicas;
       }
     } else {
       map_.reserve(ops);
@@ -82,8 +83,10 @@ class OpIndex {
   // taken, returns the id holding it.
   std::optional<OpId> insert(const Op& op, std::int32_t occurrence, OpId id) {
     if (const std::size_t i = slot_of(op); i != kNoSlot) {
-      if (table_[i] != kEmpty) return table_[i];
-      table_[i] = id;
+      std::vector<OpId>& table = tables_[static_cast<std::size_t>(op.kind)];
+      if (table.empty()) table.assign(table_size_, kEmpty);
+      if (table[i] != kEmpty) return table[i];
+      table[i] = id;
       return std::nullopt;
     }
     return insert_in_map(OpKey{op, occurrence}, id);
@@ -94,7 +97,10 @@ class OpIndex {
   // building one on the stack and reading it back whole stalled store forwarding on every
   // look-up (a sixth of the walk's time).
   std::int64_t find(const Op& op, std::int32_t occurrence = 0) const {
-    if (const std::size_t i = slot_of(op); i != kNoSlot) return table_[i] == kEmpty ? -1 : std::int64_t{table_[i]};
+    if (const std::size_t i = slot_of(op); i != kNoSlot) {
+      const std::vector<OpId>& table = tables_[static_cast<std::size_t>(op.kind)];
+      return table.empty() || table[i] == kEmpty ? -1 : std::int64_t{table[i]};
+    }
     return find_in_map(OpKey{op, occurrence});
   }
 
@@ -111,22 +117,23 @@ class OpIndex {
     return it == map_.end() ? -1 : static_cast<std::int64_t>(it->second);
   }
 
-  // The table slot of a micro-batch op, or kNoSlot if it belongs in the map. Ops reach
-  // here with pipeline and stage in range (misplaced ops are never recorded or looked up).
+  // The position of a micro-batch op in its kind's table, or kNoSlot if it belongs in the
+  // map. Ops reach here with pipeline and stage in range (misplaced ops are never recorded
+  // or looked up).
   std::size_t slot_of(const Op& op) const {
-    if (table_.empty() || !is_microbatch_op(op.kind) || op.microbatch < 0 || op.microbatch >= microbatches_)
+    if (table_size_ == 0 || !is_microbatch_op(op.kind) || op.microbatch < 0 || op.microbatch >= microbatches_)
       return kNoSlot;
     const std::size_t replica = static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) +
                                 static_cast<std::size_t>(op.stage);
-    return static_cast<std::size_t>(op.kind) * kind_stride_ + replica * replica_stride_ +
-           static_cast<std::size_t>(op.microbatch) * microbatch_stride_;
+    return replica * replica_stride_ + static_cast<std::size_t>(op.microbatch) * microbatch_stride_;
   }
 
   int pipelines_, stages_;
   std::int64_t microbatches_ = 0;
-  std::size_t kind_stride_ = 0, replica_stride_ = 0, microbatch_stride_ = 0;  // table positions
-  std::vector<OpId> table_;                        // dense micro-batch ops; empty if sparse
-  std::unordered_map<OpKey, OpId, OpKeyHash> map_;     // everything else
+  std::size_t table_size_ = 0;  // entries per kind; 0 if the ids are sparse (all in the map)
+  std::size_t replica_stride_ = 0, microbatch_stride_ = 0;  // positions in a table
+  std::array<std::vector<OpId>, 4> tables_;          // F, B, I, W; each made on its first op
+  std::unordered_map<OpKey, OpId, OpKeyHash> map_;   // everything else
 };
 
 }  // namespace pipesim
