@@ -13,6 +13,7 @@
 #include "schedules/op_text.hpp"
 #include "sim/engine.hpp"
 #include "sim/timeline.hpp"
+#include "tests/same_run.hpp"
 
 namespace pipesim {
 namespace {
@@ -243,26 +244,7 @@ TEST(ClosedForms, Deterministic) {
     TimelineRecorder a, b;
     const SimResult ra = simulate(s, model, &a);
     const SimResult rb = simulate(s, model, &b);
-    EXPECT_EQ(ra.makespan, rb.makespan);
-    EXPECT_EQ(ra.events, rb.events);
-    EXPECT_EQ(ra.critical_path, rb.critical_path);
-    ASSERT_EQ(ra.devices.size(), rb.devices.size());
-    for (std::size_t d = 0; d < ra.devices.size(); ++d) {
-      EXPECT_EQ(ra.devices[d].busy, rb.devices[d].busy);
-      EXPECT_EQ(ra.devices[d].first_start, rb.devices[d].first_start);
-      EXPECT_EQ(ra.devices[d].last_end, rb.devices[d].last_end);
-      EXPECT_EQ(ra.devices[d].peak_activations, rb.devices[d].peak_activations);
-    }
-    ASSERT_EQ(a.timeline.ops.size(), b.timeline.ops.size());
-    for (std::size_t i = 0; i < a.timeline.ops.size(); ++i) {
-      const OpRecord& x = a.timeline.ops[i];
-      const OpRecord& y = b.timeline.ops[i];
-      EXPECT_TRUE(x.ref == y.ref && x.op == y.op && x.start == y.start && x.end == y.end &&
-                  x.weight_version == y.weight_version)
-          << "record " << i;
-    }
-    EXPECT_EQ(a.timeline.memory.size(), b.timeline.memory.size());
-    EXPECT_EQ(a.timeline.transfers.size(), b.timeline.transfers.size());
+    expect_same_run(ra, a.timeline, rb, b.timeline);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "schedules/op_text.hpp"
 #include "sim/engine.hpp"
 #include "sim/timeline.hpp"
+#include "tests/same_run.hpp"
 
 namespace pipesim {
 namespace {
@@ -219,27 +220,12 @@ TEST(Engine, AnOpWithThreeSuccessorsReleasesThemInListOrder) {
   EXPECT_EQ(rec.timeline.transfers[2].link_start, 5 * kNsPerMs);
 }
 
-// Everything a run reports, for comparing two runs.
+// simulate() and `simulator` agree on everything.
 void expect_same_run(const Schedule& s, const CostModel& costs, Simulator& simulator) {
   TimelineRecorder once, again;
   const SimResult a = simulate(s, costs, &once);
   const SimResult b = simulator.run(s, costs, &again);
-  EXPECT_EQ(a.makespan, b.makespan);
-  EXPECT_EQ(a.events, b.events);
-  EXPECT_EQ(a.critical_path, b.critical_path);
-  EXPECT_EQ(a.iteration_end, b.iteration_end);
-  ASSERT_EQ(a.devices.size(), b.devices.size());
-  for (std::size_t d = 0; d < a.devices.size(); ++d) {
-    EXPECT_EQ(a.devices[d].busy, b.devices[d].busy);
-    EXPECT_EQ(a.devices[d].peak_activation_bytes, b.devices[d].peak_activation_bytes);
-  }
-  ASSERT_EQ(once.timeline.ops.size(), again.timeline.ops.size());
-  for (std::size_t i = 0; i < once.timeline.ops.size(); ++i) {
-    EXPECT_EQ(once.timeline.ops[i].ref, again.timeline.ops[i].ref);
-    EXPECT_EQ(once.timeline.ops[i].start, again.timeline.ops[i].start);
-    EXPECT_EQ(once.timeline.ops[i].weight_version, again.timeline.ops[i].weight_version);
-  }
-  EXPECT_EQ(once.timeline.transfers.size(), again.timeline.transfers.size());
+  expect_same_run(a, once.timeline, b, again.timeline);
 }
 
 TEST(Simulator, RunsAfterRunLikeSimulateWhateverCameBefore) {
