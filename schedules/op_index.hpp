@@ -30,8 +30,8 @@ struct OpKeyHash {
 // now go into flat tables, one per kind (made when the first op of that kind arrives: a
 // schedule without split backwards never makes the I and W ones), indexed by (pipeline,
 // stage, micro-batch), an array read, whenever the micro-batch ids are dense enough that
-// the tables are at most kMaxSlotsPerOp slots per op (every generated schedule: ids 0 ..
-// iterations*m-1, one slot per op). Sparse ids (an imported schedule numbering
+// the tables are at most kMaxEntriesPerOp entries per op (every generated schedule: ids 0 ..
+// iterations*m-1, one entry per op). Sparse ids (an imported schedule numbering
 // micro-batches 0, 1000, 2000, ...) and the few stage-level ops stay in the hash map. Both
 // give the same answers.
 //
@@ -43,7 +43,7 @@ struct OpKeyHash {
 // cache lines' reach instead of one miss each once the table outgrows the caches.
 class OpIndex {
  public:
-  static constexpr std::uint64_t kMaxSlotsPerOp = 8;
+  static constexpr std::uint64_t kMaxEntriesPerOp = 8;
   static constexpr OpId kEmpty = std::numeric_limits<OpId>::max();
   enum class Layout { ReplicaMajor, MicrobatchMajor };
 
@@ -63,7 +63,7 @@ class OpIndex {
     // has made sure pipelines x stages placement entries exist, so that product is small.
     const std::uint64_t per_microbatch = 4 * static_cast<std::uint64_t>(pipelines_) * static_cast<std::uint64_t>(stages_);
     const auto microbatches = static_cast<std::uint64_t>(max_microbatch + 1);
-    if (microbatches <= (kMaxSlotsPerOp * ops + 64) / per_microbatch) {
+    if (microbatches <= (kMaxEntriesPerOp * ops + 64) / per_microbatch) {
       microbatches_ = static_cast<std::int64_t>(microbatches);
       const std::size_t replicas = per_microbatch / 4;
       table_size_ = replicas * microbatches;
@@ -82,7 +82,7 @@ class OpIndex {
   // Records the op (its n-th occurrence, for stage-level ops) at `id`; if that is already
   // taken, returns the id holding it.
   std::optional<OpId> insert(const Op& op, std::int32_t occurrence, OpId id) {
-    if (const std::size_t i = slot_of(op); i != kNoSlot) {
+    if (const std::size_t i = position_of(op); i != kNoPosition) {
       std::vector<OpId>& table = tables_[static_cast<std::size_t>(op.kind)];
       if (table.empty()) table.assign(table_size_, kEmpty);
       if (table[i] != kEmpty) return table[i];
@@ -97,7 +97,7 @@ class OpIndex {
   // building one on the stack and reading it back whole stalled store forwarding on every
   // look-up (a sixth of the walk's time).
   std::int64_t find(const Op& op, std::int32_t occurrence = 0) const {
-    if (const std::size_t i = slot_of(op); i != kNoSlot) {
+    if (const std::size_t i = position_of(op); i != kNoPosition) {
       const std::vector<OpId>& table = tables_[static_cast<std::size_t>(op.kind)];
       return table.empty() || table[i] == kEmpty ? -1 : std::int64_t{table[i]};
     }
@@ -105,7 +105,7 @@ class OpIndex {
   }
 
  private:
-  static constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
+  static constexpr std::size_t kNoPosition = std::numeric_limits<std::size_t>::max();
 
   [[gnu::noinline]] std::optional<OpId> insert_in_map(const OpKey& key, OpId id) {
     auto [it, inserted] = map_.emplace(key, id);
@@ -117,12 +117,12 @@ class OpIndex {
     return it == map_.end() ? -1 : static_cast<std::int64_t>(it->second);
   }
 
-  // The position of a micro-batch op in its kind's table, or kNoSlot if it belongs in the
+  // The position of a micro-batch op in its kind's table, or kNoPosition if it belongs in the
   // map. Ops reach here with pipeline and stage in range (misplaced ops are never recorded
   // or looked up).
-  std::size_t slot_of(const Op& op) const {
+  std::size_t position_of(const Op& op) const {
     if (table_size_ == 0 || !is_microbatch_op(op.kind) || op.microbatch < 0 || op.microbatch >= microbatches_)
-      return kNoSlot;
+      return kNoPosition;
     const std::size_t replica = static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) +
                                 static_cast<std::size_t>(op.stage);
     return replica * replica_stride_ + static_cast<std::size_t>(op.microbatch) * microbatch_stride_;
