@@ -4,7 +4,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <unordered_map>
 
 #include "schedules/error.hpp"
 #include "schedules/op_text.hpp"
@@ -54,21 +53,6 @@ void check_schedule_shape(const Schedule& s) {
                          str(static_cast<long long>(st)) + " is placed on device " + str(s.placement[c][st]) +
                          ", outside [0, " + str(s.num_devices) + ")");
   }
-}
-
-// Performance: the executor asks this for every op. Guess from the average list
-// length first, which is exact when every device runs equally many ops (every generator),
-// and binary-search only when the guess is wrong (a branchy search over the offsets was
-// about a quarter of simulate()'s instructions).
-int DependencyGraph::device_of(OpId id) const {
-  const std::size_t devices = device_offset.size() - 1;
-  if (device_offset.size() >= 2 && device_offset.back() > 0) {
-    const std::size_t guess = std::min<std::size_t>(
-        devices, static_cast<std::size_t>(std::uint64_t{id} * devices / device_offset.back()));
-    if (device_offset[guess] <= id && (guess == devices || id < device_offset[guess + 1])) return static_cast<int>(guess);
-  }
-  auto it = std::upper_bound(device_offset.begin(), device_offset.end(), id);
-  return static_cast<int>(it - device_offset.begin()) - 1;
 }
 
 namespace walk_detail {
@@ -140,18 +124,14 @@ struct GraphSink {
 
 DependencyGraph build_dependencies(const Schedule& schedule, std::vector<DependencyProblem>& problems) {
   check_schedule_shape(schedule);
-  const OpNumbering ids(schedule, OpNumbering::Order::DeviceMajor);
   DependencyGraph g;
-  const auto num_devices = static_cast<std::size_t>(schedule.num_devices);
-  g.device_offset.resize(num_devices + 1, 0);
-  for (std::size_t d = 0; d < num_devices; ++d)
-    g.device_offset[d + 1] = g.device_offset[d] + static_cast<OpId>(schedule.ops[d].size());
-  const std::size_t n = g.device_offset[num_devices];
+  g.ids = OpNumbering(schedule, OpNumbering::Order::DeviceMajor);
+  const std::size_t n = g.ids.size();
   g.pred_begin.reserve(n + 1);
   g.preds.reserve(n * 2);
   g.collective_of.assign(n, -1);
   GraphSink sink{g};
-  g.collectives = walk_dependencies(schedule, ids, problems, sink);
+  g.collectives = walk_dependencies(schedule, g.ids, problems, sink);
   g.pred_begin.push_back(static_cast<OpId>(g.preds.size()));
   return g;
 }

@@ -4,7 +4,7 @@
 // schedules/dependency_walk.hpp; every device also runs its list in order (device-order
 // edges are implicit here).
 //
-// Ops are numbered densely, device by device: id = device_offset[device] + index in that
+// Ops are numbered densely, device by device: id = first id of the device + index in that
 // device's list (OpNumbering's device-major order).
 #include <cstdint>
 #include <string>
@@ -17,7 +17,7 @@
 namespace pipesim {
 
 struct DependencyGraph {
-  std::vector<OpId> device_offset;  // size num_devices + 1
+  OpNumbering ids;  // device-major
   // Data predecessors of op id: preds[pred_begin[id] .. pred_begin[id+1]).
   std::vector<OpId> pred_begin;
   std::vector<OpId> preds;
@@ -26,9 +26,9 @@ struct DependencyGraph {
   std::vector<std::int32_t> collective_of;  // per op: collective index or -1
 
   std::size_t size() const { return pred_begin.empty() ? 0 : pred_begin.size() - 1; }
-  int device_of(OpId id) const;
-  int index_of(OpId id) const { return static_cast<int>(id - device_offset[static_cast<std::size_t>(device_of(id))]); }
-  OpId id_of(int device, int index) const { return device_offset[static_cast<std::size_t>(device)] + static_cast<OpId>(index); }
+  int device_of(OpId id) const { return ids.device_of(id); }
+  int index_of(OpId id) const { return static_cast<int>(ids.index_of(id, device_of(id))); }
+  OpId id_of(int device, int index) const { return ids.id(device, static_cast<std::uint32_t>(index)); }
 };
 
 // Builds the graph. Throws InputError if the schedule's shape is inconsistent (op lists vs
