@@ -17,17 +17,32 @@ namespace pipesim {
 namespace {
 
 
+// The slot array a Simulator keeps between runs: grown when a run needs more, never shrunk.
+class SlotBuffer {
+ public:
+  Slot* get(std::size_t n) {
+    if (capacity_ < n) {
+      slots_.reset();  // before the new one: the old one is too small to be worth keeping
+      slots_ = std::make_unique_for_overwrite<Slot[]>(n);
+      capacity_ = n;
+    }
+    return slots_.get();
+  }
+
+ private:
+  std::unique_ptr<Slot[]> slots_;
+  std::size_t capacity_ = 0;
+};
+
 // One run of the engine. All per-op state lives in a SlotTable (sim/slots.hpp), filled
 // straight from the dependency rules; the dependency graph (build_dependencies) is built
 // only to explain a broken schedule or a deadlock.
 class Run {
  public:
-  // `slots` gives this run its slot array (Simulator::Workspace).
-  template <class SlotArray>
-  Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer, SlotArray&& slots)
+  Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer, SlotBuffer& buffer)
       : s_(schedule), costs_(costs), observer_(observer), scale_(scale_of(schedule)),
         layout_(checked(schedule), OpNumbering::Order::Interleaved), versions_(schedule),
-        slots_(slots(layout_.size()), schedule, layout_, problems_) {
+        slots_(buffer.get(layout_.size()), schedule, layout_, problems_) {
     init_state();
   }
 
@@ -434,10 +449,8 @@ class Run {
 
 }  // namespace
 
-// The slot array, kept between runs.
 struct Simulator::Workspace {
-  std::unique_ptr<Slot[]> slots;
-  std::size_t capacity = 0;
+  SlotBuffer slots;
 };
 
 Simulator::Simulator() : workspace_(std::make_unique<Workspace>()) {}
@@ -446,16 +459,7 @@ Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 SimResult Simulator::run(const Schedule& schedule, const CostModel& costs, SimObserver* observer) {
-  Workspace& w = *workspace_;
-  auto slots = [&w](std::size_t n) {
-    if (w.capacity < n) {
-      w.slots.reset();  // before the new one: the old one is too small to be worth keeping
-      w.slots = std::make_unique_for_overwrite<Slot[]>(n);
-      w.capacity = n;
-    }
-    return w.slots.get();
-  };
-  return Run(schedule, costs, observer, slots).run();
+  return Run(schedule, costs, observer, workspace_->slots).run();
 }
 
 SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer) {
