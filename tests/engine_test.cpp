@@ -186,6 +186,15 @@ TEST(Engine, MissingProducerAndWrongDeviceAreInputErrors) {
   }
 }
 
+TEST(Engine, HundredsOfDuplicatesAreAnInputError) {
+  // 300 copies of 1F0 all need 0F0: more successors than a slot counts (255). The walk has
+  // reported the duplicates by then, and the run stops with them instead of running.
+  std::vector<std::string> copies(300, "1F0");
+  copies.push_back("1B0");
+  EXPECT_THAT([&] { simulate(from_text(2, 2, {{"0F0", "0B0"}, copies}), UniformCostModel(ms_costs(1, 1))); },
+              testing::ThrowsMessage<InputError>(HasSubstr("device 1 op 1: duplicate op 1F0 (also at device 1 position 0)")));
+}
+
 TEST(Engine, CriticalPathEndsAtTheLastOpAndIsChained) {
   const Schedule s = from_text(2, 2, {{"0F0", "0F1", "0B0", "0B1"}, {"1F0", "1B0", "1F1", "1B1"}});
   const SimResult r = simulate(s, UniformCostModel(ms_costs(1, 2)));
