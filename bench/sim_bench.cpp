@@ -6,7 +6,7 @@
 //   BM_Simulate/p/m      Simulator::run(schedule, costs) and nothing else in the timed
 //                        loop, one Simulator for all iterations (as a sweep runs it)
 //   BM_SimulateOnce/p/m  simulate(schedule, costs): a fresh Simulator every time, so a
-//                        schedule over ~700 000 ops also pays for fresh pages (engine.hpp)
+//                        schedule over half a million ops also pays for fresh pages (engine.hpp)
 //   BM_Baseline/p/m      visits every op of the same schedule once and sums its duration
 //                        from the same cost model: the least any simulator has to do
 //

@@ -1,7 +1,6 @@
 #pragma once
-
-#include "tools/cli_app.hpp"
 // The subcommands of the `pipesim` CLI; each adds itself to the app.
+#include "tools/cli_app.hpp"
 
 namespace pipesim {
 
