@@ -6,7 +6,7 @@
 //   BM_Simulate/p/m      Simulator::run(schedule, costs) and nothing else in the timed
 //                        loop, one Simulator for all iterations (as a sweep runs it)
 //   BM_SimulateOnce/p/m  simulate(schedule, costs): a fresh Simulator every time, so a
-//                        schedule over half a million ops also pays for fresh pages (engine.hpp)
+//                        schedule over a million ops also pays for fresh pages (engine.hpp)
 //   BM_Baseline/p/m      visits every op of the same schedule once and sums its duration
 //                        from the same cost model: the least any simulator has to do
 //
@@ -53,7 +53,7 @@
 // ---- heap accounting -------------------------------------------------------------------
 // Every allocation through operator new gets a header holding its size: 16 bytes (which
 // keeps malloc's alignment), or one alignment unit for over-aligned types (the engine's
-// 64-byte slots).
+// 32-byte slots).
 namespace heap {
 
 std::atomic<std::int64_t> live{0};  // bytes requested and not yet freed

@@ -95,18 +95,9 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
                           static_cast<std::size_t>(op.stage)]++;
   };
 
-  // The op at (d, i). Performance: in slot order the walk reads every device's list in
-  // step, more streams than the hardware prefetcher follows; each list is asked for two
-  // cache lines ahead.
-  const auto op_at = [&](int d, std::uint32_t i) -> const Op& {
-    const auto& list = schedule.ops[static_cast<std::size_t>(d)];
-    if (i % 4 == 0 && i + 8 < list.size()) __builtin_prefetch(&list[i + 8]);
-    return list[i];
-  };
-
   // Pass 1: index every op; duplicates are reported and the first one wins.
   ids.for_each([&](int d, std::uint32_t i, OpId id) {
-    const Op& op = op_at(d, i);
+    const Op& op = op_in_step(schedule, d, i);
     if (!well_placed(schedule, op, d)) return report_misplaced(problems, schedule, op, d, i);
     if (const std::optional<OpId> first = where.insert(op, next_occurrence(op), id))
       report_duplicate(problems, ids, op, d, i, *first);
@@ -122,7 +113,7 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
       sink.op(told.id(), told.device(), told.index(), schedule.ops[static_cast<std::size_t>(told.device())][told.index()]);
   };
   ids.for_each([&](int d, std::uint32_t i, OpId id) {
-    const Op& op = op_at(d, i);
+    const Op& op = op_in_step(schedule, d, i);
     tell_until(id);
     sink.begin(id);
     if (!well_placed(schedule, op, d)) return;

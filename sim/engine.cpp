@@ -104,12 +104,15 @@ class Run {
     OpId from = 0;
   };
 
-  int device_of(OpId slot) const { return slots_[slot].device; }
+  int device_of(OpId slot) const { return layout_.device_of(slot); }
   OpRef ref_of(OpId slot) const {
     const int d = device_of(slot);
     return OpRef{d, static_cast<int>(layout_.index_of(slot, d))};
   }
-  Op op_of(OpId slot) const { return slots_[slot].op(); }
+  Op op_of(OpId slot) const {
+    const OpRef r = ref_of(slot);
+    return s_.ops[static_cast<std::size_t>(r.device)][static_cast<std::size_t>(r.index)];
+  }
 
   static const Schedule& checked(const Schedule& schedule) {
     check_schedule_shape(schedule);  // before the ops can be numbered
@@ -153,7 +156,7 @@ class Run {
       const OpId id = layout_.id_from(dev.base, dev.next);
       Slot& st = slots_[id];
       if (st.pending > 0) return;
-      const Op op = st.op();
+      const Op& op = op_in_step(s_, d, dev.next);
       ++dev.next;
       // Which constraint let this op start last: its device or its latest input.
       if (dev.last_compute != kNoOp && dev.free_at >= st.time) st.cause = dev.last_compute;
@@ -211,7 +214,9 @@ class Run {
   void finish_op(OpId id, int d) {
     DeviceState& dev = dev_[static_cast<std::size_t>(d)];
     const Slot& st = slots_[id];
-    const Op op = st.op();
+    // The device's last op started: nothing starts while a compute op runs.
+    PIPESIM_ASSERT(layout_.id_from(dev.base, dev.next - 1) == id);
+    const Op& op = s_.ops[static_cast<std::size_t>(d)][dev.next - 1];
     dev.busy = false;
     dev.free_at = now_;
     dev.last_compute = id;
@@ -228,25 +233,25 @@ class Run {
     }
     if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep) versions_.end(op, st.version, st.forward_version, d);
     if (observer_) observer_->on_op(OpRecord{ref_of(id), op, st.time, now_, version});
-    release_successors(id, d);
+    release_successors(id, d, op);
     try_start(d, now_);
   }
 
-  void release_successors(OpId id, int d) {
+  void release_successors(OpId id, int d, const Op& op) {
     const Slot& from = slots_[id];
     const bool sync = from.kind == OpKind::GradSync;
     const OpId* next = slots_.successors(id);
     for (int k = 0; k < from.successors; ++k) {
       const OpId to = next[k];
       Slot& st = slots_[to];
-      const int dst = st.device;
+      const int dst = device_of(to);
       if (dst == d || sync) {
         if (carries_forward(from.kind, st.kind)) st.forward_version = from.forward_version;
         satisfy(to, id, now_);
         if (dst != d) try_start(dst, now_);
         continue;
       }
-      send(id, to, d, dst, from.op());
+      send(id, to, d, dst, op);
     }
   }
 
@@ -337,7 +342,7 @@ class Run {
     }
     for (OpId m : members) {
       const int d = device_of(m);
-      release_successors(m, d);
+      release_successors(m, d, op_of(m));
       dev_[static_cast<std::size_t>(d)].blocked = false;
     }
     for (OpId m : members) try_start(device_of(m), now_);

@@ -1,5 +1,5 @@
 #pragma once
-// SlotTable: the engine's per-op state, one cache line per op, numbered in OpNumbering's
+// SlotTable: the engine's per-op state, half a cache line per op, numbered in OpNumbering's
 // interleaved order (schedules/op_numbering.hpp) so that ops running at about the same
 // time are close together in memory, and filled straight from the dependency rules
 // (schedules/dependency_walk.hpp): each op's slot, how many inputs it waits for, and which
@@ -21,25 +21,18 @@ namespace pipesim {
 
 constexpr OpId kNoOp = std::numeric_limits<OpId>::max();
 
-// Performance: everything the event loop reads and writes for one op is in one slot, one
-// cache line: the op itself (copied from the schedule, so that a device's next op and its
-// state share a line), its device, its state and its successors. Starting, finishing or
-// delivering an input to an op touches one line, and the prefetch when an op starts
-// fetches its successors' whole slots. (48 bytes fit the fields, but then half the slots
-// straddle two lines, and the second line was a miss in the event loop that grew with
-// the schedule: 54 -> 68 ns per op from m = 1024 to 8192 at p = 64, against a flat
-// 52-55 ns with whole lines; docs/performance.md.) A plain struct, written whole when the
-// walk first names its op, so that the array is never zero-filled first.
-struct alignas(64) Slot {
+// Performance: everything the event loop keeps per op is in one slot, half a cache line:
+// its state, its successors and the weight versions. What the schedule already says (the
+// op's stage, micro-batch and pipeline) is read from the schedule, through the device's
+// cursor, and the device is computed from the id (OpNumbering::device_of). The loop's
+// time per op is set by how many bytes per op it streams through memory: with a 64-byte
+// slot holding a copy of the op and its device, p = 64 went from 84 to 93 ns per op
+// between m = 2048 and 4096, where that state (84 bytes per op, with the schedule) outgrew
+// the cache (docs/performance.md). Aligned to its size, so no slot straddles two lines. A
+// plain struct, written whole when the walk first names its op, so that the array is never
+// zero-filled first.
+struct alignas(32) Slot {
   Tick time;                     // before the op starts: arrival of its latest input; then its start
-  std::int32_t stage, microbatch, pipeline;  // the Op, without its padding
-  OpKind kind;
-  // How many ops need this one. next[] holds the first two; beyond two (never in a
-  // generated schedule) the whole list is in SlotTable's overflow map. In graph order (device,
-  // then index): the order the transfers to other devices are queued in.
-  std::uint8_t successors;
-  std::uint16_t pending;         // inputs not yet arrived
-  std::int32_t device;
   // Before the op starts: the op that sent its latest input; then what let it start last
   // (its device's previous op or that input), for the critical path.
   OpId cause;
@@ -52,11 +45,14 @@ struct alignas(64) Slot {
   // I -> W (carries_forward), so a backward never looks its forward up.
   std::int32_t forward_version;
   OpId next[2];
-  // 16 bytes unused
-
-  Op op() const { return Op{kind, stage, microbatch, pipeline}; }
+  OpKind kind;
+  // How many ops need this one. next[] holds the first two; beyond two (never in a
+  // generated schedule) the whole list is in SlotTable's overflow map. In graph order (device,
+  // then index): the order the transfers to other devices are queued in.
+  std::uint8_t successors;
+  std::uint8_t pending;          // inputs not yet arrived (at most two)
 };
-static_assert(sizeof(Slot) == 64 && std::is_trivial_v<Slot>);
+static_assert(sizeof(Slot) == 32 && std::is_trivial_v<Slot>);
 
 // The edge from -> to hands on the forward's version: the only F among the predecessors
 // of a B or I is its forward, and a W's only predecessor is its I.
@@ -69,7 +65,7 @@ class SlotTable {
   // Fills `slots` (layout.size() of them, uninitialized) from the schedule's dependencies.
   // Problems found go to `problems`; the table must not be used then (the engine throws).
   SlotTable(Slot* slots, const Schedule& schedule, const OpNumbering& layout, std::vector<DependencyProblem>& problems)
-      : slots_(slots), problems_(problems) {
+      : slots_(slots), layout_(layout), problems_(problems) {
     Sink sink{*this};
     collectives_ = walk_dependencies(schedule, layout, problems, sink);
   }
@@ -89,8 +85,8 @@ class SlotTable {
   // before the edges that name it (pending inputs, the producers' successor lists).
   struct Sink {
     SlotTable& table;
-    void op(OpId id, int d, std::uint32_t, const Op& op) {
-      table.slots_[id] = Slot{0, op.stage, op.microbatch, op.pipeline, op.kind, 0, 0, d, kNoOp, {-1}, -1, {kNoOp, kNoOp}};
+    void op(OpId id, int, std::uint32_t, const Op& op) {
+      table.slots_[id] = Slot{0, kNoOp, {-1}, -1, {kNoOp, kNoOp}, op.kind, 0, 0};
     }
     void begin(OpId) {}
     void edge(OpId to, OpId from) { table.add_edge(to, from); }
@@ -104,14 +100,15 @@ class SlotTable {
     // The version tracker relies on this: the first edge of B and I comes from their F,
     // that of W from its I (dependency_walk.hpp), on the same device.
     if (consumer.pending == 0 && carries_forward(producer.kind, consumer.kind))
-      PIPESIM_ASSERT(producer.device == consumer.device);
+      PIPESIM_ASSERT(layout_.device_of(from) == layout_.device_of(to));
     else
       PIPESIM_ASSERT(!carries_forward(producer.kind, consumer.kind));
     PIPESIM_ASSERT(consumer.pending < 2);  // the rules give at most two
     ++consumer.pending;
     // The walk visits consumers in slot order, (index, device); graph order is (device,
     // index), so a new successor goes before those on higher devices.
-    if (producer.successors == 0 || (producer.successors == 1 && consumer.device >= slots_[producer.next[0]].device)) {
+    if (producer.successors == 0 ||
+        (producer.successors == 1 && layout_.device_of(to) >= layout_.device_of(producer.next[0]))) {
       producer.next[producer.successors++] = to;
       return;
     }
@@ -134,14 +131,15 @@ class SlotTable {
     }
     std::vector<OpId>& list = more_successors_[from];
     if (list.empty()) list.assign(producer.next, producer.next + 2);
-    const int d = slots_[to].device;
-    list.insert(std::find_if(list.begin(), list.end(), [&](OpId s) { return slots_[s].device > d; }), to);
+    const int d = layout_.device_of(to);
+    list.insert(std::find_if(list.begin(), list.end(), [&](OpId s) { return layout_.device_of(s) > d; }), to);
     producer.next[0] = list[0];
     producer.next[1] = list[1];
     ++producer.successors;
   }
 
   Slot* const slots_;
+  const OpNumbering& layout_;
   std::unordered_map<OpId, std::vector<OpId>> more_successors_;  // slots with more than two
   std::vector<std::vector<OpId>> collectives_;
   const std::vector<DependencyProblem>& problems_;
