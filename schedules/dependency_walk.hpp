@@ -18,7 +18,9 @@
 //                               from its forward, a W's only edge from its I.
 //   collective(id, c)           GradSync `id` takes part in collective c
 // Performance: op() runs just ahead of begin(), as far as the producers named so far
-// reach, so that a sink writing per-op state finds it still in cache for the edges.
+// reach, so that a sink writing per-op state finds it still in cache for the edges. A
+// walk in interleaved order should be given the ops in id order (`ops_by_id`,
+// OpNumbering::copy_in_id_order) rather than read every list in step.
 // Problems with single ops (out-of-range stage or pipeline, an op on a device that does
 // not hold its stage, duplicates, missing producers, unmatched collectives) are appended
 // to `problems`, and the offending op or edge is left out. Which of two duplicates is
@@ -80,7 +82,8 @@ struct Collectives {
 
 template <class Sink>
 std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const OpNumbering& ids,
-                                                 std::vector<DependencyProblem>& problems, Sink& sink) {
+                                                 std::vector<DependencyProblem>& problems, Sink& sink,
+                                                 const Op* ops_by_id = nullptr) {
   using namespace walk_detail;
   OpIndex where(schedule, ids.interleaved() ? OpIndex::Layout::MicrobatchMajor : OpIndex::Layout::ReplicaMajor);
   // Occurrences so far of the stage-level ops, by (kind GradSync / OptStep, pipeline, stage):
@@ -95,9 +98,13 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
                           static_cast<std::size_t>(op.stage)]++;
   };
 
+  const auto op_at = [&](int d, std::uint32_t i, OpId id) -> const Op& {
+    return ops_by_id ? ops_by_id[id] : schedule.ops[static_cast<std::size_t>(d)][i];
+  };
+
   // Pass 1: index every op; duplicates are reported and the first one wins.
   ids.for_each([&](int d, std::uint32_t i, OpId id) {
-    const Op& op = op_in_step(schedule, d, i);
+    const Op& op = op_at(d, i, id);
     if (!well_placed(schedule, op, d)) return report_misplaced(problems, schedule, op, d, i);
     if (const std::optional<OpId> first = where.insert(op, next_occurrence(op), id))
       report_duplicate(problems, ids, op, d, i, *first);
@@ -110,10 +117,10 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
   OpNumbering::Cursor told(ids);
   const auto tell_until = [&](OpId id) {
     for (; !told.done() && told.id() <= id; told.advance())
-      sink.op(told.id(), told.device(), told.index(), schedule.ops[static_cast<std::size_t>(told.device())][told.index()]);
+      sink.op(told.id(), told.device(), told.index(), op_at(told.device(), told.index(), told.id()));
   };
   ids.for_each([&](int d, std::uint32_t i, OpId id) {
-    const Op& op = op_in_step(schedule, d, i);
+    const Op& op = op_at(d, i, id);
     tell_until(id);
     sink.begin(id);
     if (!well_placed(schedule, op, d)) return;

@@ -27,16 +27,6 @@ namespace pipesim {
 
 using OpId = std::uint32_t;
 
-// Op i of device d's list, for code that reads every device's list in step (the slot order
-// of an interleaved numbering, or the engine's devices advancing together). Performance:
-// that is more streams than the hardware prefetcher follows, so each list is asked for two
-// cache lines ahead.
-inline const Op& op_in_step(const Schedule& schedule, int d, std::uint32_t i) {
-  const auto& list = schedule.ops[static_cast<std::size_t>(d)];
-  if (i % 4 == 0 && i + 8 < list.size()) __builtin_prefetch(&list[i + 8]);
-  return list[i];
-}
-
 class OpNumbering {
  public:
   enum class Order { DeviceMajor, Interleaved };
@@ -93,6 +83,29 @@ class OpNumbering {
   OpId modulo_step(OpId id) const {
     __extension__ using u128 = unsigned __int128;
     return static_cast<OpId>((u128{step_inverse_ * id} * step_) >> 64);
+  }
+
+  // Copies the schedule's ops to out[id] (size() of them; unused ids are left as they
+  // are). Performance: read in id order, an interleaved numbering reads every device's list
+  // in step, and lists big enough to get their own pages from the allocator (128 KiB: 8 192
+  // ops) all start at the same offset in a page, so the ops the walk and the engine read
+  // together fall in one set of the L1 cache and evict each other (callgrind: 3.1 -> 5.9 L1
+  // misses per op from m = 2048 to 4096 at p = 64). This copy reads each list in blocks
+  // of 16 ops and writes one contiguous run of ids per block; everything after it reads
+  // one forward stream.
+  void copy_in_id_order(const Schedule& schedule, Op* out) const {
+    const std::size_t devices = base_.size();
+    if (!interleaved_) {
+      for (std::size_t d = 0; d < devices; ++d) std::copy(schedule.ops[d].begin(), schedule.ops[d].end(), out + base_[d]);
+      return;
+    }
+    constexpr std::uint32_t kBlock = 16;
+    for (std::uint32_t first = 0; first < longest_; first += kBlock) {
+      for (std::size_t d = 0; d < devices; ++d) {
+        const std::uint32_t end = std::min(first + kBlock, lengths_[d]);
+        for (std::uint32_t i = first; i < end; ++i) out[std::size_t{i} * devices + d] = schedule.ops[d][i];
+      }
+    }
   }
 
   // Walks the ops one at a time, in increasing id order.

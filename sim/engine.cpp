@@ -17,21 +17,28 @@ namespace pipesim {
 namespace {
 
 
-// The slot array a Simulator keeps between runs: grown when a run needs more, never shrunk.
-class SlotBuffer {
+// An array a Simulator keeps between runs: grown when a run needs more, never shrunk.
+template <class T>
+class Buffer {
  public:
-  Slot* get(std::size_t n) {
+  T* get(std::size_t n) {
     if (capacity_ < n) {
-      slots_.reset();  // before the new one: the old one is too small to be worth keeping
-      slots_ = std::make_unique_for_overwrite<Slot[]>(n);
+      items_.reset();  // before the new one: the old one is too small to be worth keeping
+      items_ = std::make_unique_for_overwrite<T[]>(n);
       capacity_ = n;
     }
-    return slots_.get();
+    return items_.get();
   }
 
  private:
-  std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<T[]> items_;
   std::size_t capacity_ = 0;
+};
+
+// What a Simulator keeps between runs: the slots, and the schedule's ops in slot order.
+struct Buffers {
+  Buffer<Slot> slots;
+  Buffer<Op> ops;
 };
 
 // One run of the engine. All per-op state lives in a SlotTable (sim/slots.hpp), filled
@@ -39,10 +46,11 @@ class SlotBuffer {
 // only to explain a broken schedule or a deadlock.
 class Run {
  public:
-  Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer, SlotBuffer& buffer)
+  Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer, Buffers& buffers)
       : s_(schedule), costs_(costs), observer_(observer), scale_(scale_of(schedule)),
-        layout_(checked(schedule), OpNumbering::Order::Interleaved), versions_(schedule),
-        slots_(buffer.get(layout_.size()), schedule, layout_, problems_) {
+        layout_(checked(schedule), OpNumbering::Order::Interleaved),
+        ops_(in_id_order(buffers.ops.get(layout_.size()))), versions_(schedule),
+        slots_(buffers.slots.get(layout_.size()), schedule, layout_, ops_, problems_) {
     init_state();
   }
 
@@ -109,9 +117,10 @@ class Run {
     const int d = device_of(slot);
     return OpRef{d, static_cast<int>(layout_.index_of(slot, d))};
   }
-  Op op_of(OpId slot) const {
-    const OpRef r = ref_of(slot);
-    return s_.ops[static_cast<std::size_t>(r.device)][static_cast<std::size_t>(r.index)];
+  const Op& op_of(OpId slot) const { return ops_[slot]; }
+  const Op* in_id_order(Op* ops) const {
+    layout_.copy_in_id_order(s_, ops);
+    return ops;
   }
 
   static const Schedule& checked(const Schedule& schedule) {
@@ -156,7 +165,7 @@ class Run {
       const OpId id = layout_.id_from(dev.base, dev.next);
       Slot& st = slots_[id];
       if (st.pending > 0) return;
-      const Op& op = op_in_step(s_, d, dev.next);
+      const Op& op = ops_[id];
       ++dev.next;
       // Which constraint let this op start last: its device or its latest input.
       if (dev.last_compute != kNoOp && dev.free_at >= st.time) st.cause = dev.last_compute;
@@ -214,9 +223,7 @@ class Run {
   void finish_op(OpId id, int d) {
     DeviceState& dev = dev_[static_cast<std::size_t>(d)];
     const Slot& st = slots_[id];
-    // The device's last op started: nothing starts while a compute op runs.
-    PIPESIM_ASSERT(layout_.id_from(dev.base, dev.next - 1) == id);
-    const Op& op = s_.ops[static_cast<std::size_t>(d)][dev.next - 1];
+    const Op& op = ops_[id];
     dev.busy = false;
     dev.free_at = now_;
     dev.last_compute = id;
@@ -434,6 +441,7 @@ class Run {
   SimObserver* observer_;
   const OpScale scale_;
   const OpNumbering layout_;  // op -> slot
+  const Op* const ops_;       // the schedule's ops, by slot
   VersionTracker versions_;
   std::vector<DependencyProblem> problems_;  // found while filling the slots: not runnable
   SlotTable slots_;
@@ -455,7 +463,7 @@ class Run {
 }  // namespace
 
 struct Simulator::Workspace {
-  SlotBuffer slots;
+  Buffers buffers;
 };
 
 Simulator::Simulator() : workspace_(std::make_unique<Workspace>()) {}
@@ -464,7 +472,7 @@ Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 SimResult Simulator::run(const Schedule& schedule, const CostModel& costs, SimObserver* observer) {
-  return Run(schedule, costs, observer, workspace_->slots).run();
+  return Run(schedule, costs, observer, workspace_->buffers).run();
 }
 
 SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer) {

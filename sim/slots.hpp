@@ -23,8 +23,9 @@ constexpr OpId kNoOp = std::numeric_limits<OpId>::max();
 
 // Performance: everything the event loop keeps per op is in one slot, half a cache line:
 // its state, its successors and the weight versions. What the schedule already says (the
-// op's stage, micro-batch and pipeline) is read from the schedule, through the device's
-// cursor, and the device is computed from the id (OpNumbering::device_of). The loop's
+// op's stage, micro-batch and pipeline) is read from a copy of the ops in id order (the
+// engine's, OpNumbering::copy_in_id_order), and the device is computed from the id
+// (OpNumbering::device_of). The loop's
 // time per op is set by how many bytes per op it streams through memory: with a 64-byte
 // slot holding a copy of the op and its device, p = 64 went from 84 to 93 ns per op
 // between m = 2048 and 4096, where that state (84 bytes per op, with the schedule) outgrew
@@ -62,12 +63,14 @@ inline bool carries_forward(OpKind from, OpKind to) {
 
 class SlotTable {
  public:
-  // Fills `slots` (layout.size() of them, uninitialized) from the schedule's dependencies.
-  // Problems found go to `problems`; the table must not be used then (the engine throws).
-  SlotTable(Slot* slots, const Schedule& schedule, const OpNumbering& layout, std::vector<DependencyProblem>& problems)
+  // Fills `slots` (layout.size() of them, uninitialized) from the schedule's dependencies;
+  // `ops` holds the schedule's ops in id order (OpNumbering::copy_in_id_order). Problems
+  // found go to `problems`; the table must not be used then (the engine throws).
+  SlotTable(Slot* slots, const Schedule& schedule, const OpNumbering& layout, const Op* ops,
+            std::vector<DependencyProblem>& problems)
       : slots_(slots), layout_(layout), problems_(problems) {
     Sink sink{*this};
-    collectives_ = walk_dependencies(schedule, layout, problems, sink);
+    collectives_ = walk_dependencies(schedule, layout, problems, sink, ops);
   }
 
   Slot& operator[](OpId slot) { return slots_[slot]; }
