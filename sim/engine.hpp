@@ -50,10 +50,10 @@ struct SimResult {
 // producers, duplicates) or if it deadlocks; the message names the waiting ops.
 SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr);
 
-// Runs schedules one after another, like simulate(), but keeps the engine's per-op array
-// (32 bytes per op) for the next run. Performance: glibc gives blocks over 32 MiB
-// (a million ops) their own fresh pages and hands them back to the OS when freed, so
-// each one-off simulate() of a schedule that large takes a page fault every 128 ops, a
+// Runs schedules one after another, like simulate(), but keeps the engine's per-op arrays
+// (48 bytes per op) for the next run. Performance: glibc gives blocks over 32 MiB (the
+// slots of a million ops) their own fresh pages and hands them back to the OS when freed,
+// so each one-off simulate() of a schedule that large takes a page fault every 128 ops, a
 // large part of its time on this machine (docs/performance.md); smaller arrays come back
 // from the heap without. A sweep or a benchmark that simulates again and again keeps one
 // Simulator per thread. The memory is held until the Simulator goes away.

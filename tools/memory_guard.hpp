@@ -22,7 +22,7 @@ struct MemoryUse {
 
 // Measured peaks (RSS of `pipesim` at 0.5-2 M ops, rounded up).
 inline constexpr std::uint64_t kExportBytesPerOp = 32;      // schedule --format csv|json
-inline constexpr std::uint64_t kSimulateBytesPerOp = 64;    // op lists 16 + engine 36 (RSS 55-57 at 1-1.6 M ops)
+inline constexpr std::uint64_t kSimulateBytesPerOp = 80;    // op lists 16 + engine 52 (RSS 71-73 at 1-1.6 M ops)
 inline constexpr std::uint64_t kReportBytesPerOp = 288;     // simulate + the whole timeline
 inline constexpr std::uint64_t kValidateBytesPerOp = 256;   // check: the Boost.Graph DAG
 inline constexpr std::uint64_t kTextBytesPerOp = 320;       // schedule --format text: timeline + chart
