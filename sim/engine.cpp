@@ -189,11 +189,13 @@ class Run {
       dev.busy_time = later(dev.busy_time, dur);
       if (op.kind == OpKind::F) change_memory(d, op, now);
       queue_.push(later(now, dur), EventType::OpFinish, id, static_cast<std::uint32_t>(d));
-      // Performance: when this op ends, each successor's slot is updated. Ask for those
-      // lines now; they arrive long before the op ends. Written out here, not in a helper:
-      // GCC deems a function of prefetches pure and drops the call.
-      if (st.successors > 0) __builtin_prefetch(&slots_[st.next[0]]);
-      if (st.successors > 1) __builtin_prefetch(&slots_[st.next[1]]);
+      // Performance: when this op ends, each successor's slot is updated, and soon after
+      // the successor starts and reads its op. Ask for those lines now; they arrive long
+      // before the op ends. (Without the op's line the event loop went from 50 to 57 ns/op
+      // between m = 1024 and 8192 at p = 64; with it, flat.) Written out here, not in a
+      // helper: GCC deems a function of prefetches pure and drops the call.
+      if (st.successors > 0) __builtin_prefetch(&slots_[st.next[0]]), __builtin_prefetch(&ops_[st.next[0]]);
+      if (st.successors > 1) __builtin_prefetch(&slots_[st.next[1]]), __builtin_prefetch(&ops_[st.next[1]]);
     }
   }
 
