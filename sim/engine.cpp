@@ -242,11 +242,11 @@ class Run {
     }
     if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep) versions_.end(op, st.version, st.forward_version, d);
     if (observer_) observer_->on_op(OpRecord{ref_of(id), op, st.time, now_, version});
-    release_successors(id, d, op);
+    release_successors(id, d);
     try_start(d, now_);
   }
 
-  void release_successors(OpId id, int d, const Op& op) {
+  void release_successors(OpId id, int d) {
     const Slot& from = slots_[id];
     const bool sync = from.kind == OpKind::GradSync;
     const OpId* next = slots_.successors(id);
@@ -260,7 +260,7 @@ class Run {
         if (dst != d) try_start(dst, now_);
         continue;
       }
-      send(id, to, d, dst, op);
+      send(id, to, d, dst, op_of(id));
     }
   }
 
@@ -351,7 +351,7 @@ class Run {
     }
     for (OpId m : members) {
       const int d = device_of(m);
-      release_successors(m, d, op_of(m));
+      release_successors(m, d);
       dev_[static_cast<std::size_t>(d)].blocked = false;
     }
     for (OpId m : members) try_start(device_of(m), now_);

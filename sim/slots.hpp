@@ -23,15 +23,13 @@ constexpr OpId kNoOp = std::numeric_limits<OpId>::max();
 
 // Performance: everything the event loop keeps per op is in one slot, half a cache line:
 // its state, its successors and the weight versions. What the schedule already says (the
-// op's stage, micro-batch and pipeline) is read from a copy of the ops in id order (the
-// engine's, OpNumbering::copy_in_id_order), and the device is computed from the id
-// (OpNumbering::device_of). The loop's
-// time per op is set by how many bytes per op it streams through memory: with a 64-byte
-// slot holding a copy of the op and its device, p = 64 went from 84 to 93 ns per op
-// between m = 2048 and 4096, where that state (84 bytes per op, with the schedule) outgrew
-// the cache (docs/performance.md). Aligned to its size, so no slot straddles two lines. A
-// plain struct, written whole when the walk first names its op, so that the array is never
-// zero-filled first.
+// op's stage, micro-batch and pipeline) is read from the engine's copy of the ops in id
+// order (OpNumbering::copy_in_id_order), and the device is computed from the id
+// (OpNumbering::device_of). Each byte per op is streamed through memory twice, by the walk
+// and by the event loop: a 64-byte slot that also held the op and its device cost more at
+// every size and outgrew this machine's cache share sooner (docs/performance.md). Aligned
+// to its size, so no slot straddles two lines. A plain struct, written whole when the walk
+// first names its op, so that the array is never zero-filled first.
 struct alignas(32) Slot {
   Tick time;                     // before the op starts: arrival of its latest input; then its start
   // Before the op starts: the op that sent its latest input; then what let it start last

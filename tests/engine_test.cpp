@@ -238,8 +238,8 @@ void expect_same_run(const Schedule& s, const CostModel& costs, Simulator& simul
 }
 
 TEST(Simulator, RunsAfterRunLikeSimulateWhateverCameBefore) {
-  // One Simulator keeps its slot array: a larger schedule after a smaller one grows it, a
-  // smaller one after a larger reuses it (stale slots from the earlier run must not leak
+  // One Simulator keeps its arrays: a larger schedule after a smaller one grows them, a
+  // smaller one after a larger reuses them (stale slots from the earlier run must not leak
   // in), and a run that throws leaves it usable.
   UniformCostConfig c = ms_costs(1, 2);
   c.link_latency = 10 * kNsPerUs;
