@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

@@ -6,7 +6,7 @@
 #include <iterator>
 #include <optional>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

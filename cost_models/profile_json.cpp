@@ -13,7 +13,7 @@
 
 #include "cost_models/profile.hpp"
 #include "cost_models/transformer.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

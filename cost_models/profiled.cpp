@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "cost_models/transformer.hpp"  // kMaxMicroBatchSize
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

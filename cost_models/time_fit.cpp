@@ -6,7 +6,7 @@
 
 #include <Eigen/Dense>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

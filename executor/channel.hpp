@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 

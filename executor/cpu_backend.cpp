@@ -7,7 +7,7 @@
 #include "executor/replica_lookup.hpp"
 #include "executor/synthetic_data.hpp"
 #include "kernels/cpu_block.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {

@@ -9,7 +9,7 @@
 #include "executor/synthetic_data.hpp"
 #include "kernels/cuda/cuda_error.hpp"
 #include "kernels/cuda/device_ops.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "executor/backend.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/engine.hpp"
 #include "sim/timeline.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {

@@ -6,7 +6,7 @@
 #include <typeinfo>
 
 #include "fuzz/targets.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 struct Schedule;

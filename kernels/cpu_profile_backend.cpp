@@ -17,7 +17,7 @@
 #include "kernels/embedding.hpp"
 #include "kernels/lm_head.hpp"
 #include "kernels/optimizer.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

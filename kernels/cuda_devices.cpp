@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #ifdef PIPESIM_HAVE_CUDA
 #include "kernels/cuda/cuda_error.hpp"
 #endif

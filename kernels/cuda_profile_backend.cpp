@@ -19,7 +19,7 @@
 #include "kernels/cuda/sm_partition.hpp"
 #include "kernels/cuda/transfer.hpp"
 #include "kernels/cuda_devices.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "kernels/layer_norm.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 

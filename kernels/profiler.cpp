@@ -13,7 +13,7 @@
 #ifdef PIPESIM_HAVE_CUDA
 #include "kernels/cuda_profile_backend.hpp"  // built into pipesim::kernels_cuda (kernels/CMakeLists.txt)
 #endif
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 

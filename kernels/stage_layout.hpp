@@ -9,7 +9,7 @@
 //   L = 10, S = 4:  stage 0: emb + blocks 0-2 | 1: blocks 3-5 | 2: blocks 6-7 | 3: blocks 8-9 + head
 #include <string>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <optional>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {

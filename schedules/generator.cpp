@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generators/generators.hpp"
 
 namespace pipesim {

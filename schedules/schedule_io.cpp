@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {

@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "schedules/dependencies.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {

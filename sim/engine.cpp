@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "schedules/dependencies.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_numbering.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/event_queue.hpp"

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "cost_models/units.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 

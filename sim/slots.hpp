@@ -13,7 +13,7 @@
 
 #include "cost_models/units.hpp"
 #include "schedules/dependency_walk.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_numbering.hpp"
 #include "schedules/schedule.hpp"
 

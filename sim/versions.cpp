@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cost_models/efficiency_fit.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
 

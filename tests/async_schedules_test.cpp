@@ -12,7 +12,7 @@
 
 #include "input_error.hpp"
 #include "cost_models/uniform.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
 #include "schedules/validate.hpp"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cost_models/transformer.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

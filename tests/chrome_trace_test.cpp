@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cost_models/uniform.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "sim/engine.hpp"
 
 namespace pipesim {

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "cost_models/uniform.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/engine.hpp"

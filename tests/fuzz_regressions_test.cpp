@@ -18,7 +18,7 @@
 #include "cost_models/catalog.hpp"
 #include "cost_models/uniform.hpp"
 #include "fuzz/targets.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/schedule_io.hpp"
 #include "schedules/validate.hpp"

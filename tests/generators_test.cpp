@@ -11,7 +11,7 @@
 
 #include "input_error.hpp"
 #include "schedules/dependencies.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
 

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "cost_models/uniform.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
 #include "traces/html_gantt.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 
 namespace pipesim {

@@ -11,7 +11,7 @@
 #include "kernels/embedding.hpp"
 #include "kernels/lm_head.hpp"
 #include "kernels/stage.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

@@ -11,7 +11,7 @@
 #include "kernels/cpu_block.hpp"
 #include "kernels/optimizer.hpp"
 #include "kernels/stage.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

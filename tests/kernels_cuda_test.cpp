@@ -33,7 +33,7 @@
 #include "kernels/cuda/transfer.hpp"
 #include "kernels/optimizer.hpp"
 #include "kernels/stage.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

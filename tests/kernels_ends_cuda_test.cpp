@@ -27,7 +27,7 @@
 #include "kernels/cuda/transfer.hpp"
 #include "kernels/embedding.hpp"
 #include "kernels/lm_head.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

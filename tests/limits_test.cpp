@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "tests/cli_runner.hpp"
 #include "tools/memory_guard.hpp"

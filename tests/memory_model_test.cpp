@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
 

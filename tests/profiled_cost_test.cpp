@@ -14,7 +14,7 @@
 #include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
 #include "cost_models/transformer.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
 #ifdef PIPESIM_HAVE_CUDA

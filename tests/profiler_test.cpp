@@ -19,7 +19,7 @@
 #endif
 #include "kernels/block_config.hpp"
 #include "kernels/profiler.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

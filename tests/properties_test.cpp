@@ -8,7 +8,7 @@
 
 #include "cost_models/uniform.hpp"
 #include "schedules/dependencies.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
 #include "schedules/validate.hpp"

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {

@@ -9,7 +9,7 @@
 #include <limits>
 #include <string>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

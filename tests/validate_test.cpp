@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 #include "schedules/validate.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/schedule_io.hpp"
 #include "schedules/validate.hpp"
 

@@ -11,7 +11,7 @@
 #include "cost_models/profiled.hpp"
 #include "cost_models/time_fit.hpp"
 #include "kernels/profiler.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "tools/commands.hpp"
 #include "tools/table.hpp"
 

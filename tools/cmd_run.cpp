@@ -9,7 +9,7 @@
 #include "cost_models/catalog.hpp"
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "sim/metrics.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"

@@ -6,7 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cost_models/uniform.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/schedule_io.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "sim/timeline.hpp"

@@ -13,7 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "tools/commands.hpp"
 #include "tools/sweep.hpp"
 #include "tools/sweep_output.hpp"

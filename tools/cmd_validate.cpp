@@ -25,7 +25,7 @@
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
 #include "kernels/profiler.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"

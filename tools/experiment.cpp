@@ -10,7 +10,7 @@
 
 #include "cost_models/catalog.hpp"
 #include "cost_models/transformer.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "tools/report.hpp"
 #include "tools/table.hpp"
 

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "cost_models/units.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

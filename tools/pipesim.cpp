@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "tools/commands.hpp"
 
 int main(int argc, char** argv) {

@@ -11,7 +11,7 @@
 
 #include "cost_models/analytical.hpp"
 #include "cost_models/transformer.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generator.hpp"
 
 namespace pipesim {

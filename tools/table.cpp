@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 

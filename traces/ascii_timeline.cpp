@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "cost_models/units.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {

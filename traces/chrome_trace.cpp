@@ -9,7 +9,7 @@
 #include <tuple>
 #include <utility>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "traces/chrome_trace_events.hpp"
 
 namespace pipesim {

@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <tuple>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <ostream>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "traces/html_gantt.hpp"
 #include "traces/html_memory.hpp"
 #include "traces/html_staleness.hpp"

@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "cost_models/units.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "traces/html_style.hpp"
 #include "traces/svg.hpp"
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 

@@ -9,7 +9,7 @@
 
 #include "kernels/cuda/cuda_block.hpp"
 #include "kernels/cuda/device_ops.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

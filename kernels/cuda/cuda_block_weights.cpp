@@ -6,7 +6,7 @@
 #include "kernels/cuda/cuda_params.hpp"
 #include "kernels/cuda/device_ops.hpp"
 #include "kernels/cuda/ends_ops.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

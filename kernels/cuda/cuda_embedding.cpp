@@ -4,7 +4,7 @@
 #include <string>
 
 #include "kernels/cuda/ends_ops.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

@@ -5,7 +5,7 @@
 #include "kernels/cuda/device_ops.hpp"
 #include "kernels/cuda/ends_ops.hpp"
 #include "kernels/cuda/gemm.hpp"
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 
 namespace pipesim {
 namespace {

@@ -57,7 +57,7 @@
 #include <string>
 #include <vector>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generators/generators.hpp"
 
 namespace pipesim {

@@ -20,7 +20,7 @@
 // 2p - 1 (ZB-H2) on every rank. The rule needs m >= 2p (spec §12.1), checked for both.
 #include <string>
 
-#include "schedules/error.hpp"
+#include "core/error.hpp"
 #include "schedules/generators/generators.hpp"
 
 namespace pipesim {

@@ -1,0 +1,26 @@
+#pragma once
+// The rules every flag of every subcommand keeps, added in one place after the subcommands
+// have added their options (so no option can forget them), and applied to --config files
+// too (their values go through the same options):
+//   integers   decimal only ("010" is ten; "0x10", "1e3", "+5" are errors), within the
+//              option's type: signed integer flags are `int`, unsigned ones 64-bit
+//   numbers    finite decimal numbers (no "nan", "inf" or hexadecimal floats)
+//   booleans   true, false, 1 or 0
+//   any value  not empty ("--trace ''" is an error, not "no trace")
+#include <string>
+
+#include "tools/cli_app.hpp"
+
+namespace CLI {
+class Error;
+}  // namespace CLI
+
+namespace pipesim {
+
+void add_value_checks(CLI::App& app);  // app and all its subcommands
+
+// A CLI11 error as one line for a person: CLI11's "Could not convert: --stages =
+// 99999999999" becomes "--stages: '99999999999' is out of range for this option".
+std::string cli_error_text(const CLI::Error& e);
+
+}  // namespace pipesim

@@ -1,0 +1,91 @@
+#include "tools/cli_main.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <new>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/error.hpp"
+#include "core/output_file.hpp"
+#include "tools/activity.hpp"
+#include "tools/cli_checks.hpp"
+#include "tools/command_files.hpp"
+#include "tools/commands.hpp"
+#include "tools/exit_codes.hpp"
+
+namespace pipesim {
+namespace {
+
+int fail(const std::string& line, int code) {
+  std::cerr << "pipesim: " << line << "\n";
+  return code;
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv) {
+  // A closed pipe or a file-size limit is an error the writes report (EPIPE, EFBIG), not a
+  // signal that kills the process half-way; Ctrl-C removes the temporary output files.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);
+  install_output_signal_handlers();
+  const CheckedStdout checked_stdout;
+  try {
+    CLI::App app{"pipesim " PIPESIM_VERSION ": simulate pipeline-parallel training schedules"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "pipesim " PIPESIM_VERSION);
+    add_simulate_command(app);
+    add_compare_command(app);
+    add_schedule_command(app);
+    add_check_command(app);
+    add_catalog_command(app);
+    add_sweep_command(app);
+    add_profile_command(app);
+    add_run_command(app);
+    add_validate_command(app);
+    add_value_checks(app);
+    int code = exit_code::kOk;
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      code = app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      code = app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      code = app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      // CLI11 quotes the arguments it rejects: escaped like InputError's, one line.
+      std::string command;
+      for (const CLI::App* sub : app.get_subcommands()) command = sub->get_name() + " ";
+      return fail("error: " + bounded_line(cli_error_text(e)) + " (see pipesim " + command + "--help)",
+                  exit_code::kBadInput);
+    }
+    flush_stdout();
+    return code;
+  } catch (const InputError& e) {
+    return fail(std::string("error: ") + e.what(), exit_code::kBadInput);
+  } catch (const Disagreement& e) {
+    return fail(e.what(), exit_code::kDisagrees);
+  } catch (const OutputError& e) {
+    return fail(std::string("error: ") + e.what(), exit_code::kOutputFailed);
+  } catch (const CLI::Error& e) {  // from a command's own use of CLI11 (a --config value)
+    return fail("error: " + bounded_line(e.what()), exit_code::kBadInput);
+  } catch (const std::bad_alloc&) {
+    const std::string what = Activity::current();
+    return fail("error: out of memory" + (what.empty() ? std::string() : " while " + what) +
+                    ": the run needs more memory than this machine gives it; make it smaller (--max-memory "
+                    "tells pipesim how much it may use)",
+                exit_code::kOutOfMemory);
+  } catch (const std::exception& e) {
+    return fail("internal error: " + bounded_line(e.what()) + " (a bug in pipesim; please report it with the command)",
+                exit_code::kInternalError);
+  } catch (...) {
+    return fail("internal error: an unknown exception (a bug in pipesim; please report it with the command)",
+                exit_code::kInternalError);
+  }
+}
+
+}  // namespace pipesim

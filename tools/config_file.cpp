@@ -1,0 +1,120 @@
+#include "tools/config_file.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/json_input.hpp"
+#include "tools/cli_checks.hpp"
+
+namespace pipesim {
+namespace {
+
+// Options that name files the run writes or reads, not settings of the experiment.
+const std::vector<std::string> kNotSettings = {"help", "json", "config", "save-config", "trace", "trace-dir",
+                                               "report", "report-capacity"};
+
+std::string long_name(const CLI::Option* opt) {
+  const std::string name = opt->get_name();
+  return name.rfind("--", 0) == 0 ? name.substr(2) : std::string();
+}
+
+std::string joined_results(const CLI::Option* opt) {
+  std::string value;
+  for (const auto& r : opt->results()) value += (value.empty() ? "" : ",") + r;
+  return value;
+}
+
+}  // namespace
+
+void apply_config_file(CLI::App& app, const std::string& path) {
+  const nlohmann::json root = parse_json_input(read_input_file(path, kConfigFileInput), path);
+  if (!root.is_object()) throw InputError(path + ": expected a JSON object of settings like {\"tp\": 2}");
+  std::vector<const CLI::Option*> from_file;
+  for (const auto& item : root.items()) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
+    const std::string where = path + ": /" + key + ": ";
+    CLI::Option* opt = nullptr;
+    try {
+      opt = key.empty() ? nullptr : app.get_option("--" + key);
+    } catch (const CLI::OptionNotFound&) {
+    }
+    if (!opt)
+      throw InputError(where + "unknown setting (the keys are the flags of `pipesim " + app.get_name() +
+                       " --help` without the dashes)");
+    if (opt->count() > 0) continue;  // given on the command line: the flag wins
+    std::vector<std::string> values;
+    auto scalar = [&](const nlohmann::json& v) {
+      if (v.is_string()) return v.get<std::string>();
+      if (v.is_boolean()) return std::string(v.get<bool>() ? "true" : "false");
+      if (v.is_number_integer()) return v.dump();
+      if (v.is_number()) return v.dump();
+      throw InputError(where + "expected a string, number or boolean, got " + v.type_name());
+    };
+    if (value.is_array() && opt->get_expected_max() > 1) {  // a repeatable flag: one value per entry
+      for (const auto& v : value) values.push_back(scalar(v));
+    } else if (value.is_array()) {  // a list flag like --schedules: comma-separated
+      std::string joined;
+      for (const auto& v : value) joined += (joined.empty() ? "" : ",") + scalar(v);
+      values.push_back(joined);
+    } else {
+      values.push_back(scalar(value));
+    }
+    try {
+      opt->add_result(values);
+      opt->run_callback();
+    } catch (const CLI::Error& e) {
+      // "--tp: 'two': expected a decimal integer" -> "c.json: /tp: 'two': expected ..."
+      std::string text = cli_error_text(e);
+      const std::string flag = opt->get_name() + ": ";
+      if (text.rfind(flag, 0) == 0) text = text.substr(flag.size());
+      throw InputError(where + text);
+    }
+    from_file.push_back(opt);
+  }
+  // What CLI11 checks for the command line, for the options the file set.
+  for (const CLI::Option* opt : from_file) {
+    if (!set_by_user(app, opt->get_name())) continue;  // a default, as --save-config writes them
+    for (const CLI::Option* other : opt->get_excludes())
+      if (set_by_user(app, other->get_name()))
+        throw InputError(path + ": /" + long_name(opt) + ": cannot be used with " + other->get_name() +
+                         " (set too)");
+    for (const CLI::Option* needed : opt->get_needs())
+      if (needed->count() == 0)
+        throw InputError(path + ": /" + long_name(opt) + ": needs " + needed->get_name() + " too");
+  }
+}
+
+std::string config_text(const CLI::App& app) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const CLI::Option* opt : app.get_options()) {
+    const std::string name = long_name(opt);
+    if (name.empty() || std::find(kNotSettings.begin(), kNotSettings.end(), name) != kNotSettings.end()) continue;
+    if (opt->get_expected_max() > 1) {  // repeatable: an array of its values
+      if (opt->count() > 0) j[name] = opt->results();
+      continue;
+    }
+    const std::string value = opt->count() > 0 ? joined_results(opt) : opt->get_default_str();
+    if (!value.empty()) j[name] = value;
+  }
+  // Values are the user's text: invalid UTF-8 is replaced rather than thrown on.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+void reject_set_flags(const CLI::App& app, std::span<const char* const> flags, const std::string& why) {
+  for (const char* flag : flags)
+    if (set_by_user(app, flag)) throw InputError(std::string(flag) + ": " + why);
+}
+
+bool set_by_user(const CLI::App& app, const std::string& flag) {
+  const CLI::Option* opt = app.get_option_no_throw(flag);
+  return opt != nullptr && opt->count() > 0 && joined_results(opt) != opt->get_default_str();
+}
+
+}  // namespace pipesim

@@ -1,0 +1,30 @@
+#pragma once
+// `--config FILE` / `--save-config FILE`: every flag of a subcommand as one JSON object
+// (schema: docs/experiment-config.md). A value from the file goes through the same option,
+// so it meets the same checks as the flag (tools/cli_checks.hpp) and gets the same
+// messages, prefixed with the file and key: "c.json: /tp: 'two': expected a decimal integer".
+#include <span>
+#include <string>
+
+#include "tools/cli_app.hpp"
+
+namespace pipesim {
+
+// Sets every option of `app` named in the JSON object at `path` ("tp": 2 sets --tp) that
+// was not given on the command line (flags override the file). InputError naming the file
+// and key for unknown keys, bad values, keys given twice, and combinations the command
+// line refuses (a key that excludes another set one, or needs one that is not set).
+void apply_config_file(CLI::App& app, const std::string& path);
+
+// The effective settings of `app` as such a JSON object (options with a value or a
+// default), as text. Outputs (--trace, --report, ...) and --config itself are left out.
+std::string config_text(const CLI::App& app);
+
+// Whether the user set `flag` (on the command line or in --config) to a value other than
+// its default: a --save-config file holds every default, so loading one sets nothing new.
+bool set_by_user(const CLI::App& app, const std::string& flag);
+// InputError "<flag>: <why>" for the first of `flags` set_by_user: a flag the run would
+// silently ignore is an error.
+void reject_set_flags(const CLI::App& app, std::span<const char* const> flags, const std::string& why);
+
+}  // namespace pipesim

@@ -1,0 +1,26 @@
+#pragma once
+// The exit codes of `pipesim` (the README's table). Every failure prints one line on stderr.
+namespace pipesim::exit_code {
+
+inline constexpr int kOk = 0;
+inline constexpr int kDisagrees = 1;       // validate: predicted and measured weight versions differ
+inline constexpr int kBadInput = 2;        // flags, files, numbers, paths, schedules (InputError)
+inline constexpr int kOutOfMemory = 3;     // the run needed more memory than the machine gave it
+inline constexpr int kOutputFailed = 4;    // an output could not be written to the end (OutputError)
+inline constexpr int kInternalError = 5;   // a bug in pipesim: anything else that reached main
+// A broken internal invariant (PIPESIM_ASSERT) aborts: 134 (SIGABRT), also a bug.
+
+}  // namespace pipesim::exit_code
+
+#include <stdexcept>
+
+namespace pipesim {
+
+// The answer of a check that ran to the end and disagrees (kDisagrees): its outputs are
+// written, and the message says what disagrees.
+class Disagreement : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace pipesim
