@@ -1,8 +1,11 @@
 #pragma once
-// InputError: the one exception type for bad user input (flags, files, numbers).
-// Its message is a single line naming where the problem is (file:line, JSON path,
-// flag) and what was expected. The CLI prints it and exits with code 2.
-// Broken internal invariants are not InputErrors: they use PIPESIM_ASSERT.
+// The errors every module reports, and how a message quotes what the user gave.
+//   InputError   bad user input (flags, files, numbers, paths): a single line naming where
+//                the problem is (file:line, JSON path, flag) and what was expected. Exit 2.
+//   OutputError  an output that could not be written to the end (a full disk, a file-size
+//                limit, a closed pipe): the file is left as it was. Exit 4.
+// Broken internal invariants are neither: they use PIPESIM_ASSERT. The exit codes are
+// tools/exit_codes.hpp's, documented in the README.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -62,14 +65,43 @@ inline std::string one_line(std::string_view text) {
   return out;
 }
 
+// At most this many characters of a message reach the terminal: a message that quotes a
+// megabyte of input stays readable. quote() cuts each quoted token far earlier.
+inline constexpr std::size_t kMaxMessageChars = 2000;
+
+// `message` as one line (one_line), cut at kMaxMessageChars with the length said.
+inline std::string bounded_line(std::string_view message) {
+  std::string line = one_line(message);
+  if (line.size() <= kMaxMessageChars) return line;
+  const std::size_t total = line.size();
+  std::size_t cut = kMaxMessageChars;
+  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xc0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  line.resize(cut);
+  return line + "... (" + std::to_string(total - cut) + " more characters)";
+}
+
+// A token from the input, quoted for a message: 'text', escaped by one_line, and past
+// `max_chars` cut with its length said: 'aaaa...' (100000 characters).
+inline std::string quote(std::string_view text, std::size_t max_chars = 64) {
+  if (text.size() <= max_chars) return "'" + std::string(text) + "'";
+  std::size_t cut = max_chars;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+  return "'" + std::string(text.substr(0, cut)) + "...' (" + std::to_string(text.size()) + " characters)";
+}
+
 class InputError : public std::runtime_error {
  public:
-  explicit InputError(const std::string& message) : std::runtime_error(one_line(message)) {}
+  explicit InputError(const std::string& message) : std::runtime_error(bounded_line(message)) {}
   explicit InputError(const char* message) : InputError(std::string(message)) {}
 };
 
+class OutputError : public std::runtime_error {
+ public:
+  explicit OutputError(const std::string& message) : std::runtime_error(bounded_line(message)) {}
+};
+
 [[noreturn]] inline void assert_fail(const char* expr, const char* file, int line) {
-  std::fprintf(stderr, "pipesim: internal invariant broken: %s (%s:%d)\n", expr, file, line);
+  std::fprintf(stderr, "pipesim: internal error: invariant broken: %s (%s:%d); please report this\n", expr, file, line);
   std::abort();
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 namespace pipesim {
 namespace {
@@ -47,23 +48,21 @@ struct Located {
 template <typename Spec>
 Located<Spec> locate(std::string_view query, const Kind<Spec>& kind) {
   const std::string q(query);
-  // "file.json" or "file.json:name"; anything else is a built-in name.
-  const std::size_t ext = q.rfind(".json");
-  const bool is_file = ext != std::string::npos && (ext + 5 == q.size() || q[ext + 5] == ':');
-  if (!is_file) {
+  const std::string path = catalog_file_of(q);
+  const std::size_t ext = path.size() - 5;  // ".json" ends the path
+  if (path.empty()) {
     const Catalog& builtin = builtin_catalog();
     if (const Spec* s = named(builtin.*kind.entries, q)) return {*s, std::nullopt};
-    throw InputError(std::string("unknown ") + kind.singular + " '" + q +
-                     "' (known: " + names_of(builtin.*kind.entries) + "; or a catalog file, see docs/catalogs.md)");
+    throw InputError(std::string("unknown ") + kind.singular + " " + quote(q) +
+                     " (known: " + names_of(builtin.*kind.entries) + "; or a catalog file, see docs/catalogs.md)");
   }
-  const std::string path = q.substr(0, ext + 5);
   Catalog file = read_catalog_file(path);
   const auto& entries = file.*kind.entries;
   if (ext + 5 < q.size()) {
     const std::string name = q.substr(ext + 6);
     const Spec* s = named(entries, name);
     if (!s)
-      throw InputError(path + ": no " + kind.singular + " named '" + name + "' (" + kind.plural +
+      throw InputError(path + ": no " + kind.singular + " named " + quote(name) + " (" + kind.plural +
                        " in it: " + names_of(entries) + ")");
     Spec spec = *s;
     return {std::move(spec), std::move(file)};
@@ -85,13 +84,15 @@ LinkSpec default_link(const std::string& name, const std::optional<Catalog>& fil
 
 }  // namespace
 
+std::string catalog_file_of(std::string_view query) {
+  // "file.json" or "file.json:name"; anything else is a built-in name.
+  const std::size_t ext = query.rfind(".json");
+  const bool is_file = ext != std::string_view::npos && (ext + 5 == query.size() || query[ext + 5] == ':');
+  return is_file ? std::string(query.substr(0, ext + 5)) : std::string();
+}
+
 Catalog read_catalog_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  // A directory opens but cannot be read; say so rather than "empty file".
-  if (!in || std::filesystem::is_directory(path)) throw InputError("cannot read catalog file '" + path + "'");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw InputError("cannot read catalog file '" + path + "'");
-  return parse_catalog(text, path);
+  return parse_catalog(read_input_file(path, kCatalogFileInput), path);
 }
 
 ModelSpec find_model(std::string_view name_or_file) { return locate(name_or_file, kModels).spec; }
@@ -103,6 +104,10 @@ ClusterSpec make_cluster(std::string_view gpu, int nodes, int gpus_per_node, std
   if (nodes < 1) throw InputError("cluster: nodes must be at least 1; got " + std::to_string(nodes));
   if (gpus_per_node < 1)
     throw InputError("cluster: GPUs per node must be at least 1; got " + std::to_string(gpus_per_node));
+  constexpr long long kMaxGpus = 1LL << 24;  // ClusterSpec counts GPUs in an int; no cluster comes near
+  if (static_cast<long long>(nodes) * gpus_per_node > kMaxGpus)
+    throw InputError("cluster: " + std::to_string(nodes) + " nodes x " + std::to_string(gpus_per_node) +
+                     " GPUs per node is more than the " + std::to_string(kMaxGpus) + " GPUs pipesim models");
   Located<GpuSpec> g = locate(gpu, kGpus);
   ClusterSpec c;
   c.nodes = nodes;

@@ -37,6 +37,8 @@ Catalog read_catalog_file(const std::string& path);
 //   "my.json:my-gpu"     the entry of that name in a catalog file
 // Unknown names are InputErrors that list the known ones.
 ModelSpec find_model(std::string_view name_or_file);
+// The file such an argument reads ("my.json" for "my.json:my-gpu"); empty for a built-in name.
+std::string catalog_file_of(std::string_view name_or_file);
 GpuSpec find_gpu(std::string_view name_or_file);
 LinkSpec find_link(std::string_view name_or_file);
 

@@ -11,6 +11,7 @@
 #include "cost_models/catalog.hpp"
 #include "cost_models/transformer.hpp"
 #include "core/error.hpp"
+#include "core/json_input.hpp"
 
 namespace pipesim {
 
@@ -221,21 +222,11 @@ Catalog parse_entries(std::string_view text, const std::string& source) {
   static constexpr const char* kExpected = "a JSON object with \"models\", \"gpus\" or \"links\" arrays";
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     fail(source, std::string("empty file (expected ") + kExpected + ")");
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    // what() is "[json.exception.parse_error.101] parse error at line 2, column 5: ..."; keep what follows the
-    // tag. Not every parser error is a parse_error: "1e400" is an out_of_range (406).
-    const std::string_view what(e.what());
-    const std::size_t tag_end = what.find("] ");
-    fail(source,
-         "invalid JSON (" + std::string(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2)) + ")");
-  }
+  const json root = parse_json_input(text, source);
   if (!root.is_object()) fail(source, std::string("expected ") + kExpected + "; got " + shown(root));
   for (const auto& [key, value] : root.items())
     if (key != "models" && key != "gpus" && key != "links")
-      fail(source, "unknown top-level field '" + key + "' (expected models, gpus or links)");
+      fail(source, "unknown top-level field " + quote(key) + " (expected models, gpus or links)");
   if (root.empty()) fail(source, std::string("expected ") + kExpected + "; got an empty object");
   Catalog c;
   read_array(root, "models", source, "model", read_model, c.models);

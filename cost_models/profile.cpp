@@ -2,10 +2,7 @@
 #include "cost_models/profile.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -120,13 +117,6 @@ std::string profile_json_text(const Profile& p) {
   ojson& samples = link["samples"] = ojson::array();
   for (const LinkSample& s : p.link.samples) samples.push_back({{"bytes", s.bytes}, {"time", stats_json(s.time)}});
   return j.dump(2) + "\n";
-}
-
-void write_profile_file(const Profile& p, const std::string& path) {
-  const std::string text = profile_json_text(p);
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError("cannot write profile '" + one_line(path) + "': " + std::strerror(errno));
-  if (!(out << text) || !out.flush()) throw InputError("cannot write profile '" + one_line(path) + "'");
 }
 
 }  // namespace pipesim

@@ -114,7 +114,6 @@ struct Profile {
 
 // The JSON text of a profile (2-space indented, fields in the documented order).
 std::string profile_json_text(const Profile& p);
-void write_profile_file(const Profile& p, const std::string& path);  // InputError if it cannot write
 
 // Reads and validates everything (docs/profile-format.md): format and version, no unknown
 // or missing fields, positive finite times with p10 <= median <= p90, strictly increasing

@@ -14,6 +14,8 @@
 #include "cost_models/profile.hpp"
 #include "cost_models/transformer.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/json_input.hpp"
 
 namespace pipesim {
 namespace {
@@ -170,14 +172,7 @@ ModelSpec read_model(const Obj& root) {
 }  // namespace
 
 Profile parse_profile(const std::string& text, const std::string& source) {
-  json root_value;
-  try {
-    root_value = json::parse(text);
-  } catch (const json::exception& e) {
-    const std::string what(e.what());
-    const std::size_t tag_end = what.find("] ");
-    fail(source, "invalid JSON (" + (tag_end == std::string::npos ? what : what.substr(tag_end + 2)) + ")");
-  }
+  const json root_value = parse_json_input(text, source);
   const Obj root(root_value, source, "",
                  {"format", "version", "backend", "date", "machine", "libraries", "settings", "model", "dtype",
                   "parameters", "optimizer", "micro_batches", "link"});
@@ -285,11 +280,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
 }
 
 Profile read_profile_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read profile '" + one_line(path) + "': " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_profile(text.str(), path);
+  return parse_profile(read_input_file(path, kProfileFileInput), path);
 }
 
 }  // namespace pipesim

@@ -150,13 +150,16 @@ Number number_with_unit(std::string_view text, std::string_view what, std::strin
 // Shared body of parse_duration / parse_bytes: number + unit from `units`, exact int64.
 template <std::size_t N>
 std::int64_t parse_scaled(std::string_view text, std::string_view what, std::string_view expected,
-                          const std::array<Unit, N>& units, std::string_view too_large) {
+                          const std::array<Unit, N>& units, std::string_view too_large, std::string_view resolution) {
   const Number n = number_with_unit(text, what, expected);
   const Unit* unit = find_unit(units, n.unit);
   if (!unit) fail(what, expected, text, "unknown unit '" + std::string(n.unit) + "'");
   std::int64_t out = 0;
   if (!scale_exact(n, unit->multiplier, out))
     throw InputError(prefix(what) + "'" + std::string(text) + "' is too large (" + std::string(too_large) + ")");
+  const auto nonzero = [](std::string_view digits) { return digits.find_first_not_of('0') != std::string_view::npos; };
+  if (out == 0 && (nonzero(n.int_digits) || nonzero(n.frac_digits)))  // would silently become zero
+    throw InputError(prefix(what) + "'" + std::string(text) + "' is below the resolution of " + std::string(resolution));
   return out;
 }
 
@@ -196,12 +199,12 @@ double positive_rate(const Number& n, double per_unit, std::string_view text, st
 
 Tick parse_duration(std::string_view text, std::string_view what) {
   return parse_scaled(text, what, "a duration with a unit such as 1ms, 250us, 2.5s", kDurationUnits,
-                      "at most 9223372036 s");
+                      "at most 9223372036 s", "1 ns");
 }
 
 std::int64_t parse_bytes(std::string_view text, std::string_view what) {
   return parse_scaled(text, what, "a size with a unit such as 512B, 64MiB, 1.5GB", kSizeUnits,
-                      "at most 8 EiB");
+                      "at most 8 EiB", "1 B");
 }
 
 double parse_bandwidth(std::string_view text, std::string_view what) {

@@ -111,27 +111,69 @@ Fault timeout_fault(const RunState& st, const std::vector<WorkerStatus>& status)
   return f;
 }
 
+// Activations one micro-batch of a stage holds between its forward and its backward: the
+// blocks' caches (BlockCache after F, or after I when that is larger) and the head's
+// (LmHeadCache: its inputs and the n x vocab probabilities). An upper bound in floats.
+std::int64_t stage_activation_bytes(const ModelSetup& setup, const StageLayout& layout) {
+  const BlockConfig c = executor_block_config(setup);
+  const std::int64_t n = static_cast<std::int64_t>(c.batch) * c.seq, h = c.hidden, f = c.ffn;
+  const std::int64_t scores = static_cast<std::int64_t>(c.batch) * c.heads * c.seq * c.seq;
+  const std::int64_t block = std::max(8 * n * h + 2 * n * f + 4 * n + scores, 9 * n * h + 2 * n * f + 4 * h);
+  std::int64_t numbers = block * layout.blocks;
+  if (layout.head) numbers += 2 * n * h + 3 * n + n * setup.model.vocab;
+  return 4 * numbers;
+}
+
+// The most bytes a run holds at once: every replica's weights, gradients and Adam moments,
+// plus on each device the activations of the micro-batches between forward and backward at
+// the worst point of its op list (the list's order is the device's run order).
+std::int64_t run_memory_bytes(const Schedule& schedule, const ModelSetup& setup) {
+  std::int64_t bytes = 0;
+  std::vector<std::int64_t> stage_bytes(static_cast<std::size_t>(schedule.num_stages));
+  for (int st = 0; st < schedule.num_stages; ++st) {
+    const StageLayout layout = stage_layout(setup.model.layers, st, schedule.num_stages);
+    bytes += schedule.num_pipelines * replica_state_bytes(setup, layout);
+    stage_bytes[static_cast<std::size_t>(st)] = stage_activation_bytes(setup, layout);
+  }
+  for (const auto& list : schedule.ops) {
+    std::int64_t held = 0, peak = 0;
+    for (const Op& op : list) {
+      const std::int64_t b = is_microbatch_op(op.kind) ? stage_bytes[static_cast<std::size_t>(op.stage)] : 0;
+      if (op.kind == OpKind::F) held += b;
+      if (op.kind == OpKind::B || op.kind == OpKind::W) held -= b;
+      peak = std::max(peak, held);
+    }
+    bytes += peak;
+  }
+  return bytes;
+}
+
 }  // namespace
 
-MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const RunOptions& options) {
+void check_run(const Schedule& schedule, const ModelSpec& model, const RunOptions& options) {
   check_options(options);
-  const DependencyGraph graph = dependencies_of(schedule);
-  ModelSetup setup{model,        options.micro_batch_size, schedule.microbatch_split, schedule.num_stages,
-                   options.seed, options.optimizer,        schedule.num_devices};
   check_executor_model(model, options.micro_batch_size, schedule.microbatch_split);
   if (schedule.num_stages > model.layers)
     throw InputError("schedule has " + std::to_string(schedule.num_stages) + " stages per pipeline, but model '" +
                      model.name + "' has only " + std::to_string(model.layers) + " layers to cut into stages");
   if (options.max_memory_bytes > 0) {
-    std::int64_t bytes = 0;
-    for (int c = 0; c < schedule.num_pipelines; ++c)
-      for (int st = 0; st < schedule.num_stages; ++st)
-        bytes += replica_state_bytes(setup, stage_layout(model.layers, st, schedule.num_stages));
+    const ModelSetup setup{model,        options.micro_batch_size, schedule.microbatch_split, schedule.num_stages,
+                           options.seed, options.optimizer,        schedule.num_devices};
+    const std::int64_t bytes = run_memory_bytes(schedule, setup);
     if (bytes > options.max_memory_bytes)
-      throw InputError("model '" + model.name + "': the replicas' weights, gradients and optimizer state need " +
+      throw InputError("model '" + model.name + "' at micro-batch size " + std::to_string(options.micro_batch_size) +
+                       ": the replicas' weights, gradients and optimizer state and the activations in flight need up to " +
                        format_bytes(static_cast<double>(bytes)) + ", more than the " +
-                       format_bytes(static_cast<double>(options.max_memory_bytes)) + " available");
+                       format_bytes(static_cast<double>(options.max_memory_bytes)) +
+                       " this run may use; use a smaller --micro-batch-size or model, or raise --max-memory");
   }
+}
+
+MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const RunOptions& options) {
+  check_run(schedule, model, options);
+  const DependencyGraph graph = dependencies_of(schedule);
+  ModelSetup setup{model,        options.micro_batch_size, schedule.microbatch_split, schedule.num_stages,
+                   options.seed, options.optimizer,        schedule.num_devices};
 
   RunState state(schedule, graph, options);
   route_data(state);

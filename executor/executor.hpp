@@ -96,6 +96,12 @@ class ExecutionError : public InputError {
   std::shared_ptr<const MeasuredRun> partial_;
 };
 
+// The checks run_schedule makes before it starts, for a caller that wants them before other
+// work (the CLI: before profiling): InputError for a model the backend cannot compute,
+// options out of range, more stages than layers, and a run whose weights and activations
+// in flight exceed options.max_memory_bytes.
+void check_run(const Schedule& schedule, const ModelSpec& model, const RunOptions& options);
+
 // Runs `schedule` on `model`. InputError before starting for a schedule whose dependencies
 // are broken, a model the backend cannot compute, or options out of range; ExecutionError
 // if the run fails. Every thread has been joined when it returns or throws.

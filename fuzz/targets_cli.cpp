@@ -13,7 +13,9 @@
 #include "fuzz/check.hpp"
 #include "schedules/generator.hpp"
 #include "cost_models/analytical.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/cli_options.hpp"
+#include "tools/config_file.hpp"
 #include "tools/experiment.hpp"
 #include "tools/memory_guard.hpp"
 #include "tools/report.hpp"
@@ -112,6 +114,7 @@ struct SimulateFlags {
     add_cost_flags(app, co);
     add_hardware_flags(app, ho);
     app.add_option("--max-trace-ops", max_trace_ops);
+    add_value_checks(app);
   }
 };
 
@@ -123,6 +126,7 @@ void cli_flags(std::string_view bytes) {
   CostOptions co;
   add_schedule_flags(app, so, true);
   add_cost_flags(app, co);
+  add_value_checks(app);
   std::vector<std::string> args = arguments(bytes);
   try {
     app.parse(args);

@@ -20,31 +20,6 @@ namespace {
 
 std::string ms(double seconds) { return format_duration(static_cast<Tick>(seconds * 1e9 + 0.5)); }
 
-void check_options(const ModelSpec& model, const ProfileOptions& o) {
-  if (o.micro_batch_sizes.empty()) throw InputError("profile: no micro-batch sizes to measure");
-  std::vector<int> sorted = o.micro_batch_sizes;
-  std::sort(sorted.begin(), sorted.end());
-  for (std::size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] < 1 || sorted[i] > kMaxMicroBatchSize)
-      throw InputError("profile: micro-batch size " + std::to_string(sorted[i]) + " is not in 1.." +
-                       std::to_string(kMaxMicroBatchSize));
-    if (i > 0 && sorted[i] == sorted[i - 1])
-      throw InputError("profile: micro-batch size " + std::to_string(sorted[i]) + " is listed twice");
-  }
-  if (o.repeats < 1) throw InputError("profile: repeats must be at least 1, got " + std::to_string(o.repeats));
-  if (o.warmup < 0) throw InputError("profile: warmup must not be negative, got " + std::to_string(o.warmup));
-  std::vector<std::int64_t> links = o.link_sizes;
-  std::sort(links.begin(), links.end());
-  links.erase(std::unique(links.begin(), links.end()), links.end());
-  if (!o.link_sizes.empty() && (links.size() < 2 || links.front() < 1))
-    throw InputError("profile: the link fit needs at least two distinct positive message sizes");
-  const std::int64_t need = profile_workload_bytes(model, sorted.back());
-  if (need > o.max_workload_bytes)
-    throw InputError("profile: micro-batch size " + std::to_string(sorted.back()) + " of " + model.name + " needs about " +
-                     format_bytes(static_cast<double>(need)) + " of memory, more than the limit of " +
-                     format_bytes(static_cast<double>(o.max_workload_bytes)) + "; profile smaller sizes");
-}
-
 // warmup untimed calls, then `repeats` timed ones.
 template <class F>
 std::vector<double> repeat(const ProfileOptions& o, F&& once) {
@@ -97,6 +72,35 @@ OptimizerTimes optimizer_times(const ProfileOptions& o, ProfileBackend& backend,
 
 }  // namespace
 
+void check_profile_options(const ModelSpec& model, const ProfileOptions& o) {
+  if (o.micro_batch_sizes.empty()) throw InputError("profile: no micro-batch sizes to measure");
+  std::vector<int> sorted = o.micro_batch_sizes;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 1 || sorted[i] > kMaxMicroBatchSize)
+      throw InputError("profile: micro-batch size " + std::to_string(sorted[i]) + " is not in 1.." +
+                       std::to_string(kMaxMicroBatchSize));
+    if (i > 0 && sorted[i] == sorted[i - 1])
+      throw InputError("profile: micro-batch size " + std::to_string(sorted[i]) + " is listed twice");
+  }
+  if (o.repeats < 1) throw InputError("profile: repeats must be at least 1, got " + std::to_string(o.repeats));
+  if (o.warmup < 0) throw InputError("profile: warmup must not be negative, got " + std::to_string(o.warmup));
+  std::vector<std::int64_t> links = o.link_sizes;
+  std::sort(links.begin(), links.end());
+  links.erase(std::unique(links.begin(), links.end()), links.end());
+  if (!o.link_sizes.empty() && (links.size() < 2 || links.front() < 1))
+    throw InputError("profile: the link fit needs at least two distinct positive message sizes");
+  const std::int64_t need = profile_workload_bytes(model, sorted.back());
+  if (need > o.max_workload_bytes)
+    throw InputError("profile: micro-batch size " + std::to_string(sorted.back()) + " of " + model.name + " needs about " +
+                     format_bytes(static_cast<double>(need)) + " of memory, more than the limit of " +
+                     format_bytes(static_cast<double>(o.max_workload_bytes)) + "; profile smaller sizes");
+  if (!links.empty() && links.back() > o.max_workload_bytes / 3)  // three buffers of the largest message
+    throw InputError("profile: link size " + format_bytes(static_cast<double>(links.back())) +
+                     " needs three buffers of it, more than the limit of " +
+                     format_bytes(static_cast<double>(o.max_workload_bytes)) + "; give smaller --link-sizes");
+}
+
 std::vector<std::int64_t> model_link_sizes(const ModelSpec& m, const std::vector<int>& sizes) {
   PIPESIM_ASSERT(!sizes.empty());
   const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
@@ -129,7 +133,7 @@ std::string utc_now_iso8601() {
 Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBackend& backend) {
   check_gpt_model(model, "profile");
   check_model(model, 1, "profile");
-  check_options(model, o);
+  check_profile_options(model, o);
   Profile p;
   p.backend = backend.name();
   p.date = utc_now_iso8601();

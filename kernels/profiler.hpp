@@ -48,6 +48,9 @@ std::vector<std::int64_t> model_link_sizes(const ModelSpec& model, const std::ve
 // repeats < 1, warmup < 0, fewer than two link sizes, a working set over the limit) or the
 // model is not one the backend implements.
 Profile profile_model(const ModelSpec& model, const ProfileOptions& options, ProfileBackend& backend);
+// profile_model's checks of `options`, before it measures anything: InputError for sizes out
+// of range or listed twice, repeats < 1, warmup < 0, link sizes, a workload over the limit.
+void check_profile_options(const ModelSpec& model, const ProfileOptions& options);
 
 // "cpu": the CPU backend, timing with `clock` ("wall", the default, or "thread-cpu";
 // InputError otherwise; kernels/cpu_profile_backend.hpp). "cuda": the CUDA backend on GPU 0

@@ -14,6 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/json_input.hpp"
+#include "core/output_file.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {
@@ -41,7 +44,8 @@ std::string stem(std::string_view path) {
   if (slash != std::string_view::npos) path.remove_prefix(slash + 1);
   const std::size_t dot = path.rfind('.');
   if (dot != std::string_view::npos && dot > 0) path = path.substr(0, dot);
-  return std::string(path);
+  // A file name may hold anything but '/'; the schedule's name is printed, so it is escaped.
+  return one_line(path.substr(0, 200));
 }
 
 std::string lower_extension(const std::string& path) {
@@ -269,6 +273,8 @@ Schedule read_json(const json& root, const std::string& source) {
 
   Schedule s;
   s.name = r.string("name").value_or(stem(source));
+  if (s.name != one_line(s.name) || s.name.size() > 200)  // printed in tables, traces and file names
+    fail(source + ": /name", quote(s.name) + ": a schedule name is printable text of at most 200 characters");
   if (const auto it = root.find("blocking_grad_sync"); it != root.end()) {
     if (!it->is_boolean()) r.fail_at("/blocking_grad_sync", "expected true or false, " + got(*it));
     s.blocking_grad_sync = it->get<bool>();
@@ -354,28 +360,6 @@ Schedule read_json(const json& root, const std::string& source) {
   return s;
 }
 
-// nlohmann's parse_error says "parse error at line L, column C: <why>"; keep only <why>.
-std::string parse_error_reason(const char* what) {
-  const std::string_view text(what);
-  const std::size_t column = text.find("column ");
-  const std::size_t colon = column == std::string_view::npos ? column : text.find(": ", column);
-  return std::string(colon == std::string_view::npos ? text : text.substr(colon + 2));
-}
-
-std::string read_file(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) throw InputError("cannot read '" + path + "': " + std::strerror(errno));
-  std::string text;
-  char buf[1 << 16];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, file)) > 0) text.append(buf, n);
-  const bool failed = std::ferror(file) != 0;
-  const int err = errno;  // e.g. EISDIR: fopen succeeds on a directory, fread does not
-  std::fclose(file);
-  if (failed) throw InputError("cannot read '" + path + "': " + std::strerror(err));
-  return text;
-}
-
 // True for PyTorch's compute_comms actions, which a compute_only reader cannot use.
 bool is_comm_action(std::string_view cell) {
   for (std::string_view name : {"SEND_", "RECV_", "UNSHARD", "RESHARD"})
@@ -433,26 +417,7 @@ Schedule parse_schedule_csv(std::string_view text, std::string_view source_name)
 Schedule parse_schedule_json(std::string_view text, std::string_view source_name) {
   const std::string source(source_name);
   if (trim(strip_bom(text)).empty()) fail(source, "empty file (expected a JSON object, see docs/schedule-format.md)");
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    // e.byte is the 1-based offset of the last character read; recount line and column
-    // from it so they match what an editor shows.
-    const std::size_t pos = std::min(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    const std::string_view before = text.substr(0, pos);
-    const std::size_t line = 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
-    const std::size_t nl = before.rfind('\n');
-    const std::size_t column = nl == std::string_view::npos ? pos + 1 : pos - nl;
-    fail(source, "line " + std::to_string(line) + ", column " + std::to_string(column) + ": invalid JSON (" +
-                     parse_error_reason(e.what()) + ")");
-  } catch (const json::exception& e) {
-    // Not every parser error is a parse_error: "1e400" is an out_of_range (406), without a
-    // position. what() is "[json.exception.out_of_range.406] number overflow ...": drop the tag.
-    const std::string_view what(e.what());
-    const std::size_t tag_end = what.find("] ");
-    fail(source, "invalid JSON (" + std::string(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2)) + ")");
-  }
+  const json root = parse_json_input(text, source);
   try {
     return read_json(root, source);
   } catch (const json::exception& e) {
@@ -465,7 +430,7 @@ Schedule read_schedule_file(const std::string& path) {
   const std::string ext = lower_extension(path);
   if (ext != ".csv" && ext != ".json")
     throw InputError(path + ": unknown schedule file extension '" + ext + "' (expected .csv or .json)");
-  const std::string text = read_file(path);
+  const std::string text = read_input_file(path, kScheduleFileInput);
   return ext == ".csv" ? parse_schedule_csv(text, path) : parse_schedule_json(text, path);
 }
 
@@ -473,13 +438,9 @@ void write_schedule_file(const Schedule& schedule, const std::string& path) {
   const std::string ext = lower_extension(path);
   if (ext != ".csv" && ext != ".json")
     throw InputError(path + ": unknown schedule file extension '" + ext + "' (expected .csv or .json)");
-  const std::string text = ext == ".csv" ? schedule_to_csv(schedule) : schedule_to_json(schedule);
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  const int err = errno;
-  if (std::fclose(file) != 0 || !ok)
-    throw InputError("cannot write '" + path + "': " + std::strerror(ok ? errno : err));
+  OutputFile file(path, "");
+  file.stream() << (ext == ".csv" ? schedule_to_csv(schedule) : schedule_to_json(schedule));
+  file.commit();
 }
 
 std::string schedule_to_csv(const Schedule& schedule) {

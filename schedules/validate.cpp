@@ -79,6 +79,36 @@ void check_pairs(const Schedule& s, std::vector<std::string>& errors) {
   }
 }
 
+// A GradSync or OPT with nothing to do: the same op of its (pipeline, stage) ran before,
+// and no weight gradient (B or W) of that stage was made in between. A stage's ops live on
+// one device, so list order is run order. (AMP's local updates and one step per iteration
+// each follow new gradients; a doubled line in a hand-written file does not.)
+void check_stage_op_duplicates(const Schedule& s, std::vector<std::string>& errors) {
+  struct Last {
+    int at = -1;                  // position of the previous op of this kind, -1: none yet
+    bool gradient_since = false;  // a B or W of the stage since then
+  };
+  std::map<std::tuple<int, int, int>, Last> last;  // (kind, pipeline, stage)
+  for (int d = 0; d < s.num_devices; ++d) {
+    const auto& list = s.ops[static_cast<std::size_t>(d)];
+    for (int i = 0; i < static_cast<int>(list.size()); ++i) {
+      const Op& op = list[static_cast<std::size_t>(i)];
+      if (op.kind == OpKind::B || op.kind == OpKind::W) {
+        for (OpKind k : {OpKind::GradSync, OpKind::OptStep})
+          if (auto it = last.find({static_cast<int>(k), op.pipeline, op.stage}); it != last.end())
+            it->second.gradient_since = true;
+        continue;
+      }
+      if (op.kind != OpKind::GradSync && op.kind != OpKind::OptStep) continue;
+      Last& l = last[{static_cast<int>(op.kind), op.pipeline, op.stage}];
+      if (l.at >= 0 && !l.gradient_since)
+        errors.push_back(where(d, i) + "duplicate " + to_string(op) + ": the one at op " + std::to_string(l.at) +
+                         " came after the same gradients (no B or W of its stage in between)");
+      l = {i, false};
+    }
+  }
+}
+
 }  // namespace
 
 ValidationReport validate(const Schedule& schedule, const DurationFn& duration) {
@@ -87,6 +117,7 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
   const DependencyGraph deps = build_dependencies(schedule, problems);
   for (const auto& p : problems) report.errors.push_back(where(p.device, p.index) + p.message);
   check_pairs(schedule, report.errors);
+  check_stage_op_duplicates(schedule, report.errors);
 
   const std::size_t n = deps.size();
   Graph g(n + deps.collectives.size());

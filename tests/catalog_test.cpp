@@ -304,7 +304,7 @@ TEST(ParseCatalog, FileLevelErrors) {
   EXPECT_EQ(parse_error("  \n"),
             "my.json: empty file (expected a JSON object with \"models\", \"gpus\" or \"links\" arrays)");
   EXPECT_THAT(parse_error("{\n  \"models\": [,]\n}"),
-              HasSubstr("my.json: invalid JSON (parse error at line 2, column"));
+              HasSubstr("my.json: line 2, column 14: invalid JSON (syntax error"));
   EXPECT_THAT(parse_error("[1]"), HasSubstr("my.json: expected a JSON object with \"models\", \"gpus\" or \"links\" "
                                             "arrays; got [1]"));
   EXPECT_THAT(parse_error("{}"), HasSubstr("my.json: expected a JSON object with \"models\", \"gpus\" or \"links\" "

@@ -178,7 +178,7 @@ TEST(ExecutorFaults, BadInputBeforeStarting) {
   EXPECT_EQ(message(make("1f1b", 2, 2), tiny(), zero), "--timeout: must be positive");
   RunOptions small = quick();
   small.max_memory_bytes = 1000;
-  EXPECT_EQ(message(make("1f1b", 2, 2), tiny(), small).rfind("model 'gpt-tiny': the replicas' weights", 0), 0u);
+  EXPECT_EQ(message(make("1f1b", 2, 2), tiny(), small).rfind("model 'gpt-tiny' at micro-batch size 1: the replicas' weights", 0), 0u);
 }
 
 TEST(Channel, FifoBoundedAndAbortable) {

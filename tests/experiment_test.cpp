@@ -102,12 +102,12 @@ TEST(Experiment, BadSettingsAreOneLineErrors) {
   std::ofstream(bad) << "{\"tp\": \"two\"}";
   expect_one_line_error(run("compare --config " + bad), bad + ": /tp: ");
   std::ofstream(bad) << "{\"tp\": ";
-  expect_one_line_error(run("compare --config " + bad), bad + ": invalid JSON");
+  expect_one_line_error(run("compare --config " + bad), bad + ": line 1, column 8: invalid JSON");
   std::ofstream(bad) << "[1, 2]";
   expect_one_line_error(run("compare --config " + bad), "expected a JSON object of settings");
   std::ofstream(bad) << "{\"tp\": {\"a\": 1}}";
   expect_one_line_error(run("compare --config " + bad), "expected a string, number or boolean, got object");
-  expect_one_line_error(run("compare --config /nonexistent/c.json"), "cannot read '/nonexistent/c.json'");
+  expect_one_line_error(run("compare --config /nonexistent/c.json"), "cannot read config file '/nonexistent/c.json'");
 }
 
 }  // namespace

@@ -332,26 +332,6 @@ TEST(HtmlReport, LargeScheduleIsAggregatedAndUnderFiveMegabytes) {
   std::cout << "p=64 m=1024 1f1b report: " << html.size() << " bytes\n";
 }
 
-TEST(HtmlReport, FileErrorNamesThePath) {
-  const SimRun run = simulate_run("1f1b", {.p = 2, .m = 2});
-  try {
-    write_html_report_file("/nonexistent-dir/report.html", {{run.schedule, run.timeline, run.metrics}});
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), testing::StartsWith("cannot write '/nonexistent-dir/report.html': "));
-  }
-}
-
-TEST(HtmlReport, FileMatchesTheStream) {
-  const SimRun run = simulate_run("1f1b", {.p = 2, .m = 2});
-  const auto path = std::filesystem::temp_directory_path() / "pipesim_html_report_test.html";
-  write_html_report_file(path.string(), {{run.schedule, run.timeline, run.metrics}});
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  EXPECT_EQ(s.str(), report_of({&run}));
-  std::filesystem::remove(path);
-}
 
 TEST(HtmlTables, PercentsAndEscapedNames) {
   EXPECT_EQ(report_percent(0.27272727), "27.27 %");

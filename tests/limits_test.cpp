@@ -70,15 +70,19 @@ TEST(MemoryGuard, EstimateCoversChimeraHalving) {
 
 TEST(MemoryGuard, RefusesWithTheEstimateAndTheLimit) {
   const MemoryUse use = simulate_memory_use(false, false, 0);
-  EXPECT_EQ(memory_refusal("1f1b", params(1024, 65536), use, 7 * kGiB + kGiB / 10, false),
+  const auto refusal = [&](const char* g, const ScheduleParams& p, std::optional<MemoryLimit> limit) {
+    return memory_refusal(describe_generation(g, p), estimate_ops(g, p), use, limit);
+  };
+  EXPECT_EQ(refusal("1f1b", params(1024, 65536), MemoryLimit{7 * kGiB + kGiB / 10, false, 0}),
             "1f1b with p=1024, m=65536 has ~1.3e8 ops and needs ~10.0 GiB (available: 7.1 GiB); reduce p or m, "
             "or pass --max-memory to override");
-  EXPECT_EQ(memory_refusal("1f1b", params(1024, 65536), use, 11 * kGiB, false), std::nullopt);
-  EXPECT_EQ(memory_refusal("interleaved", params(64, 4096, 4, 2), use, kGiB / 8, true),
+  EXPECT_EQ(refusal("1f1b", params(1024, 65536), MemoryLimit{11 * kGiB, false, 0}), std::nullopt);
+  // --max-memory counts what the process holds already.
+  EXPECT_EQ(refusal("interleaved", params(64, 4096, 4, 2), MemoryLimit{kGiB / 8 - (32ull << 20), true, 32ull << 20, kGiB / 8}),
             "interleaved with p=64, m=4096, v=4, iterations=2 has ~4.2e6 ops and needs ~320.0 MiB (--max-memory: "
-            "128.0 MiB); reduce p or m, or raise --max-memory");
+            "128.0 MiB, of which this process already holds 32.0 MiB); reduce p or m, or raise --max-memory");
   // The engine numbers ops with 32 bits: no limit lifts that.
-  EXPECT_EQ(memory_refusal("1f1b", params(1'000'000'000, 1000), use, std::nullopt, true),
+  EXPECT_EQ(refusal("1f1b", params(1'000'000'000, 1000), std::nullopt),
             "1f1b with p=1000000000, m=1000 has ~2.0e12 ops; pipesim numbers ops with 32 bits (at most 4.3e9 ops per "
             "schedule); reduce p or m");
   // A trace adds its records, up to the --max-trace-ops limit.
@@ -88,15 +92,17 @@ TEST(MemoryGuard, RefusesWithTheEstimateAndTheLimit) {
 }
 
 TEST(MemoryGuard, TheCliRefusesBeforeGenerating) {
-  expect_one_line_error(run("simulate -p 1024 -m 65536 --max-memory 1GiB"),
-                        "pipesim: error: 1f1b with p=1024, m=65536 has ~1.3e8 ops and needs ~10.0 GiB (--max-memory: "
-                        "1.0 GiB); reduce p or m, or raise --max-memory");
+  // --max-memory counts what the process already holds (its libraries, with CUDA ~150 MiB).
+  const auto big = run("simulate -p 1024 -m 65536 --max-memory 1GiB");
+  expect_one_line_error(big, "pipesim: error: 1f1b with p=1024, m=65536 has ~1.3e8 ops and needs ~10.0 GiB (--max-memory: "
+                             "1.0 GiB, of which this process already holds ");
+  EXPECT_THAT(big.out, HasSubstr("); reduce p or m, or raise --max-memory"));
   expect_one_line_error(run("check --schedule zb-h1 -p 1000000000 -m 4"), "pipesim numbers ops with 32 bits");
-  expect_one_line_error(run("schedule -p 64 -m 64 --max-memory 1KiB --format csv"), "(--max-memory: 1.0 KiB)");
-  // 1f1b (65600 ops, 5.0 MiB) fits, interleaved with twice the ops does not.
-  expect_one_line_error(run("compare --schedules 1f1b,interleaved -p 64 -m 512 --max-memory 6MiB"),
-                        "pipesim: error: interleaved with p=64, m=512, v=2 has ~1.3e5 ops and needs ~10.0 MiB "
-                        "(--max-memory: 6.0 MiB); reduce p or m, or raise --max-memory");
+  expect_one_line_error(run("schedule -p 64 -m 64 --max-memory 1KiB --format csv"), "(--max-memory: 1.0 KiB, of which");
+  // Each schedule of a comparison is checked before it is generated.
+  expect_one_line_error(run("compare --schedules interleaved,1f1b -p 64 -m 65536 --max-memory 1GiB"),
+                        "pipesim: error: interleaved with p=64, m=65536, v=2 has ~1.7e7 ops and needs ~1.3 GiB "
+                        "(--max-memory: 1.0 GiB, of which");
   expect_one_line_error(run("simulate --max-memory lots"),
                         "--max-memory: expected a size with a unit such as 512B, 64MiB, 1.5GB; got 'lots'");
 }

@@ -113,7 +113,8 @@ class ReportBrowser : public testing::Test {
     options.title = "pipesim report: compare";
     options.capacity_bytes = 300ll << 20;
     const fs::path path = dir_ / "report.html";
-    write_html_report_file(path.string(), runs, options);
+    std::ofstream file(path, std::ios::binary);
+    write_html_report(file, runs, options);
     return path;
   }
 

@@ -266,10 +266,10 @@ TEST(Files, ExtensionAndReadErrors) {
               HasSubstr("sched.txt: unknown schedule file extension '.txt' (expected .csv or .json)"));
   EXPECT_THAT(error_of([] { read_schedule_file("sched"); }), HasSubstr("unknown schedule file extension ''"));
   EXPECT_THAT(error_of([] { read_schedule_file("/nonexistent/x.csv"); }),
-              HasSubstr("cannot read '/nonexistent/x.csv': No such file or directory"));
+              HasSubstr("cannot read schedule file '/nonexistent/x.csv': No such file or directory"));
   const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "schedule_io_dir.json";
   std::filesystem::create_directories(dir);
-  EXPECT_THAT(error_of([&] { read_schedule_file(dir.string()); }), HasSubstr("Is a directory"));
+  EXPECT_THAT(error_of([&] { read_schedule_file(dir.string()); }), HasSubstr("a directory, not a regular file"));
 }
 
 TEST(Files, WriteThenReadBack) {

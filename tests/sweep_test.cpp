@@ -273,8 +273,9 @@ TEST(Sweep, BadInputIsAOneLineError) {
   expect_one_line_error(run(base + "--pp 5..7"), "--pp: range '5..7' holds no power of two");
   expect_one_line_error(run(base + "--tp 0"), "--tp: values must lie in 1..1048576, got '0'");
   expect_one_line_error(run(base + "--tp 1,,2"), "--tp: expected positive integers");
-  expect_one_line_error(run(base + "--pp ''"), "--pp: empty grid");
-  expect_one_line_error(run(base + "--recompute ''"), "--recompute: empty grid");
+  expect_one_line_error(run(base + "--pp ''"), "--pp: expected a value, got an empty string");
+  expect_one_line_error(run(base + "--pp ' '"), "--pp: empty grid");
+  expect_one_line_error(run(base + "--recompute ''"), "--recompute: expected a value, got an empty string");
   expect_one_line_error(run(base + "--hardware h100-sxm,h100-sxm"), "--hardware: 'h100-sxm' is listed twice");
   expect_one_line_error(run(base + "--schedules 1f1b,2f2b"), "--schedules: unknown schedule '2f2b' (known: gpipe");
   expect_one_line_error(run(base + "--jobs 0"), "--jobs must be at least 1, got 0");

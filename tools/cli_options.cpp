@@ -5,7 +5,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/decimal.hpp"
 #include "core/error.hpp"
+#include "tools/activity.hpp"
+#include "tools/config_file.hpp"
 #include "schedules/schedule_io.hpp"
 #include "schedules/validate.hpp"
 
@@ -60,12 +63,18 @@ void add_cost_flags(CLI::App& app, CostOptions& o) {
   app.add_option("--stage-cost", o.stage_overrides, "Per-stage override STAGE:FWD:BWD[:WGRAD], repeatable");
 }
 
-Schedule make_schedule(const ScheduleOptions& o, const std::string& name, const MemoryUse& use) {
+Schedule make_schedule(const CLI::App& app, const ScheduleOptions& o, const std::string& name, const MemoryUse& use) {
   if (o.file.empty()) {
     check_memory(name, o.params, use, o.max_memory);
+    const Activity activity("generating " + describe_generation(name, o.params));
     return generate(name, o.params);
   }
-  Schedule s = read_schedule_file(o.file);
+  Schedule s = [&] {
+    const Activity activity("reading the schedule file " + quote(o.file, 256));
+    return read_schedule_file(o.file);
+  }();
+  check_schedule_file_flags(app, s);
+  check_memory_for_ops(o.file, s.total_ops(), use, o.max_memory);
   const ValidationReport report = validate(s);
   if (!report.ok())
     throw InputError(o.file + ": " + report.errors.front() +
@@ -73,6 +82,27 @@ Schedule make_schedule(const ScheduleOptions& o, const std::string& name, const 
                                                      " more problems; run `pipesim check` for all)"
                                                : ""));
   return s;
+}
+
+void check_schedule_file_flags(const CLI::App& app, const Schedule& s) {
+  static constexpr std::array<const char*, 7> kGeneratorOnly = {
+      "--pipelines", "--concat", "--width", "--max-active-keys", "--min-update-frequency", "--twobw-policy",
+      "--amdp-update"};
+  reject_set_flags(app, kGeneratorOnly, "a setting of the generators; the schedule file (--schedule-file) fixes the "
+                                        "schedule");
+  const int chunks = s.num_devices > 0 && s.num_stages % s.num_devices == 0 ? s.num_stages / s.num_devices : 0;
+  const std::pair<const char*, std::pair<int, std::string>> shape[] = {
+      {"--stages", {s.num_devices, "devices"}},
+      {"--microbatches", {s.microbatches, "micro-batches per iteration"}},
+      {"--chunks", {chunks, "chunks per device"}},
+      {"--iterations", {s.iterations, "iterations"}}};
+  for (const auto& [flag, file] : shape) {
+    if (!set_by_user(app, flag)) continue;
+    const int given = app.get_option(flag)->as<int>();
+    if (given != file.first)
+      throw InputError(std::string(flag) + " " + std::to_string(given) + " does not match the schedule file, which has " +
+                       std::to_string(file.first) + " " + file.second + " (drop " + flag + ", or give the file's value)");
+  }
 }
 
 namespace {
@@ -100,7 +130,7 @@ UniformCostConfig make_cost_config(const CostOptions& o) {
   c.input_grad_free_fraction = o.input_grad_free_fraction;
   c.grad_bytes = parse_bytes(o.grad_bytes, "--grad-bytes");
   for (const std::string& text : o.stage_overrides) {
-    const std::string flag = "--stage-cost '" + text + "'";
+    const std::string flag = "--stage-cost " + quote(text);
     std::vector<std::string> parts;
     std::size_t start = 0;
     for (std::size_t colon; (colon = text.find(':', start)) != std::string::npos; start = colon + 1)
@@ -108,17 +138,21 @@ UniformCostConfig make_cost_config(const CostOptions& o) {
     parts.push_back(text.substr(start));
     if (parts.size() < 3 || parts.size() > 4)
       throw InputError(flag + ": expected STAGE:FWD:BWD[:WGRAD], e.g. 3:1.5ms:3ms");
-    int stage = -1;
-    try {
-      std::size_t used = 0;
-      stage = std::stoi(parts[0], &used);
-      if (used != parts[0].size()) stage = -1;
-    } catch (const std::exception&) {
-    }
-    if (stage < 0) throw InputError(flag + ": STAGE must be a non-negative integer, got '" + parts[0] + "'");
-    c.overrides[stage] = stage_costs(parts[1], parts[2], parts.size() == 4 ? parts[3] : "", flag);
+    const std::optional<int> stage = parse_decimal<int>(parts[0]);
+    if (!stage || *stage < 0) throw InputError(flag + ": STAGE must be a non-negative integer, got " + quote(parts[0]));
+    if (c.overrides.count(*stage)) throw InputError(flag + ": stage " + parts[0] + " is given a cost twice");
+    c.overrides[*stage] = stage_costs(parts[1], parts[2], parts.size() == 4 ? parts[3] : "", flag);
   }
   return c;
+}
+
+void check_stage_costs(const UniformCostConfig& costs, const Schedule& schedule) {
+  if (costs.overrides.empty()) return;
+  const int last = costs.overrides.rbegin()->first;
+  if (last >= schedule.num_stages)
+    throw InputError("--stage-cost: stage " + std::to_string(last) + " does not exist (" + schedule.name + " has " +
+                     std::to_string(schedule.num_stages) + " stages, 0.." + std::to_string(schedule.num_stages - 1) +
+                     ")");
 }
 
 std::vector<std::string> split_list(const std::string& text) {

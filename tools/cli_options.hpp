@@ -1,6 +1,7 @@
 #pragma once
 // The flag groups the subcommands share: where the schedule comes from and what things
 // cost. Flags take units ("1ms", "64MiB", "50GB/s"); bad values are InputErrors naming the flag.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,24 @@ struct CostOptions {
 void add_schedule_flags(CLI::App& app, ScheduleOptions& options, bool with_name);
 void add_cost_flags(CLI::App& app, CostOptions& options);
 
+// The flags of add_cost_flags: the uniform cost model's, unused with --model or --cost.
+inline constexpr std::array<const char*, 11> kUniformCostFlags = {
+    "--fwd", "--bwd", "--wgrad", "--optimizer-time", "--link-latency", "--link-bandwidth", "--activation-bytes",
+    "--activation-memory", "--grad-bytes", "--input-grad-free-fraction", "--stage-cost"};
+
+// With --schedule-file, the generator's settings would be ignored: -p, -m, -v and
+// --iterations must agree with the file's shape, the others are InputErrors.
+void check_schedule_file_flags(const CLI::App& app, const Schedule& schedule);
+
 // The schedule the flags describe: a generator run, or a file (read and validated).
 // A generator run is first checked to fit in memory for what the command does (`use`).
-Schedule make_schedule(const ScheduleOptions& options, const std::string& name,
+// With a schedule file, the flags of `app` that set a generator's shape are checked against
+// the file (check_schedule_file_flags), and the file's ops against the memory check.
+Schedule make_schedule(const CLI::App& app, const ScheduleOptions& options, const std::string& name,
                        const MemoryUse& use = {kSimulateBytesPerOp, 0, 0});
 UniformCostConfig make_cost_config(const CostOptions& options);
+// InputError when --stage-cost names a stage `schedule` does not have.
+void check_stage_costs(const UniformCostConfig& costs, const Schedule& schedule);
 
 // "a,b,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& text);

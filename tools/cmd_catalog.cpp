@@ -12,6 +12,7 @@
 #include "cost_models/catalog.hpp"
 #include "cost_models/transformer.hpp"
 #include "tools/commands.hpp"
+#include "tools/report.hpp"
 #include "tools/table.hpp"
 
 namespace pipesim {
@@ -163,7 +164,7 @@ void add_catalog_command(CLI::App& app) {
       if (wants("models")) j["models"] = array_of(c.models);
       if (wants("gpus")) j["gpus"] = array_of(c.gpus);
       if (wants("links")) j["links"] = array_of(c.links);
-      std::cout << j.dump(2) << "\n";
+      std::cout << json_text(j) << "\n";
       return;
     }
     std::string out;

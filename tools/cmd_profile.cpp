@@ -1,6 +1,6 @@
 // `pipesim profile`: time a model's ops on this machine and write a profile file
 // (docs/profile-format.md) that simulate and compare read with --cost.
-#include <filesystem>
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -12,7 +12,9 @@
 #include "cost_models/time_fit.hpp"
 #include "kernels/profiler.hpp"
 #include "core/error.hpp"
+#include "tools/command_files.hpp"
 #include "tools/commands.hpp"
+#include "tools/memory_guard.hpp"
 #include "tools/table.hpp"
 
 namespace pipesim {
@@ -29,6 +31,7 @@ struct ProfileFlags {
   std::string clock;  // empty: the backend's default
   int virtual_devices = 1;
   bool quiet = false;
+  std::string max_memory;
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -136,12 +139,17 @@ void add_profile_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--out", f->out, "The profile file to write (JSON)")->required();
   cmd->add_flag("--quiet", f->quiet, "No progress lines on stderr");
+  cmd->add_option("--max-memory", f->max_memory,
+                  "Memory the measurements may use, e.g. 8GiB [default: half of what the machine has available]");
   cmd->callback([f] {
     // Before minutes of measuring: the file must be writable where it goes.
-    const std::filesystem::path dir = std::filesystem::absolute(f->out).parent_path();
-    if (std::error_code ec; !std::filesystem::is_directory(dir, ec))
-      throw InputError("--out: the folder of '" + f->out + "' does not exist");
+    CommandFiles files;
+    files.catalog_input("--model", f->model);
+    OutputFile* out = files.output("--out", f->out);
     ProfileOptions o;
+    if (const auto limit = memory_limit(f->max_memory))
+      o.max_workload_bytes = limit->from_flag ? static_cast<std::int64_t>(std::min(limit->bytes, std::uint64_t{1} << 62))
+                                              : std::min(o.max_workload_bytes, static_cast<std::int64_t>(limit->bytes / 2));
     o.micro_batch_sizes = parse_sizes(f->sizes);
     o.repeats = f->repeats;
     o.warmup = f->warmup;
@@ -150,8 +158,9 @@ void add_profile_command(CLI::App& app) {
     std::unique_ptr<ProfileBackend> backend = make_profile_backend(f->backend, f->clock, f->virtual_devices);
     const ModelSpec model = find_model(f->model);
     const Profile p = profile_model(model, o, *backend);
-    write_profile_file(p, f->out);
+    out->stream() << profile_json_text(p);
     std::cout << summary(p, f->out);
+    files.commit();
   });
 }
 

@@ -1,6 +1,7 @@
 // `pipesim run`: run a schedule for real (executor/executor.hpp) and report what happened
 // in the same tables, JSON and Chrome trace as `simulate`, with measured times.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "core/error.hpp"
 #include "sim/metrics.hpp"
 #include "tools/cli_options.hpp"
+#include "tools/command_files.hpp"
 #include "tools/commands.hpp"
 #include "tools/run_flags.hpp"
 #include "tools/report.hpp"
@@ -68,14 +70,14 @@ nlohmann::ordered_json run_json(const Metrics& m, const RunFlags& f, const Measu
   return j;
 }
 
-void write_trace(const std::string& path, const Schedule& s, const RunFlags& f, const MeasuredRun& run,
+void write_trace(std::ostream& out, const Schedule& s, const RunFlags& f, const MeasuredRun& run,
                  const std::string& partial) {
   TraceOptions options;
   options.metadata = {{"generator", "pipesim " PIPESIM_VERSION},
                       {"measured", f.backend + " backend, model " + f.model + ", micro-batch size " +
                                        std::to_string(f.micro_batch_size)}};
   if (!partial.empty()) options.metadata.emplace_back("partial", partial);
-  write_chrome_trace_file(path, s, run.timeline, options);
+  write_chrome_trace(out, s, run.timeline, options);
 }
 
 }  // namespace
@@ -89,29 +91,41 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", f->trace, "Write the measured Chrome trace (Perfetto / chrome://tracing) to this file");
   cmd->add_flag("--json", f->json, "Print one JSON object instead of tables");
   cmd->callback([=] {
-    const RunOptions options = make_run_options(*f);
+    const RunOptions options = make_run_options(*f, so->max_memory);
+    CommandFiles files;
+    files.input("--schedule-file", so->file);
+    files.catalog_input("--model", f->model);
+    OutputFile* trace = files.output("--trace", f->trace);
     const ModelSpec model = find_model(f->model);
-    const Schedule schedule = make_schedule(*so, so->name);
+    const Schedule schedule = make_schedule(*cmd, *so, so->name);
+    check_run(schedule, model, options);  // before the warning: bad input is one line
     warn_if_oversubscribed(schedule);
     MeasuredRun run;
     try {
       run = run_schedule(schedule, model, options);
     } catch (const ExecutionError& e) {
-      if (!f->trace.empty()) {
-        write_trace(f->trace, schedule, *f, e.partial(), e.what());
-        std::cerr << "pipesim: partial trace written to " << f->trace << "\n";
+      // What ran before the failure, for finding out why, but never over an existing file:
+      // a failed run leaves every file as it was.
+      if (trace && !std::filesystem::exists(f->trace)) {
+        write_trace(trace->stream(), schedule, *f, e.partial(), e.what());
+        trace->commit();
+        std::cerr << "pipesim: partial trace written to " << one_line(f->trace) << "\n";
+      } else if (trace) {
+        std::cerr << "pipesim: no partial trace: " << quote(f->trace, 256)
+                  << " exists, and a failed run leaves it as it was\n";
       }
       throw;
     }
     const Metrics metrics = summarize(schedule, run.result);
-    if (!f->trace.empty()) write_trace(f->trace, schedule, *f, run, "");
+    if (trace) write_trace(trace->stream(), schedule, *f, run, "");
     if (f->json) {
-      std::cout << run_json(metrics, *f, run).dump(2) << "\n";
-      return;
+      std::cout << json_text(run_json(metrics, *f, run)) << "\n";
+    } else {
+      std::cout << settings_line(schedule, *f, run) << summary_text(metrics) << loss_lines(run) << "\n"
+                << device_table(metrics);
+      if (trace) std::cout << "\ntrace written to " << one_line(f->trace) << " (open in ui.perfetto.dev)\n";
     }
-    std::cout << settings_line(schedule, *f, run) << summary_text(metrics) << loss_lines(run) << "\n"
-              << device_table(metrics);
-    if (!f->trace.empty()) std::cout << "\ntrace written to " << f->trace << " (open in ui.perfetto.dev)\n";
+    files.commit();
   });
 }
 

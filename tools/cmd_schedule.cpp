@@ -1,5 +1,4 @@
 // `pipesim schedule` (print or export op lists) and `pipesim check` (validate a schedule).
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -12,6 +11,7 @@
 #include "sim/engine.hpp"
 #include "sim/timeline.hpp"
 #include "tools/cli_options.hpp"
+#include "tools/command_files.hpp"
 #include "tools/commands.hpp"
 #include "tools/table.hpp"
 #include "traces/ascii_timeline.hpp"
@@ -56,16 +56,16 @@ void add_schedule_command(CLI::App& app) {
       std::cout << list_generators();
       return;
     }
-    const Schedule s = make_schedule(*so, so->name, {*format == "text" ? kTextBytesPerOp : kExportBytesPerOp, 0, 0});
-    const std::string text = *format == "csv"    ? schedule_to_csv(s)
-                             : *format == "json" ? schedule_to_json(s)
-                                                 : text_form(s, make_cost_config(*co));
-    if (out->empty()) {
-      std::cout << text;
-      return;
-    }
-    std::ofstream file(*out, std::ios::binary);
-    if (!(file << text)) throw InputError("--out: cannot write '" + *out + "'");
+    CommandFiles files;
+    files.input("--schedule-file", so->file);
+    OutputFile* file = files.output("--out", *out);
+    const UniformCostConfig costs = make_cost_config(*co);
+    const Schedule s = make_schedule(*cmd, *so, so->name, {*format == "text" ? kTextBytesPerOp : kExportBytesPerOp, 0, 0});
+    check_stage_costs(costs, s);
+    (file ? file->stream() : std::cout) << (*format == "csv"    ? schedule_to_csv(s)
+                                            : *format == "json" ? schedule_to_json(s)
+                                                                : text_form(s, costs));
+    files.commit();
   });
 }
 
@@ -76,17 +76,28 @@ void add_check_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, true);
   add_cost_flags(*cmd, *co);
   cmd->callback([=] {
-    if (so->file.empty()) check_memory(so->name, so->params, {kValidateBytesPerOp, 0, 0}, so->max_memory);
-    Schedule s = so->file.empty() ? generate(so->name, so->params) : read_schedule_file(so->file);
-    const UniformCostModel model(make_cost_config(*co));
+    // Not make_schedule: an invalid schedule is what `check` reports, not an error before it.
+    Schedule s;
+    if (so->file.empty()) {
+      check_memory(so->name, so->params, {kValidateBytesPerOp, 0, 0}, so->max_memory);
+      s = generate(so->name, so->params);
+    } else {
+      s = read_schedule_file(so->file);
+      check_schedule_file_flags(*cmd, s);
+      check_memory_for_ops(so->file, s.total_ops(), {kValidateBytesPerOp, 0, 0}, so->max_memory);
+    }
+    const UniformCostConfig costs = make_cost_config(*co);
+    check_stage_costs(costs, s);
+    const UniformCostModel model(costs);
     const OpScale scale = scale_of(s);
     const ValidationReport r = validate(s, [&](const Op& op) -> std::int64_t {
       return op.kind == OpKind::GradSync ? 0 : model.compute_time(op, scale);
     });
-    const std::string source = so->file.empty() ? s.name : so->file;
+    const std::string source = one_line(so->file.empty() ? s.name : so->file);
     if (!r.ok()) {
       std::cout << source << ": " << r.errors.size() << " problem(s)\n";
-      for (const auto& e : r.errors) std::cout << "  " << e << "\n";
+      for (const auto& e : r.errors) std::cout << "  " << one_line(e) << "\n";
+      flush_stdout();
       throw InputError(source + ": schedule is not valid");
     }
     std::cout << source << ": valid (" << s.total_ops() << " ops on " << s.num_devices << " devices)\n"

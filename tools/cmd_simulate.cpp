@@ -1,13 +1,10 @@
 // `pipesim simulate` (one schedule) and `pipesim compare` (several on the same settings).
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <array>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -15,8 +12,11 @@
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "sim/timeline.hpp"
+#include "tools/activity.hpp"
 #include "tools/cli_options.hpp"
+#include "tools/command_files.hpp"
 #include "tools/commands.hpp"
+#include "tools/config_file.hpp"
 #include "tools/experiment.hpp"
 #include "tools/report.hpp"
 #include "tools/trace_limit.hpp"
@@ -51,59 +51,51 @@ class BothObservers final : public SimObserver {
   SimObserver* b_;
 };
 
-// A trace too large to hold (tools/trace_limit.hpp): written while the engine runs. A run
-// that fails (deadlock, overflow) leaves no half-written file behind.
-void run_streamed(RunOutput& out, const CostModel& model, TraceOptions options, const std::string& trace_path,
+// A trace too large to hold (tools/trace_limit.hpp): written while the engine runs, into
+// the trace's temporary file (a run that fails leaves the old file as it was).
+void run_streamed(RunOutput& out, const CostModel& model, TraceOptions options, OutputFile& trace,
                   std::size_t max_trace_ops, bool keep_timeline, const StaticMemoryFn& static_memory) {
   const std::size_t total = out.schedule.total_ops();
   if (max_trace_ops > 0 && total > max_trace_ops)
     options.metadata.emplace_back("truncated", truncation_notice(max_trace_ops, total, nullptr));
-  std::ofstream file(trace_path, std::ios::binary | std::ios::trunc);
-  if (!file) throw InputError("cannot write '" + trace_path + "': " + std::strerror(errno));
-  try {
-    ChromeTraceStream stream(file, out.schedule, options, max_trace_ops);
-    TimelineRecorder recorder;
-    BothObservers both(stream, keep_timeline ? &recorder : nullptr);
-    out.result = simulate(out.schedule, model, &both);
-    stream.finish(static_memory ? static_memory(out.schedule, out.result) : std::vector<std::int64_t>{});
-    file.flush();
-    if (!file) throw InputError("cannot write '" + trace_path + "': " + std::strerror(errno));
-    if (stream.truncated()) {
-      const Tick until = stream.cut_time();
-      std::cerr << "pipesim: note: trace " << trace_path << " " << truncation_notice(stream.ops_kept(), total, &until)
-                << "\n";
-    }
-    if (keep_timeline) out.timeline = std::move(recorder.timeline);
-  } catch (...) {
-    file.close();
-    std::error_code ec;
-    std::filesystem::remove(trace_path, ec);
-    throw;
+  ChromeTraceStream stream(trace.stream(), out.schedule, options, max_trace_ops);
+  TimelineRecorder recorder;
+  BothObservers both(stream, keep_timeline ? &recorder : nullptr);
+  out.result = simulate(out.schedule, model, &both);
+  stream.finish(static_memory ? static_memory(out.schedule, out.result) : std::vector<std::int64_t>{});
+  trace.close();
+  if (stream.truncated()) {
+    const Tick until = stream.cut_time();
+    std::cerr << "pipesim: note: trace " << one_line(trace.path()) << " "
+              << truncation_notice(stream.ops_kept(), total, &until) << "\n";
   }
+  if (keep_timeline) out.timeline = std::move(recorder.timeline);
 }
 
 // Simulates one schedule; writes its trace (at most `max_trace_ops` ops, 0: all) if
-// `trace_path` is set: recorded and sorted, or streamed when it is large.
-RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& model_label,
-                  const std::string& trace_path, std::size_t max_trace_ops, bool keep_timeline = false,
-                  const StaticMemoryFn& static_memory = {}) {
+// `trace` is set: recorded and sorted, or streamed when it is large.
+RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& model_label, OutputFile* trace,
+                  std::size_t max_trace_ops, bool keep_timeline = false, const StaticMemoryFn& static_memory = {}) {
   RunOutput out{std::move(schedule), {}, {}, {}};
+  const Activity activity("simulating " + out.schedule.name + " (" + std::to_string(out.schedule.total_ops()) +
+                          " ops" + (trace ? ", with a trace" : "") + ")");
   TraceOptions options;
   options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
-  if (!trace_path.empty() && stream_trace(out.schedule.total_ops(), max_trace_ops)) {
-    run_streamed(out, model, options, trace_path, max_trace_ops, keep_timeline, static_memory);
-  } else if (trace_path.empty() && !keep_timeline) {
+  if (trace && stream_trace(out.schedule.total_ops(), max_trace_ops)) {
+    run_streamed(out, model, options, *trace, max_trace_ops, keep_timeline, static_memory);
+  } else if (!trace && !keep_timeline) {
     out.result = simulate(out.schedule, model);
   } else {
-    TraceRecorder recorder(trace_path.empty() ? 0 : max_trace_ops, keep_timeline);
+    TraceRecorder recorder(trace ? max_trace_ops : 0, keep_timeline);
     out.result = simulate(out.schedule, model, &recorder);
-    if (!trace_path.empty()) {
+    if (trace) {
       if (const std::string notice = recorder.notice(out.schedule); !notice.empty()) {
         options.metadata.emplace_back("truncated", notice);
-        std::cerr << "pipesim: note: trace " << trace_path << " " << notice << "\n";
+        std::cerr << "pipesim: note: trace " << one_line(trace->path()) << " " << notice << "\n";
       }
       if (static_memory) options.static_memory_bytes = static_memory(out.schedule, out.result);
-      write_chrome_trace_file(trace_path, out.schedule, recorder.trace_timeline(), options);
+      write_chrome_trace(trace->stream(), out.schedule, recorder.trace_timeline(), options);
+      trace->close();
     }
     if (keep_timeline) out.timeline = std::move(recorder.timeline);
   }
@@ -143,7 +135,7 @@ std::vector<std::pair<std::string, std::string>> report_settings(const ScheduleO
   return out;
 }
 
-void write_report(const ReportFlags& flags, const std::string& title, const ScheduleOptions& so,
+void write_report(const ReportFlags& flags, OutputFile& file, const std::string& title, const ScheduleOptions& so,
                   const CostOptions& co, const std::vector<RunOutput>& runs) {
   ReportOptions options;
   options.title = title;
@@ -152,7 +144,8 @@ void write_report(const ReportFlags& flags, const std::string& title, const Sche
   if (!flags.capacity.empty()) options.capacity_bytes = parse_bytes(flags.capacity, "--report-capacity");
   std::vector<ReportRun> list;
   for (const auto& r : runs) list.push_back({r.schedule, r.timeline, r.metrics});
-  write_html_report_file(flags.path, list, options);
+  write_html_report(file.stream(), list, options);
+  file.close();
 }
 
 // Flags both subcommands take besides schedule and costs.
@@ -175,10 +168,31 @@ void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
       ->capture_default_str();
 }
 
-// Reads --config, writes --save-config, checks --report-capacity: before any simulation.
-void prepare(CLI::App& cmd, const OutputFlags& o) {
+// Before any simulation: reads --config, checks that no flag would be ignored, declares the
+// run's inputs and outputs (the report, --save-config; the caller adds its traces), and
+// checks --report-capacity. The effective settings go to --save-config's file, which the
+// run's end moves into place with the other outputs.
+void prepare(CLI::App& cmd, const OutputFlags& o, const ScheduleOptions& so, const HardwareOptions& ho,
+             const ProfiledOptions& po, CommandFiles& files) {
+  files.input("--config", o.config);
   if (!o.config.empty()) apply_config_file(cmd, o.config);
-  if (!o.save_config.empty()) save_config_file(cmd, o.save_config);
+  const bool model = !ho.model.empty(), cost = !po.cost.empty();
+  if (model || cost)
+    reject_set_flags(cmd, kUniformCostFlags,
+                     model && !cost ? "not used with --model (the analytical model gives every duration and size)"
+                                    : "not used with --cost (the profile gives every duration and size)");
+  if (!model && !cost) {
+    reject_set_flags(cmd, kGpuFlags, "used only with --model (the GPU settings of the analytical model)");
+    reject_set_flags(cmd, std::array{"--micro-batch-size"}, "used only with --model or --cost");
+  }
+  if (!cost) reject_set_flags(cmd, kProfiledOnlyFlags, "used only with --cost");
+  files.input("--schedule-file", so.file);
+  files.input("--cost", po.cost);
+  files.catalog_input("--model", ho.model);
+  for (const std::string& gpu : split_list(ho.hardware)) files.catalog_input("--hardware", gpu);
+  files.catalog_input("--intra-link", ho.intra_link);
+  files.catalog_input("--inter-link", ho.inter_link);
+  if (OutputFile* saved = files.output("--save-config", o.save_config)) saved->stream() << config_text(cmd);
   if (!o.report.capacity.empty()) (void)parse_bytes(o.report.capacity, "--report-capacity");
 }
 
@@ -188,10 +202,11 @@ struct ModelRunOutput {
   Assessment assessment;
 };
 
-ModelRunOutput run_on_hardware(const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
-                               const std::string& gpu, const std::string& trace_path, std::size_t max_trace_ops,
+ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
+                               const std::string& gpu, OutputFile* trace, std::size_t max_trace_ops,
                                bool keep_timeline) {
-  Schedule schedule = make_schedule(so, name, simulate_memory_use(!trace_path.empty(), keep_timeline, recorded_trace_ops(max_trace_ops)));
+  Schedule schedule =
+      make_schedule(cmd, so, name, simulate_memory_use(trace != nullptr, keep_timeline, recorded_trace_ops(max_trace_ops)));
   const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
   auto static_memory = [&model](const Schedule& s, const SimResult& r) {
     std::vector<std::int64_t> bytes;
@@ -202,7 +217,7 @@ ModelRunOutput run_on_hardware(const ScheduleOptions& so, const std::string& nam
     }
     return bytes;
   };
-  ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace_path,
+  ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace,
                              max_trace_ops, keep_timeline, static_memory),
                      {}};
   out.assessment = assess(model, gpu, out.run.schedule, out.run.result, out.run.metrics);
@@ -233,42 +248,49 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--trace", *trace, "Write a Chrome trace (Perfetto / chrome://tracing) to this file");
   add_output_flags(*cmd, *out, "Print one JSON object instead of tables");
   cmd->callback([=] {
-    prepare(*cmd, *out);
+    CommandFiles files;
+    prepare(*cmd, *out, *so, *ho, *po, files);
     const bool keep = !out->report.path.empty();
+    OutputFile* trace_file = files.output("--trace", *trace);
+    OutputFile* report_file = files.output("--report", out->report.path);
     std::vector<RunOutput> runs;
     std::optional<Assessment> assessment;
     std::string cost_label;  // --cost: the profiled cost model used
+    const MemoryUse use = simulate_memory_use(trace_file != nullptr, keep, recorded_trace_ops(out->max_trace_ops));
     if (!po->cost.empty()) {
       const ProfiledCostModel model(make_profiled_config(*cmd, *po, *ho));
       cost_label = model.label();
-      const MemoryUse use = simulate_memory_use(!trace->empty(), keep, recorded_trace_ops(out->max_trace_ops));
-      runs.push_back(run_one(make_schedule(*so, so->name, use), model, cost_label, *trace, out->max_trace_ops, keep));
-    } else if (ho->model.empty()) {
-      const MemoryUse use = simulate_memory_use(!trace->empty(), keep, recorded_trace_ops(out->max_trace_ops));
-      runs.push_back(run_one(make_schedule(*so, so->name, use), UniformCostModel(make_cost_config(*co)), "uniform", *trace,
+      runs.push_back(run_one(make_schedule(*cmd, *so, so->name, use), model, cost_label, trace_file,
                              out->max_trace_ops, keep));
+    } else if (ho->model.empty()) {
+      const UniformCostConfig costs = make_cost_config(*co);
+      Schedule schedule = make_schedule(*cmd, *so, so->name, use);
+      check_stage_costs(costs, schedule);
+      runs.push_back(run_one(std::move(schedule), UniformCostModel(costs), "uniform", trace_file, out->max_trace_ops,
+                             keep));
     } else {
       const std::vector<std::string> gpus = split_list(ho->hardware);
       if (gpus.size() != 1)
-        throw InputError("--hardware: simulate takes one GPU type (use compare for several), got '" + ho->hardware + "'");
-      ModelRunOutput r = run_on_hardware(*so, so->name, *ho, gpus.front(), *trace, out->max_trace_ops, keep);
+        throw InputError("--hardware: simulate takes one GPU type (use compare for several), got " + quote(ho->hardware));
+      ModelRunOutput r = run_on_hardware(*cmd, *so, so->name, *ho, gpus.front(), trace_file, out->max_trace_ops, keep);
       assessment = r.assessment;
       runs.push_back(std::move(r.run));
     }
     const RunOutput& run = runs.front();
-    if (keep) write_report(out->report, "pipesim report: " + run.metrics.schedule, *so, *co, runs);
+    if (report_file) write_report(out->report, *report_file, "pipesim report: " + run.metrics.schedule, *so, *co, runs);
     if (out->json) {
       nlohmann::ordered_json j = assessment ? assessment_json(*assessment, run.metrics) : metrics_json(run.metrics);
       if (!cost_label.empty()) j["cost_model"] = cost_label;
-      std::cout << j.dump(2) << "\n";
-      return;
+      std::cout << json_text(j) << "\n";
+    } else {
+      if (!cost_label.empty()) std::cout << "cost model    " << one_line(cost_label) << "\n";
+      if (assessment) std::cout << model_settings_line(*so, *ho);
+      std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
+      if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
+      if (trace_file) std::cout << "\ntrace written to " << one_line(*trace) << " (open in ui.perfetto.dev)\n";
+      if (keep) std::cout << "report written to " << one_line(out->report.path) << " (open in a browser)\n";
     }
-    if (!cost_label.empty()) std::cout << "cost model    " << cost_label << "\n";
-    if (assessment) std::cout << model_settings_line(*so, *ho);
-    std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
-    if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
-    if (!trace->empty()) std::cout << "\ntrace written to " << *trace << " (open in ui.perfetto.dev)\n";
-    if (keep) std::cout << "report written to " << out->report.path << " (open in a browser)\n";
+    files.commit();
   });
 }
 
@@ -289,70 +311,84 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--trace-dir", *trace_dir, "Write one Chrome trace per schedule into this folder");
   add_output_flags(*cmd, *out, "Print a JSON object {\"schedules\": [...]} instead of the table");
   cmd->callback([=] {
-    prepare(*cmd, *out);
+    CommandFiles files;
+    prepare(*cmd, *out, *so, *ho, *po, files);
     const std::vector<std::string> list = parse_schedule_list(*names);
     std::optional<ProfiledCostModel> profiled;  // --cost: one measured cost model for every schedule
     if (!po->cost.empty()) profiled.emplace(make_profiled_config(*cmd, *po, *ho));
     const std::vector<std::string> gpus =
         ho->model.empty() || profiled ? std::vector<std::string>{""} : split_list(ho->hardware);
     if (gpus.empty()) throw InputError("--hardware: expected a comma-separated list of GPU types");
+    for (auto it = gpus.begin(); it != gpus.end(); ++it)
+      if (std::find(gpus.begin(), it, *it) != it) throw InputError("--hardware: " + quote(*it) + " is listed twice");
+    // Every trace's path first, so that two outputs naming one file fail before any work.
+    std::vector<std::vector<OutputFile*>> trace_files(gpus.size());
+    std::vector<std::string> traces;
     if (!trace_dir->empty()) {
       std::error_code ec;
       std::filesystem::create_directories(*trace_dir, ec);
-      if (ec) throw InputError("--trace-dir: cannot create '" + *trace_dir + "': " + ec.message());
+      if (ec) throw InputError("--trace-dir: cannot create " + quote(*trace_dir, 256) + ": " + ec.message());
+      for (std::size_t g = 0; g < gpus.size(); ++g)
+        for (const auto& name : list) {
+          const std::string stem = gpus[g].empty() ? name : file_stem(gpus[g]) + "-" + name;
+          traces.push_back((std::filesystem::path(*trace_dir) / (stem + ".trace.json")).string());
+          trace_files[g].push_back(files.output("--trace-dir", traces.back()));
+        }
     }
-    const bool keep = !out->report.path.empty();
+    OutputFile* report_file = files.output("--report", out->report.path);
+    const bool keep = report_file != nullptr;
     const UniformCostConfig costs = make_cost_config(*co);
     std::vector<Metrics> all;
     std::vector<std::pair<Assessment, Metrics>> assessed;
-    std::vector<std::string> traces;
     std::vector<RunOutput> kept;  // whole runs, for the report
-    for (const auto& gpu : gpus) {
-      for (const auto& name : list) {
-        std::string path;
-        const std::string stem = gpu.empty() ? name : gpu + "-" + name;
-        if (!trace_dir->empty()) path = (std::filesystem::path(*trace_dir) / (stem + ".trace.json")).string();
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string& name = list[i];
+        OutputFile* trace = trace_files[g].empty() ? nullptr : trace_files[g][i];
+        const MemoryUse use = simulate_memory_use(trace != nullptr, keep, recorded_trace_ops(out->max_trace_ops));
         RunOutput run;
-        if (gpu.empty()) {
-          const MemoryUse use = simulate_memory_use(!path.empty(), keep, recorded_trace_ops(out->max_trace_ops));
-          if (profiled)
-            run = run_one(make_schedule(*so, name, use), *profiled, profiled->label(), path, out->max_trace_ops, keep);
-          else
-            run = run_one(make_schedule(*so, name, use), UniformCostModel(costs), "uniform", path, out->max_trace_ops, keep);
-        } else {
-          ModelRunOutput r = run_on_hardware(*so, name, *ho, gpu, path, out->max_trace_ops, keep);
+        if (!gpus[g].empty()) {
+          ModelRunOutput r = run_on_hardware(*cmd, *so, name, *ho, gpus[g], trace, out->max_trace_ops, keep);
           assessed.emplace_back(r.assessment, r.run.metrics);
           run = std::move(r.run);
+        } else if (profiled) {
+          run = run_one(make_schedule(*cmd, *so, name, use), *profiled, profiled->label(), trace, out->max_trace_ops,
+                        keep);
+        } else {
+          Schedule schedule = make_schedule(*cmd, *so, name, use);
+          check_stage_costs(costs, schedule);
+          run = run_one(std::move(schedule), UniformCostModel(costs), "uniform", trace, out->max_trace_ops, keep);
         }
         all.push_back(run.metrics);
         if (keep) kept.push_back(std::move(run));
-        if (!path.empty()) traces.push_back(path);
       }
     }
-    if (keep) write_report(out->report, "pipesim report: compare", *so, *co, kept);
+    if (report_file) write_report(out->report, *report_file, "pipesim report: compare", *so, *co, kept);
     if (out->json) {
       nlohmann::ordered_json j;
       j["schedules"] = nlohmann::ordered_json::array();
       for (std::size_t i = 0; i < all.size(); ++i)
         j["schedules"].push_back(assessed.empty() ? metrics_json(all[i]) : assessment_json(assessed[i].first, all[i]));
       if (profiled) j["cost_model"] = profiled->label();
-      std::cout << j.dump(2) << "\n";
-      return;
-    }
-    if (profiled) {
-      std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
-                << so->params.iterations << "  cost model: " << profiled->label() << "\n\n"
-                << compare_table(all);
-    } else if (assessed.empty()) {
-      std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
-                << so->params.iterations << "  fwd=" << co->fwd << " bwd=" << co->bwd
-                << " wgrad=" << (co->wgrad.empty() ? "bwd/2" : co->wgrad) << "\n\n";
-      std::cout << compare_table(all);
+      std::cout << json_text(j) << "\n";
     } else {
-      std::cout << model_settings_line(*so, *ho) << assessment_table(assessed);
+      if (profiled) {
+        std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
+                  << so->params.iterations << "  cost model: " << one_line(profiled->label()) << "\n\n"
+                  << compare_table(all);
+      } else if (assessed.empty()) {
+        std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
+                  << so->params.iterations << "  fwd=" << co->fwd << " bwd=" << co->bwd
+                  << " wgrad=" << (co->wgrad.empty() ? "bwd/2" : co->wgrad) << "\n\n";
+        std::cout << compare_table(all);
+      } else {
+        std::cout << model_settings_line(*so, *ho) << assessment_table(assessed);
+      }
+      for (const auto& path : traces)
+        std::cout << (&path == &traces.front() ? "\ntraces: " : "        ") << one_line(path) << "\n";
+      if (keep) std::cout << "\nreport: " << one_line(out->report.path) << " (open in a browser)\n";
     }
-    for (const auto& path : traces) std::cout << (&path == &traces.front() ? "\ntraces: " : "        ") << path << "\n";
-    if (keep) std::cout << "\nreport: " << out->report.path << " (open in a browser)\n";
+    files.commit();
   });
 }
 

@@ -2,11 +2,8 @@
 // and cluster, in parallel; the best configurations and the Pareto fronts. docs/sweep.md.
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -14,13 +11,20 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
+#include "tools/command_files.hpp"
 #include "tools/commands.hpp"
+#include "tools/report.hpp"
 #include "tools/sweep.hpp"
 #include "tools/sweep_output.hpp"
 #include "tools/table.hpp"
 
 namespace pipesim {
 namespace {
+
+// More threads than this is a typo, not a machine (and each one is a stack).
+constexpr int kMaxJobs = 1024;
+// A sweep measures the steady state: more iterations only multiply the work.
+constexpr int kMaxIterations = 1000;
 
 struct SweepFlags {
   SweepSettings settings;
@@ -72,6 +76,8 @@ void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
                       ->expected(0, 1);
   cmd.add_option("--report", f.report, "Write a self-contained HTML page (best table, Pareto plots) to this file");
   cmd.add_option("--top", f.top, "How many of the best configurations to list")->capture_default_str();
+  cmd.add_option("--max-memory", f.settings.max_memory,
+                 "Memory the sweep may use, e.g. 16GiB [default: what the machine has available]");
 }
 
 SweepGrid make_grid(const SweepFlags& f) {
@@ -84,19 +90,6 @@ SweepGrid make_grid(const SweepFlags& f) {
   g.micro_batch_size = parse_int_grid(f.micro_batch_size, "--micro-batch-size");
   g.recompute = parse_name_grid(f.recompute, "--recompute");
   return g;
-}
-
-// Opened before the sweep runs, so that a bad path fails at once.
-std::unique_ptr<std::ofstream> open_output(const std::string& path, const char* flag) {
-  if (path.empty()) return nullptr;
-  auto out = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
-  if (!*out) throw InputError(std::string(flag) + ": cannot write '" + path + "': " + std::strerror(errno));
-  return out;
-}
-
-void finish_output(std::ofstream& out, const std::string& path, const char* flag) {
-  out.flush();
-  if (!out) throw InputError(std::string(flag) + ": cannot write '" + path + "': " + std::strerror(errno));
 }
 
 // A bar on a terminal, redrawn in place; nothing otherwise (the caller prints one line).
@@ -120,13 +113,23 @@ void add_sweep_command(CLI::App& app) {
     SweepSettings& s = f->settings;
     const SweepGrid grid = make_grid(*f);
     if (f->jobs < 1) throw InputError("--jobs must be at least 1, got " + std::to_string(f->jobs));
+    if (f->jobs > kMaxJobs)
+      throw InputError("--jobs: at most " + std::to_string(kMaxJobs) + " threads, got " + std::to_string(f->jobs));
     if (f->top < 1) throw InputError("--top must be at least 1, got " + std::to_string(f->top));
     if (s.iterations < 1) throw InputError("--iterations must be at least 1, got " + std::to_string(s.iterations));
+    if (s.iterations > kMaxIterations)
+      throw InputError("--iterations: at most " + std::to_string(kMaxIterations) + " (the time per iteration is the steady "
+                       "state, reached from iteration 2 on), got " + std::to_string(s.iterations));
     std::tie(s.hardware.nodes, s.hardware.gpus_per_node) = sweep_cluster_shape(f->gpus, s.hardware.gpus_per_node);
     const bool json_to_stdout = f->json_option->count() > 0 && f->json.empty();
-    auto csv = open_output(f->csv, "--csv");
-    auto json = open_output(f->json, "--json");
-    auto report = open_output(f->report, "--report");
+    CommandFiles files;
+    files.catalog_input("--model", s.hardware.model);
+    for (const std::string& gpu : grid.hardware) files.catalog_input("--hardware", gpu);
+    files.catalog_input("--intra-link", s.hardware.intra_link);
+    files.catalog_input("--inter-link", s.hardware.inter_link);
+    OutputFile* csv = files.output("--csv", f->csv);
+    OutputFile* json = files.output("--json", f->json);
+    OutputFile* report = files.output("--report", f->report);
 
     const bool tty = isatty(STDERR_FILENO) == 1;
     const auto start = std::chrono::steady_clock::now();
@@ -144,32 +147,21 @@ void add_sweep_command(CLI::App& app) {
       throw InputError("no valid configuration: all " + std::to_string(result.combinations) +
                        " combinations were skipped: " + reasons);
     }
-    std::fprintf(stderr, "sweep: %zu combinations (%zu evaluated, %zu skipped) in %.2f s on %d threads\n",
-                 result.combinations, result.rows.size(), result.skipped_total(), seconds, f->jobs);
+    std::fprintf(stderr, "sweep: %zu combinations (%zu evaluated, %zu skipped) in %.2f s on %zu threads\n",
+                 result.combinations, result.rows.size(), result.skipped_total(), seconds, result.threads);
 
     const SweepSelection selection = select_rows(result, static_cast<std::size_t>(f->top));
-    if (csv) {
-      write_sweep_csv(*csv, grid, result);
-      finish_output(*csv, f->csv, "--csv");
+    if (csv) write_sweep_csv(csv->stream(), grid, result);
+    if (json || json_to_stdout)
+      (json ? json->stream() : std::cout) << json_text(sweep_json(s, grid, result, selection)) << "\n";
+    if (report) write_html_sweep(report->stream(), sweep_page(s, grid, result, selection));
+    if (!json_to_stdout) {
+      std::cout << sweep_text(s, grid, result, selection);
+      if (csv) std::cout << "\ncsv: " << one_line(f->csv) << "\n";
+      if (json) std::cout << (csv ? "" : "\n") << "json: " << one_line(f->json) << "\n";
+      if (report) std::cout << (csv || json ? "" : "\n") << "report: " << one_line(f->report) << " (open in a browser)\n";
     }
-    if (json || json_to_stdout) {
-      const std::string text = sweep_json(s, grid, result, selection).dump(2) + "\n";
-      if (json_to_stdout) {
-        std::cout << text;
-      } else {
-        *json << text;
-        finish_output(*json, f->json, "--json");
-      }
-    }
-    if (report) {
-      write_html_sweep(*report, sweep_page(s, grid, result, selection));
-      finish_output(*report, f->report, "--report");
-    }
-    if (json_to_stdout) return;
-    std::cout << sweep_text(s, grid, result, selection);
-    if (csv) std::cout << "\ncsv: " << f->csv << "\n";
-    if (json) std::cout << (csv ? "" : "\n") << "json: " << f->json << "\n";
-    if (report) std::cout << (csv || json ? "" : "\n") << "report: " << f->report << " (open in a browser)\n";
+    files.commit();
   });
 }
 

@@ -8,10 +8,9 @@
 //                                                                                         +--> compare_runs
 //   schedule ------------------------------------------> run_schedule --> measured ------+
 //
-// Exit code 1 when some weight version differs (the simulator's staleness would be wrong),
+// Exit code 1 (a Disagreement) when some weight version differs (the staleness would be wrong),
 // 2 for bad input, 0 otherwise: the time errors are reported, not judged.
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -30,6 +29,9 @@
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "tools/cli_options.hpp"
+#include "tools/command_files.hpp"
+#include "tools/config_file.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/commands.hpp"
 #include "tools/report.hpp"
 #include "tools/run_flags.hpp"
@@ -72,16 +74,22 @@ std::vector<int> profile_sizes(const std::vector<Schedule>& schedules, int b) {
   return {sizes.begin(), sizes.end()};
 }
 
+// What profiling now measures (checked before the run starts: check_profile_options).
+ProfileOptions profile_options(const ValidateFlags& f, const std::vector<Schedule>& schedules) {
+  ProfileOptions po;
+  po.micro_batch_sizes = profile_sizes(schedules, f.micro_batch_size);
+  po.repeats = f.repeats;
+  po.warmup = f.warmup;
+  return po;
+}
+
 ProfiledCostConfig cost_config(const ValidateFlags& f, const ModelSpec& model, const std::vector<Schedule>& schedules) {
   ProfiledCostConfig c;
   if (!f.cost.empty()) {
     c.profile = read_profile_file(f.cost);
     c.source = f.cost;
   } else {
-    ProfileOptions po;
-    po.micro_batch_sizes = profile_sizes(schedules, f.micro_batch_size);
-    po.repeats = f.repeats;
-    po.warmup = f.warmup;
+    const ProfileOptions po = profile_options(f, schedules);
     // On a GPU split between virtual devices, time the ops on one device's share of the SMs.
     int split = 1;
     if (f.sm_partition != "off")
@@ -195,17 +203,18 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidateFlags&
   return j;
 }
 
-void write_trace(const std::string& path, const Validation& v, const std::string& cost_label) {
+void write_trace(OutputFile& file, const Validation& v, const std::string& cost_label) {
   TraceOptions options;
   options.title = v.schedule.name + ": predicted and measured";
   options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", cost_label}};
-  write_chrome_trace_groups_file(path,
-                                 {TraceGroup{"predicted", v.schedule, v.predicted_timeline},
-                                  TraceGroup{"measured", v.schedule, v.measured_run.timeline}},
-                                 options);
+  write_chrome_trace_groups(file.stream(),
+                            {TraceGroup{"predicted", v.schedule, v.predicted_timeline},
+                             TraceGroup{"measured", v.schedule, v.measured_run.timeline}},
+                            options);
+  file.close();
 }
 
-void write_report(const std::string& path, std::vector<Validation>& all, const ValidateFlags& f,
+void write_report(OutputFile& file, std::vector<Validation>& all, const ValidateFlags& f,
                   const std::string& cost_label) {
   ReportOptions options;
   options.title = "pipesim validate: " + f.model + " on " + f.backend;
@@ -222,7 +231,8 @@ void write_report(const std::string& path, std::vector<Validation>& all, const V
     runs.push_back(ReportRun{v.schedule, v.predicted_timeline, v.predicted});
     runs.push_back(ReportRun{v.schedule, v.measured_run.timeline, v.measured});
   }
-  write_html_report_file(path, runs, options);
+  write_html_report(file.stream(), runs, options);
+  file.close();
 }
 
 }  // namespace
@@ -244,37 +254,51 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--report", f->report, "Write a self-contained HTML page: error tables and both timelines");
   cmd->add_flag("--json", f->json, "Print JSON (one object, or {\"schedules\": [...]}) instead of tables");
   cmd->callback([=] {
-    const RunOptions options = make_run_options(*f);  // checks --backend first
+    const RunOptions options = make_run_options(*f, so->max_memory);  // checks --backend first
     const bool several = !f->schedules.empty();
     if (several && !f->trace.empty()) throw InputError("--trace: with --schedules, use --trace-dir");
     if (!several && !f->trace_dir.empty()) throw InputError("--trace-dir: needs --schedules (one schedule: --trace)");
     if (several && !so->file.empty()) throw InputError("--schedules: not with --schedule-file");
     const std::vector<std::string> names = several ? parse_schedule_list(f->schedules) : std::vector<std::string>{so->name};
+    if (!f->cost.empty())
+      reject_set_flags(*cmd, std::array{"--repeats", "--warmup"}, "used only when profiling now (without --cost)");
+    CommandFiles files;
+    files.input("--schedule-file", so->file);
+    files.input("--cost", f->cost);
+    files.catalog_input("--model", f->model);
     const ModelSpec model = find_model(f->model);
     std::vector<Schedule> schedules;
     for (const std::string& name : names) {
-      schedules.push_back(make_schedule(*so, name));
+      schedules.push_back(make_schedule(*cmd, *so, name));
       if (schedules.back().num_stages > model.layers)  // before profiling, which takes a while
         throw InputError(name + ": " + std::to_string(schedules.back().num_stages) + " stages need a model of at least as "
                          "many layers; " + model.name + " has " + std::to_string(model.layers));
+      check_run(schedules.back(), model, options);
     }
-    const ProfiledCostModel costs(cost_config(*f, model, schedules));
-    const std::string cost_label = costs.label();
+    // Every output before minutes of profiling and running: a bad path fails at once.
+    std::vector<OutputFile*> traces;
     if (!f->trace_dir.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(f->trace_dir, ec);
-      if (ec) throw InputError("--trace-dir: cannot create '" + f->trace_dir + "': " + ec.message());
+      if (ec) throw InputError("--trace-dir: cannot create " + quote(f->trace_dir, 256) + ": " + ec.message());
+      for (const Schedule& s : schedules)
+        traces.push_back(files.output("--trace-dir", (std::filesystem::path(f->trace_dir) /
+                                                      (file_stem(s.name) + ".validate.trace.json")).string()));
+    } else if (!f->trace.empty()) {
+      traces.push_back(files.output("--trace", f->trace));
     }
+    OutputFile* report = files.output("--report", f->report);
+    if (f->cost.empty()) check_profile_options(model, profile_options(*f, schedules));
+    const ProfiledCostModel costs(cost_config(*f, model, schedules));
+    const std::string cost_label = costs.label();
     std::vector<Validation> all;
     for (Schedule& s : schedules) {
       warn_if_oversubscribed(s);
-      if (!f->json) std::cerr << "pipesim: validating " << s.name << " (" << s.total_ops() << " ops)\n";
+      if (!f->json) std::cerr << "pipesim: validating " << one_line(s.name) << " (" << s.total_ops() << " ops)\n";
       all.push_back(validate_one(std::move(s), costs, options, model));
-      const Validation& v = all.back();
-      if (!f->trace.empty()) write_trace(f->trace, v, cost_label);
-      if (!f->trace_dir.empty()) write_trace(f->trace_dir + "/" + v.schedule.name + ".validate.trace.json", v, cost_label);
+      if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
     }
-    if (!f->report.empty()) write_report(f->report, all, *f, cost_label);
+    if (report) write_report(*report, all, *f, cost_label);
     bool versions_match = true;
     for (const Validation& v : all) versions_match = versions_match && v.report.versions_match();
     if (f->json) {
@@ -285,20 +309,20 @@ void add_validate_command(CLI::App& app) {
       } else {
         j = validation_json(all.front(), *f, cost_label);
       }
-      std::cout << j.dump(2) << "\n";
+      std::cout << json_text(j) << "\n";
     } else {
       std::cout << "pipesim validate: " << f->model << " on " << f->backend << ", micro-batch size "
                 << f->micro_batch_size << ", " << f->optimizer << "\ncost model: " << cost_label << "\n\n"
                 << summary_table(all) << "\nop durations (error = (predicted - measured) / measured):\n"
                 << kind_table(all);
-      if (!f->trace.empty()) std::cout << "\ntrace written to " << f->trace << " (predicted and measured process groups)\n";
-      if (!f->trace_dir.empty()) std::cout << "\ntraces written to " << f->trace_dir << "/\n";
-      if (!f->report.empty()) std::cout << "report written to " << f->report << "\n";
+      if (!f->trace.empty())
+        std::cout << "\ntrace written to " << one_line(f->trace) << " (predicted and measured process groups)\n";
+      if (!f->trace_dir.empty()) std::cout << "\ntraces written to " << one_line(f->trace_dir) << "/\n";
+      if (report) std::cout << "report written to " << one_line(f->report) << "\n";
     }
-    if (!versions_match) {
-      std::cerr << "pipesim: weight versions differ between the simulation and the run (see the table)\n";
-      std::exit(1);
-    }
+    files.commit();  // the outputs show the disagreement too
+    if (!versions_match)
+      throw Disagreement("weight versions differ between the simulation and the run (see the table)");
   });
 }
 

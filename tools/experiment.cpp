@@ -1,16 +1,13 @@
 #include "tools/experiment.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "cost_models/catalog.hpp"
 #include "cost_models/transformer.hpp"
 #include "core/error.hpp"
+#include "tools/config_file.hpp"
 #include "tools/report.hpp"
 #include "tools/table.hpp"
 
@@ -66,7 +63,7 @@ AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::str
                      std::to_string(o.gpus_per_node));
   c.cluster = make_cluster(gpu, o.nodes, o.gpus_per_node, o.intra_link, o.inter_link);
   if (o.tp <= 0) throw InputError("--tp must be positive, got " + std::to_string(o.tp));
-  const int group = o.tp * pipeline_devices;
+  const long long group = static_cast<long long>(o.tp) * pipeline_devices;
   const int gpus = c.cluster.total_gpus();
   if (gpus % group != 0)
     throw InputError("--tp " + std::to_string(o.tp) + " x " + std::to_string(pipeline_devices) +
@@ -75,7 +72,7 @@ AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::str
                      std::to_string(o.gpus_per_node));
   c.pipeline_devices = pipeline_devices;
   c.tp = o.tp;
-  c.dp = gpus / group;
+  c.dp = static_cast<int>(gpus / group);
   c.sequence_parallel = o.sequence_parallel;
   c.flash_attention = o.flash_attention;
   c.micro_batch_size = o.micro_batch_size;
@@ -94,24 +91,7 @@ void add_profiled_flags(CLI::App& app, ProfiledOptions& o) {
 }
 
 ProfiledCostConfig make_profiled_config(const CLI::App& app, const ProfiledOptions& o, const HardwareOptions& hw) {
-  // GPU settings given with a value other than their default (a --save-config file holds
-  // every default, so a file saved from a --cost run loads again).
-  const HardwareOptions d;
-  const std::pair<const char*, bool> changed[] = {
-      {"--hardware", hw.hardware != d.hardware},
-      {"--nodes", hw.nodes != d.nodes},
-      {"--gpus-per-node", hw.gpus_per_node != d.gpus_per_node},
-      {"--tp", hw.tp != d.tp},
-      {"--sequence-parallel", hw.sequence_parallel != d.sequence_parallel},
-      {"--flash-attention", hw.flash_attention != d.flash_attention},
-      {"--recompute", hw.recompute != d.recompute},
-      {"--dtype", hw.dtype != d.dtype},
-      {"--zero1", hw.zero1 != d.zero1},
-      {"--intra-link", hw.intra_link != d.intra_link},
-      {"--inter-link", hw.inter_link != d.inter_link}};
-  for (const auto& [flag, differs] : changed)
-    if (differs && app.count(flag) > 0)
-      throw InputError(std::string(flag) + ": not used with --cost (the profile measured its own machine)");
+  reject_set_flags(app, kGpuFlags, "not used with --cost (the profile measured its own machine)");
   if (o.optimizer != "adam" && o.optimizer != "sgd")
     throw InputError("--cost-optimizer: expected adam or sgd, got '" + o.optimizer + "'");
   ProfiledCostConfig c;
@@ -201,81 +181,6 @@ std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& 
          "\nMFU = model FLOPs (forward + backward, no recomputation) / (time x GPUs x dense peak); peak memory = the\n"
          "fullest GPU: weights (x copies held), gradients, optimizer state, activations, buffers; mismatch / delay in\n"
          "optimizer steps (see docs/schedules.md).\n";
-}
-
-void apply_config_file(CLI::App& app, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read '" + path + "': " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for "1e400"
-    throw InputError(path + ": invalid JSON (" + std::string(e.what()) + ")");
-  }
-  if (!root.is_object()) throw InputError(path + ": expected a JSON object of settings like {\"tp\": 2}");
-  for (const auto& item : root.items()) {
-    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
-    const std::string& key = item.key();
-    const nlohmann::json& value = item.value();
-    CLI::Option* opt = nullptr;
-    try {
-      opt = app.get_option("--" + key);
-    } catch (const CLI::OptionNotFound&) {
-      throw InputError(path + ": /" + key + ": unknown setting (the keys are the flags of `pipesim " + app.get_name() +
-                       " --help` without the dashes)");
-    }
-    if (opt->count() > 0) continue;  // given on the command line: the flag wins
-    std::vector<std::string> values;
-    auto scalar = [&](const nlohmann::json& v) {
-      if (v.is_string()) return v.get<std::string>();
-      if (v.is_boolean()) return std::string(v.get<bool>() ? "true" : "false");
-      if (v.is_number_integer()) return std::to_string(v.get<long long>());
-      if (v.is_number()) return v.dump();
-      throw InputError(path + ": /" + key + ": expected a string, number or boolean, got " + v.type_name());
-    };
-    if (value.is_array() && opt->get_expected_max() > 1) {  // a repeatable flag: one value per entry
-      for (const auto& v : value) values.push_back(scalar(v));
-    } else if (value.is_array()) {  // a list flag like --schedules: comma-separated
-      std::string joined;
-      for (const auto& v : value) joined += (joined.empty() ? "" : ",") + scalar(v);
-      values.push_back(joined);
-    } else {
-      values.push_back(scalar(value));
-    }
-    try {
-      opt->add_result(values);
-      opt->run_callback();
-    } catch (const CLI::Error& e) {
-      throw InputError(path + ": /" + key + ": " + e.what());
-    }
-  }
-}
-
-void save_config_file(const CLI::App& app, const std::string& path) {
-  static const std::vector<std::string> kNotSettings = {"help", "json", "config", "save-config", "trace", "trace-dir",
-                                                        "report", "report-capacity"};
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const CLI::Option* opt : app.get_options()) {
-    std::string name = opt->get_name();
-    if (name.rfind("--", 0) != 0) continue;
-    name = name.substr(2);
-    if (std::find(kNotSettings.begin(), kNotSettings.end(), name) != kNotSettings.end()) continue;
-    if (opt->get_expected_max() > 1) {  // repeatable: an array of its values
-      if (opt->count() > 0) j[name] = opt->results();
-      continue;
-    }
-    std::string value;
-    if (opt->count() > 0) {
-      for (const auto& r : opt->results()) value += (value.empty() ? "" : ",") + r;
-    } else {
-      value = opt->get_default_str();
-    }
-    if (!value.empty()) j[name] = value;
-  }
-  std::ofstream out(path, std::ios::binary);
-  if (!(out << j.dump(2) << "\n")) throw InputError("--save-config: cannot write '" + path + "'");
 }
 
 }  // namespace pipesim

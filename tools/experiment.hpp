@@ -2,8 +2,8 @@
 // Experiments on real models and hardware (`--model`, `--hardware`): the analytical cost
 // model from the catalogs, and what a person wants to know about each schedule there:
 // tokens/s, model FLOPs utilization, memory against capacity, cost per million tokens.
-// Also `--config FILE` / `--save-config FILE`: every flag of a subcommand as one JSON object
-// (schema: docs/experiment-config.md).
+#include <array>
+
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -36,6 +36,10 @@ struct HardwareOptions {
 };
 
 void add_hardware_flags(CLI::App& app, HardwareOptions& options);
+// Its flags that only the analytical model uses (--micro-batch-size is --cost's too).
+inline constexpr std::array<const char*, 11> kGpuFlags = {
+    "--hardware", "--nodes", "--gpus-per-node", "--tp", "--sequence-parallel", "--flash-attention", "--recompute",
+    "--dtype", "--zero1", "--intra-link", "--inter-link"};
 
 // The analytical model for `gpu` running a pipeline of `pipeline_devices` devices (each of
 // tp GPUs); data parallelism fills the rest of the cluster. InputError if it does not divide.
@@ -50,6 +54,7 @@ struct ProfiledOptions {
 };
 
 void add_profiled_flags(CLI::App& app, ProfiledOptions& options);
+inline constexpr std::array<const char*, 2> kProfiledOnlyFlags = {"--cost-optimizer", "--cost-fit"};
 // Reads and checks the profile. --model names the simulated model (the profile's when
 // empty); InputError if --hardware or other GPU flags were given too.
 ProfiledCostConfig make_profiled_config(const CLI::App& app, const ProfiledOptions& options, const HardwareOptions& hw);
@@ -74,12 +79,5 @@ Assessment assess(const AnalyticalCostModel& model, const std::string& hardware,
 
 nlohmann::ordered_json assessment_json(const Assessment& a, const Metrics& m);
 std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& rows);
-
-// Sets every option of `app` named in the JSON object at `path` ("tp": 2 sets --tp) that was
-// not given on the command line (flags override the file). InputError naming the file and
-// key for unknown keys and bad values.
-void apply_config_file(CLI::App& app, const std::string& path);
-// The effective settings of `app` as such a JSON object (options with a value or default).
-void save_config_file(const CLI::App& app, const std::string& path);
 
 }  // namespace pipesim

@@ -36,13 +36,17 @@ std::string approx_count(std::uint64_t n) {
   return s;
 }
 
-std::string describe(std::string_view generator, const ScheduleParams& p) {
+}  // namespace
+
+std::string describe_generation(std::string_view generator, const ScheduleParams& p) {
   std::string out = std::string(generator) + " with p=" + std::to_string(p.p) + ", m=" + std::to_string(p.m);
   if (generator == "interleaved") out += ", v=" + std::to_string(p.v);
   if (generator == "chimera" && p.width != 1) out += ", width=" + std::to_string(p.width);
   if (p.iterations != 1) out += ", iterations=" + std::to_string(p.iterations);
   return out;
 }
+
+namespace {
 
 // A number from a file such as /proc/meminfo, or nullopt.
 std::optional<std::uint64_t> read_number(const char* path, std::string_view key = {}) {
@@ -126,29 +130,48 @@ std::optional<std::uint64_t> available_memory() {
   return avail;
 }
 
-std::optional<std::string> memory_refusal(std::string_view generator, const ScheduleParams& params,
-                                          const MemoryUse& use, std::optional<std::uint64_t> limit,
-                                          bool limit_from_flag) {
-  const std::uint64_t ops = estimate_ops(generator, params);
-  const std::string what = describe(generator, params) + " has ~" + approx_count(ops) + " ops";
+std::uint64_t resident_memory() { return read_number("/proc/self/status", "VmRSS:").value_or(0); }
+
+std::optional<MemoryLimit> memory_limit(const std::string& max_memory) {
+  if (max_memory.empty()) {
+    const auto available = available_memory();
+    if (!available) return std::nullopt;
+    return MemoryLimit{*available, false, 0};
+  }
+  const auto flag = static_cast<std::uint64_t>(parse_bytes(max_memory, "--max-memory"));
+  const std::uint64_t held = resident_memory();
+  return MemoryLimit{flag > held ? flag - held : 0, true, held, flag};
+}
+
+std::optional<std::string> memory_refusal(const std::string& what_runs, std::uint64_t ops, const MemoryUse& use,
+                                          const std::optional<MemoryLimit>& limit, const std::string& smaller) {
+  const std::string what = what_runs + " has ~" + approx_count(ops) + " ops";
   if (ops > kMaxOps)
     return what + "; pipesim numbers ops with 32 bits (at most " + approx_count(kMaxOps) +
-           " ops per schedule); reduce p or m";
+           " ops per schedule); " + smaller;
   if (!limit) return std::nullopt;
   const std::uint64_t bytes = estimate_bytes(ops, use);
-  if (bytes <= *limit) return std::nullopt;
-  return what + " and needs ~" + format_bytes(static_cast<double>(bytes)) + " (" +
-         (limit_from_flag ? "--max-memory: " : "available: ") + format_bytes(static_cast<double>(*limit)) +
-         (limit_from_flag ? "); reduce p or m, or raise --max-memory" : "); reduce p or m, or pass --max-memory to override");
+  if (bytes <= limit->bytes) return std::nullopt;
+  if (!limit->from_flag)
+    return what + " and needs ~" + format_bytes(static_cast<double>(bytes)) + " (available: " +
+           format_bytes(static_cast<double>(limit->bytes)) + "); " + smaller + ", or pass --max-memory to override";
+  return what + " and needs ~" + format_bytes(static_cast<double>(bytes)) + " (--max-memory: " +
+         format_bytes(static_cast<double>(limit->flag)) + ", of which this process already holds " +
+         format_bytes(static_cast<double>(limit->held)) + "); " + smaller + ", or raise --max-memory";
 }
 
 void check_memory(std::string_view generator, const ScheduleParams& params, const MemoryUse& use,
                   const std::string& max_memory) {
-  std::optional<std::uint64_t> limit;
-  if (!max_memory.empty()) limit = static_cast<std::uint64_t>(parse_bytes(max_memory, "--max-memory"));
-  const bool from_flag = limit.has_value();
-  if (!limit) limit = available_memory();
-  if (auto refusal = memory_refusal(generator, params, use, limit, from_flag)) throw InputError(*refusal);
+  if (auto refusal = memory_refusal(describe_generation(generator, params), estimate_ops(generator, params), use,
+                                    memory_limit(max_memory)))
+    throw InputError(*refusal);
+}
+
+void check_memory_for_ops(const std::string& source, std::uint64_t ops, const MemoryUse& use,
+                          const std::string& max_memory) {
+  if (auto refusal = memory_refusal("the schedule of " + quote(source, 256), ops, use, memory_limit(max_memory),
+                                    "use a smaller schedule"))
+    throw InputError(*refusal);
 }
 
 }  // namespace pipesim

@@ -40,17 +40,35 @@ std::uint64_t estimate_bytes(std::uint64_t ops, const MemoryUse& use);
 // Memory this process can still get: MemAvailable from /proc/meminfo, lowered to a cgroup
 // limit if one is set. nullopt where neither can be read (the check is then skipped).
 std::optional<std::uint64_t> available_memory();
+// What this process holds now (VmRSS): the binary, its libraries, the catalogs.
+std::uint64_t resident_memory();
 
-// The refusal message for generating `generator` with `params`, or nullopt if it fits in
-// `limit` bytes. `limit_from_flag` says whether the limit came from --max-memory.
-// Schedules over 2^32 - 1 ops are always refused: the engine numbers ops with 32 bits.
-std::optional<std::string> memory_refusal(std::string_view generator, const ScheduleParams& params,
-                                          const MemoryUse& use, std::optional<std::uint64_t> limit,
-                                          bool limit_from_flag);
+// The memory a run may use: --max-memory (`max_memory`, a size such as "64GiB") if given,
+// minus what the process already holds; else available_memory().
+struct MemoryLimit {
+  std::uint64_t bytes = 0;  // for the run's data
+  bool from_flag = false;
+  std::uint64_t held = 0;   // from_flag: the part of --max-memory the process already holds
+  std::uint64_t flag = 0;   // from_flag: --max-memory itself
+};
+std::optional<MemoryLimit> memory_limit(const std::string& max_memory);
 
-// Throws InputError with memory_refusal's message, the limit being --max-memory (`max_memory`,
-// a size such as "64GiB") if given, else available_memory().
+// "1f1b with p=1024, m=65536": what a generator run is, for messages.
+std::string describe_generation(std::string_view generator, const ScheduleParams& params);
+
+// The refusal message for a run of `ops` ops described by `what`, or nullopt if it fits in
+// `limit`. Runs over 2^32 - 1 ops are always refused: the engine numbers ops with 32 bits.
+// `smaller` says how to make the run smaller.
+std::optional<std::string> memory_refusal(const std::string& what, std::uint64_t ops, const MemoryUse& use,
+                                          const std::optional<MemoryLimit>& limit,
+                                          const std::string& smaller = "reduce p or m");
+
+// Throws InputError with memory_refusal's message for generating `generator` with `params`
+// (estimate_ops), before anything is generated.
 void check_memory(std::string_view generator, const ScheduleParams& params, const MemoryUse& use,
                   const std::string& max_memory);
+// The same for a schedule read from `source` (a file) with `ops` ops, before it is run.
+void check_memory_for_ops(const std::string& source, std::uint64_t ops, const MemoryUse& use,
+                          const std::string& max_memory);
 
 }  // namespace pipesim

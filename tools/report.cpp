@@ -46,6 +46,10 @@ std::int32_t max_weight_versions(const Metrics& m) {
 
 }  // namespace
 
+std::string json_text(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 nlohmann::ordered_json metrics_json(const Metrics& m) {
   nlohmann::ordered_json j;
   j["schedule"] = m.schedule;

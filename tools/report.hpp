@@ -8,6 +8,10 @@
 
 namespace pipesim {
 
+// `j` as the text --json prints (2-space indent). Strings from the user's input that are not
+// UTF-8 (a file name) are written with U+FFFD instead of failing.
+std::string json_text(const nlohmann::ordered_json& j);
+
 // The --json object of `simulate` (one schedule); `compare` prints a list of them.
 nlohmann::ordered_json metrics_json(const Metrics& m);
 // {max_mismatch, mean_mismatch, mismatched_fraction, max_delay, mean_delay, per_stage: [...]}

@@ -29,7 +29,7 @@ void add_executor_flags(CLI::App& cmd, ExecutorFlags& f) {
       ->capture_default_str();
 }
 
-RunOptions make_run_options(const ExecutorFlags& f) {
+RunOptions make_run_options(const ExecutorFlags& f, const std::string& max_memory) {
   RunOptions options;
   options.micro_batch_size = f.micro_batch_size;
   options.seed = f.seed;
@@ -39,8 +39,8 @@ RunOptions make_run_options(const ExecutorFlags& f) {
   options.backend = make_backend_factory(f.backend, f.sm_partition);
   // The CPU backend holds the weights in this machine's memory; the CUDA backend holds them on
   // the GPU, where a failed allocation is reported as the op's error.
-  if (const auto available = available_memory(); available && f.backend == "cpu")
-    options.max_memory_bytes = static_cast<std::int64_t>(*available / 2);
+  if (const auto limit = memory_limit(max_memory); limit && f.backend == "cpu")
+    options.max_memory_bytes = static_cast<std::int64_t>(limit->from_flag ? limit->bytes : limit->bytes / 2);
   return options;
 }
 

@@ -27,8 +27,9 @@ void add_executor_flags(CLI::App& cmd, ExecutorFlags& flags);
 
 // The executor's options from the flags: the backend by name (executor/backend_factory.hpp:
 // cpu, or cuda where this build has it and a GPU is visible), timeout parsed, memory limit (cpu)
-// half of what is available. InputError for a bad --backend or --timeout.
-RunOptions make_run_options(const ExecutorFlags& flags);
+// --max-memory (`max_memory`) if given, else half of what is available. InputError for a bad
+// --backend or --timeout.
+RunOptions make_run_options(const ExecutorFlags& flags, const std::string& max_memory);
 
 // Prints a warning on stderr when the schedule has more devices than this machine has
 // cores: device threads then share cores and measured times include waiting for one.

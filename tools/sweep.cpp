@@ -15,6 +15,7 @@
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
+#include "tools/memory_guard.hpp"
 
 namespace pipesim {
 namespace {
@@ -36,6 +37,7 @@ struct Plan {
   std::vector<std::vector<AnalyticalConfig>> base;
   std::vector<std::string> model_error;  // per tp value: why the model cannot be split so, or empty
   std::vector<Group> groups;             // the most work first, for an even finish
+  std::optional<MemoryLimit> thread_memory;  // what one thread's schedule and engine may use
 };
 
 // What the workers write: one slot per combination, so the order never depends on timing.
@@ -116,6 +118,7 @@ void run_group(const Plan& plan, const Group& group, Outcome& out) {
   std::optional<Schedule> schedule;
   Simulator simulator;  // one per group: the points of a group simulate one schedule again and again
   std::string schedule_error;
+  SkipReason schedule_reason = SkipReason::Schedule;
   bool generated = false;
   GridPoint p;
   p.schedule = group.schedule;
@@ -146,14 +149,23 @@ void run_group(const Plan& plan, const Group& group, Outcome& out) {
             params.m = g.microbatches[group.microbatches];
             params.v = plan.settings.chunks;
             params.iterations = plan.settings.iterations;
-            try {
-              schedule = generate(g.schedules[group.schedule], params);
-            } catch (const InputError& e) {
-              schedule_error = e.what();
+            const std::string& name = g.schedules[group.schedule];
+            schedule_reason = SkipReason::TooLarge;
+            schedule_error = memory_refusal(describe_generation(name, params), estimate_ops(name, params),
+                                            {kSimulateBytesPerOp, 0, 0}, plan.thread_memory,
+                                            "make the grid's pp, m or --iterations smaller, or use fewer --jobs")
+                                 .value_or("");
+            if (schedule_error.empty()) {
+              schedule_reason = SkipReason::Schedule;
+              try {
+                schedule = generate(name, params);
+              } catch (const InputError& e) {
+                schedule_error = e.what();
+              }
             }
           }
           if (!schedule) {
-            skip(out, index, SkipReason::Schedule, schedule_error);
+            skip(out, index, schedule_reason, schedule_error);
             continue;
           }
           if (plan.gpus % (static_cast<long long>(tp) * schedule->num_devices) != 0) {  // more devices than pp
@@ -195,6 +207,7 @@ std::string_view skip_reason_text(SkipReason reason) {
     case SkipReason::Schedule: return "the schedule rejects pp and m";
     case SkipReason::CostModel: return "the cost model rejects the settings";
     case SkipReason::Simulation: return "the simulation fails";
+    case SkipReason::TooLarge: return "the schedule needs more memory than a thread may use";
   }
   return "?";
 }
@@ -219,7 +232,21 @@ SweepResult run_sweep(const SweepSettings& settings, const SweepGrid& grid, int 
   if (jobs < 1) throw InputError("--jobs must be at least 1, got " + std::to_string(jobs));
   PIPESIM_ASSERT(grid.size() > 0);
   const HardwareOptions& ho = settings.hardware;
-  Plan plan{settings, grid, ho.nodes * ho.gpus_per_node, {}, {}, {}};
+  Plan plan{settings, grid, ho.nodes * ho.gpus_per_node, {}, {}, {}, {}};
+  const std::size_t total = grid.size();
+  const std::size_t groups = grid.schedules.size() * grid.pp.size() * grid.microbatches.size();
+  const auto threads = static_cast<std::size_t>(std::min<long long>(jobs, static_cast<long long>(groups)));
+  // The results' slots come first; what is left is shared by the threads' schedules.
+  constexpr double kBytesPerCombination = sizeof(std::optional<SweepRow>) + sizeof(std::int8_t) + sizeof(Group);
+  const double results = static_cast<double>(total) * kBytesPerCombination;
+  if (auto limit = memory_limit(settings.max_memory)) {
+    if (results > static_cast<double>(limit->bytes))
+      throw InputError("the grid has " + std::to_string(total) + " combinations, whose results alone need ~" +
+                       format_bytes(results) + " (" + (limit->from_flag ? "--max-memory: " : "available: ") +
+                       format_bytes(static_cast<double>(limit->bytes)) + "); make the grid smaller");
+    limit->bytes = static_cast<std::uint64_t>((static_cast<double>(limit->bytes) - results) / static_cast<double>(threads));
+    plan.thread_memory = limit;
+  }
   for (const std::string& gpu : grid.hardware) {
     plan.base.emplace_back();
     for (const std::string& recompute : grid.recompute) {
@@ -246,12 +273,10 @@ SweepResult run_sweep(const SweepSettings& settings, const SweepGrid& grid, int 
   });
 
   Outcome out;
-  const std::size_t total = grid.size();
   out.rows.resize(total);
   out.reason.assign(total, -1);
   out.example_index.fill(std::numeric_limits<std::size_t>::max());
 
-  const auto threads = static_cast<std::size_t>(std::min<long long>(jobs, static_cast<long long>(plan.groups.size())));
   std::mutex finished_mutex;
   std::condition_variable finished_cv;
   std::size_t finished = 0;
@@ -274,6 +299,7 @@ SweepResult run_sweep(const SweepSettings& settings, const SweepGrid& grid, int 
 
   SweepResult result;
   result.combinations = total;
+  result.threads = threads;
   for (std::size_t i = 0; i < total; ++i)
     if (out.rows[i]) result.rows.push_back(std::move(*out.rows[i]));
     else ++out.skipped[static_cast<std::size_t>(out.reason[i])].count;

@@ -26,6 +26,7 @@ struct SweepSettings {
   HardwareOptions hardware;  // model, dtype, links, ...; nodes and gpus_per_node from --gpus
   int iterations = 2;
   int chunks = 2;            // -v: chunks per device of interleaved
+  std::string max_memory;    // --max-memory: what the sweep may use [default: what is available]
 };
 
 // One evaluated configuration.
@@ -50,8 +51,9 @@ enum class SkipReason : std::uint8_t {
   Schedule,         // the generator rejects pp and m (e.g. interleaved: m a multiple of p)
   CostModel,        // the analytical model rejects it (e.g. tp and GPUs per node)
   Simulation,       // the engine or the memory model rejects it
+  TooLarge,         // its schedule needs more memory than one thread of the sweep may use
 };
-inline constexpr int kNumSkipReasons = 5;
+inline constexpr int kNumSkipReasons = 6;
 std::string_view skip_reason_text(SkipReason reason);
 
 struct SkipCount {
@@ -61,6 +63,7 @@ struct SkipCount {
 
 struct SweepResult {
   std::size_t combinations = 0;
+  std::size_t threads = 0;  // threads used: --jobs, at most one per schedule to generate
   std::vector<SweepRow> rows;  // evaluated configurations, by index
   std::array<SkipCount, kNumSkipReasons> skipped;
   std::size_t skipped_total() const;
@@ -72,7 +75,10 @@ using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
 
 // Evaluates the grid on `jobs` threads. The result does not depend on `jobs`: each
 // combination is computed alone and stored at its index. InputError for settings that no
-// combination could use (unknown model or GPU, bad --recompute, --gpus, --gpus-per-node).
+// combination could use (unknown model or GPU, bad --recompute, --gpus, --gpus-per-node),
+// and for a grid whose results alone would not fit in memory. The memory left is shared by
+// the threads: a combination whose schedule needs more than a thread's share is skipped
+// (SkipReason::TooLarge).
 SweepResult run_sweep(const SweepSettings& settings, const SweepGrid& grid, int jobs,
                       const SweepProgress& progress = {});
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include "core/error.hpp"
 #include "schedules/generator.hpp"
@@ -100,8 +101,11 @@ std::vector<std::string> parse_schedule_grid(std::string_view text) {
 }
 
 std::size_t SweepGrid::size() const {
-  return hardware.size() * schedules.size() * tp.size() * pp.size() * microbatches.size() * micro_batch_size.size() *
-         recompute.size();
+  std::size_t n = 1;  // saturates: an absurd grid is refused by its size, not wrapped to a small one
+  for (std::size_t d : {hardware.size(), schedules.size(), tp.size(), pp.size(), microbatches.size(),
+                        micro_batch_size.size(), recompute.size()})
+    n = d != 0 && n > std::numeric_limits<std::size_t>::max() / d ? std::numeric_limits<std::size_t>::max() : n * d;
+  return n;
 }
 
 // Mixed radix, the last dimension fastest.

@@ -14,6 +14,8 @@ void Table::add_column(std::string header, Align align) {
 
 void Table::add_row(std::vector<std::string> cells) {
   PIPESIM_ASSERT(cells.size() == headers_.size());
+  // Names from the user's files reach the terminal escaped, and a huge one cut.
+  for (std::string& cell : cells) cell = one_line(cell.size() > 200 ? cell.substr(0, 200) + "..." : cell);
   rows_.push_back(std::move(cells));
 }
 

@@ -1,9 +1,6 @@
 #include "traces/chrome_trace.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <ostream>
 #include <string_view>
 #include <tuple>
@@ -318,30 +315,6 @@ void write_chrome_trace_groups(std::ostream& out, const std::vector<TraceGroup>&
   chrome::EventList list(w);
   for (const TraceBuilder& b : builders) b.write_body(list);
   chrome::write_trace_footer(w);
-}
-
-namespace {
-
-// Opens `path`, lets `write` fill it, and checks that everything reached the file.
-template <class F>
-void write_to_file(const std::string& path, F&& write) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
-  write(file);
-  file.flush();
-  if (!file) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
-}
-
-}  // namespace
-
-void write_chrome_trace_file(const std::string& path, const Schedule& schedule,
-                             const Timeline& timeline, const TraceOptions& options) {
-  write_to_file(path, [&](std::ostream& out) { write_chrome_trace(out, schedule, timeline, options); });
-}
-
-void write_chrome_trace_groups_file(const std::string& path, const std::vector<TraceGroup>& groups,
-                                    const TraceOptions& options) {
-  write_to_file(path, [&](std::ostream& out) { write_chrome_trace_groups(out, groups, options); });
 }
 
 }  // namespace pipesim

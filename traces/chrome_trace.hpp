@@ -70,11 +70,4 @@ struct TraceGroup {
 void write_chrome_trace_groups(std::ostream& out, const std::vector<TraceGroup>& groups,
                                const TraceOptions& options = {});
 
-// Same as write_chrome_trace / write_chrome_trace_groups, to a file; InputError "cannot
-// write 'path': reason" if it cannot be written.
-void write_chrome_trace_file(const std::string& path, const Schedule& schedule,
-                             const Timeline& timeline, const TraceOptions& options = {});
-void write_chrome_trace_groups_file(const std::string& path, const std::vector<TraceGroup>& groups,
-                                    const TraceOptions& options = {});
-
 }  // namespace pipesim

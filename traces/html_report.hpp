@@ -49,8 +49,4 @@ struct ReportRun {
 // Writes the page. `runs` must not be empty; each timeline must belong to its schedule.
 void write_html_report(std::ostream& out, const std::vector<ReportRun>& runs, const ReportOptions& options = {});
 
-// Same, to a file; InputError "cannot write 'path': reason" if it cannot be written.
-void write_html_report_file(const std::string& path, const std::vector<ReportRun>& runs,
-                            const ReportOptions& options = {});
-
 }  // namespace pipesim

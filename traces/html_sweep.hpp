@@ -53,7 +53,5 @@ struct SweepPage {
 };
 
 void write_html_sweep(std::ostream& out, const SweepPage& page);
-// Same, to a file; InputError "cannot write 'path': reason" if it cannot be written.
-void write_html_sweep_file(const std::string& path, const SweepPage& page);
 
 }  // namespace pipesim
