@@ -48,14 +48,17 @@ std::string read_input_file(const std::string& path, const InputKind& kind) {
   const std::string what(kind.what);
   if (path.empty()) throw InputError(what + ": the file name is empty");
   const std::string name = quote(path, 256);
+  const auto not_regular = [&](mode_t mode) {
+    return InputError("cannot read " + what + " " + name + ": " + what_it_is(mode) +
+                      ", not a regular file (pipesim reads " + what + "s from regular files only)");
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) throw not_regular(st.st_mode);  // a socket cannot be opened
   // O_NONBLOCK: opening a FIFO with no writer must not wait (regular files ignore it).
   const Fd file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)};
   if (file.fd < 0) throw InputError("cannot read " + what + " " + name + ": " + std::strerror(errno));
-  struct stat st {};
   if (::fstat(file.fd, &st) != 0) throw InputError("cannot read " + what + " " + name + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw InputError("cannot read " + what + " " + name + ": " + what_it_is(st.st_mode) +
-                     ", not a regular file (pipesim reads " + what + "s from regular files only)");
+  if (!S_ISREG(st.st_mode)) throw not_regular(st.st_mode);  // replaced since the stat above
   const auto size = static_cast<std::uint64_t>(st.st_size);
   const auto too_large = [&](std::uint64_t bytes) {
     return InputError(what + " " + name + " has " + byte_count_text(bytes) + ", more than the " +

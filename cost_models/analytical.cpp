@@ -31,8 +31,8 @@ void check_efficiency(const char* name, double v) {
 
 void check_link(const LinkSpec& link, const char* which) {
   if (!(link.bandwidth > 0) || !std::isfinite(link.bandwidth))
-    fail(std::string(which) + " link '" + link.name + "': bandwidth must be a positive number of bytes/s");
-  if (link.latency < 0) fail(std::string(which) + " link '" + link.name + "': latency must not be negative");
+    fail(std::string(which) + " link " + quote(link.name) + ": bandwidth must be a positive number of bytes/s");
+  if (link.latency < 0) fail(std::string(which) + " link " + quote(link.name) + ": latency must not be negative");
 }
 
 }  // namespace
@@ -57,11 +57,11 @@ AnalyticalCostModel::AnalyticalCostModel(AnalyticalConfig config) : config_(std:
   if (peak == gpu.peak_flops.end() || !(peak->second > 0)) {
     std::string listed;
     for (const auto& [dtype, flops] : gpu.peak_flops) listed += (listed.empty() ? "" : ", ") + dtype;
-    fail("GPU '" + gpu.name + "' lists no peak FLOP/s for dtype " + c.dtype + " (it lists: " +
+    fail("GPU " + quote(gpu.name) + " lists no peak FLOP/s for dtype " + c.dtype + " (it lists: " +
          (listed.empty() ? "none" : listed) + ")");
   }
   peak_ = peak->second;
-  if (!(gpu.hbm_bandwidth > 0)) fail("GPU '" + gpu.name + "': hbm_bandwidth must be positive");
+  if (!(gpu.hbm_bandwidth > 0)) fail("GPU " + quote(gpu.name) + ": hbm_bandwidth must be positive");
   check_efficiency("gemm", c.efficiency.gemm);
   check_efficiency("attention", c.efficiency.attention);
   check_efficiency("memory", c.efficiency.memory);

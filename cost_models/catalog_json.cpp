@@ -57,7 +57,7 @@ class Entry {
     for (const auto& [key, item] : value.items())
       if (std::none_of(allowed.begin(), allowed.end(), [&, &k = key](const char* a) { return k == a; })) {
         std::vector<std::string> names(allowed.begin(), allowed.end());
-        fail(where_, "unknown field '" + key + "' (expected " + joined(names) + ")");
+        fail(where_, "unknown field " + quote(key) + " (expected " + joined(names) + ")");
       }
     object_ = &value;
   }
@@ -105,7 +105,7 @@ std::string name_of(const Entry& e) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
   };
   if (!std::all_of(name.begin(), name.end(), ok))
-    fail(e.path("name"), "expected lowercase letters, digits, '.', '-' or '_'; got '" + name + "'");
+    fail(e.path("name"), "expected lowercase letters, digits, '.', '-' or '_'; got " + quote(name));
   return name;
 }
 
@@ -130,7 +130,7 @@ ModelSpec read_model(const json& value, const std::string& where) {
   if (e.has("learned_positions")) m.learned_positions = e.flag("learned_positions");
   if (e.has("mlp")) {
     const std::string mlp = e.text("mlp");
-    if (mlp != "gelu" && mlp != "swiglu") fail(e.path("mlp"), "expected 'gelu' or 'swiglu'; got '" + mlp + "'");
+    if (mlp != "gelu" && mlp != "swiglu") fail(e.path("mlp"), "expected 'gelu' or 'swiglu'; got " + quote(mlp));
     m.mlp = mlp == "gelu" ? MlpKind::Gelu : MlpKind::SwiGlu;
   }
   m.source = e.text("source");
@@ -157,7 +157,7 @@ double read_price(const Entry& e) {
   // from_chars also reads "inf" and "nan"; isfinite keeps them out.
   if (!std::string_view(text).ends_with(kUnit) || number.empty() || ec != std::errc() ||
       ptr != number.data() + number.size() || !std::isfinite(value) || !(value > 0))
-    fail(where, "expected a positive price per GPU-hour such as 2.99USD; got '" + text + "'");
+    fail(where, "expected a positive price per GPU-hour such as 2.99USD; got " + quote(text));
   return value;
 }
 
@@ -211,7 +211,7 @@ void read_array(const json& root, const char* key, const std::string& source, co
     Spec spec = read(items[i], where);
     const auto [it, inserted] = seen.emplace(spec.name, i);
     if (!inserted)
-      fail(where + "/name", std::string("duplicate ") + kind + " name '" + spec.name + "' (also /" + key + "/" +
+      fail(where + "/name", std::string("duplicate ") + kind + " name " + quote(spec.name) + " (also /" + key + "/" +
                                 std::to_string(it->second) + ")");
     out.push_back(std::move(spec));
   }
@@ -249,7 +249,7 @@ void check_links(const Catalog& c, const std::string& source, const std::vector<
         for (const auto* list : {&c.links, &fallback})
           for (const LinkSpec& l : *list) names.push_back(l.name);
         fail(source + ": /gpus/" + std::to_string(i) + "/" + field,
-             "unknown link '" + name + "' (known: " + joined(names) + ")");
+             "unknown link " + quote(name) + " (known: " + joined(names) + ")");
       }
 }
 

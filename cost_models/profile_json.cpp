@@ -43,7 +43,7 @@ class Obj {
       if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
         std::string names;
         for (const char* a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
-        fail(where(), "unknown field '" + key + "' (expected " + names + ")");
+        fail(where(), "unknown field " + quote(key) + " (expected " + names + ")");
       }
     }
     object_ = &value;
@@ -149,7 +149,7 @@ ModelSpec read_model(const Obj& root) {
   m.name = o.text("name");
   m.family = o.text("family");
   if (m.family != "gpt")
-    fail(o.where("family"), "expected 'gpt' (the profiled kernels are GPT blocks); got '" + m.family + "'");
+    fail(o.where("family"), "expected 'gpt' (the profiled kernels are GPT blocks); got " + quote(m.family));
   m.layers = o.count("layers");
   m.hidden = o.count("hidden");
   m.heads = o.count("heads");
@@ -185,9 +185,9 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   Profile p;
   p.backend = root.text("backend");
   if (p.backend != "cpu" && p.backend != "cuda")
-    fail(root.where("backend"), "expected 'cpu' or 'cuda'; got '" + p.backend + "'");
+    fail(root.where("backend"), "expected 'cpu' or 'cuda'; got " + quote(p.backend));
   p.date = root.text("date");
-  if (!iso_utc(p.date)) fail(root.where("date"), "expected a UTC date like 2026-11-30T07:51:38Z; got '" + p.date + "'");
+  if (!iso_utc(p.date)) fail(root.where("date"), "expected a UTC date like 2026-11-30T07:51:38Z; got " + quote(p.date));
 
   const Obj machine = root.object("machine", {"cpu", "cores", "hostname", "device", "device_count"});
   p.machine.cpu = machine.text("cpu");
@@ -209,11 +209,11 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   p.settings.threads = settings.count("threads");
   p.settings.clock = settings.text("clock");
   if (p.settings.clock != "wall" && p.settings.clock != "thread-cpu" && p.settings.clock != "events")
-    fail(settings.where("clock"), "expected 'wall', 'thread-cpu' or 'events'; got '" + p.settings.clock + "'");
+    fail(settings.where("clock"), "expected 'wall', 'thread-cpu' or 'events'; got " + quote(p.settings.clock));
 
   p.model = read_model(root);
   p.dtype = root.text("dtype");
-  if (p.dtype != "fp32") fail(root.where("dtype"), "expected 'fp32' (the only dtype the kernels run); got '" + p.dtype + "'");
+  if (p.dtype != "fp32") fail(root.where("dtype"), "expected 'fp32' (the only dtype the kernels run); got " + quote(p.dtype));
 
   const Obj params = root.object("parameters", {"block", "embedding", "head_norm", "head_weight"});
   p.parameters.block = params.bytes("block");

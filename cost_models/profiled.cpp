@@ -71,7 +71,7 @@ ProfiledCostModel::ProfiledCostModel(ProfiledCostConfig config) : config_(std::m
   if (config_.model.name.empty()) config_.model = p.model;
   const ModelSpec& m = config_.model;
   if (m.family != "gpt")
-    throw InputError(src + ": model '" + m.name + "' is of family '" + m.family +
+    throw InputError(src + ": model " + quote(m.name) + " is of family '" + m.family +
                      "', but profiles hold GPT blocks (LayerNorm, GELU, multi-head attention)");
   const ModelSpec& pm = p.model;
   const bool same = m.hidden == pm.hidden && m.heads == pm.heads && m.ffn_hidden == pm.ffn_hidden &&
@@ -79,9 +79,9 @@ ProfiledCostModel::ProfiledCostModel(ProfiledCostConfig config) : config_(std::m
                     (m.kv_heads == 0 || m.kv_heads == m.heads) && m.mlp == MlpKind::Gelu && m.linear_bias &&
                     !m.rms_norm && m.learned_positions;
   if (!same)
-    throw InputError(src + ": model '" + m.name + "' (" + shape_text(m) + ") does not have the profiled block shape of '" +
+    throw InputError(src + ": model " + quote(m.name) + " (" + shape_text(m) + ") does not have the profiled block shape of '" +
                      pm.name + "' (" + shape_text(pm) + "); profile it with pipesim profile --model " + m.name);
-  if (m.layers < 1) throw InputError(src + ": model '" + m.name + "' has no layers");
+  if (m.layers < 1) throw InputError(src + ": model " + quote(m.name) + " has no layers");
   if (config_.micro_batch_size < 1 || config_.micro_batch_size > kMaxMicroBatchSize)
     throw InputError(src + ": micro-batch size must be in 1.." + std::to_string(kMaxMicroBatchSize) + ", got " +
                      std::to_string(config_.micro_batch_size));
@@ -91,7 +91,7 @@ ProfiledCostModel::ProfiledCostModel(ProfiledCostConfig config) : config_(std::m
   } else if (config_.optimizer == "sgd") {
     step = &OptimizerTimes::sgd;
   } else {
-    throw InputError(src + ": optimizer must be adam or sgd, got '" + config_.optimizer + "'");
+    throw InputError(src + ": optimizer must be adam or sgd, got " + quote(config_.optimizer));
   }
   optimizer_block_ = (p.block_optimizer.*step).median;
   optimizer_embedding_ = (p.embedding_optimizer.*step).median;
@@ -138,7 +138,7 @@ StageLayout ProfiledCostModel::layout_of(int stage, int num_stages) const {
   try {
     return stage_layout(config_.model.layers, stage, num_stages);
   } catch (const InputError& e) {
-    throw InputError(config_.source + ": model '" + config_.model.name + "': " + e.what());
+    throw InputError(config_.source + ": model " + quote(config_.model.name) + ": " + e.what());
   }
 }
 

@@ -86,7 +86,7 @@ std::string_view recompute_name(Recompute r) {
 int dtype_bytes(std::string_view dtype) {
   if (dtype == "bf16" || dtype == "fp16" || dtype == "fp8") return 2;
   if (dtype == "fp32" || dtype == "tf32") return 4;
-  throw InputError("dtype: unknown dtype '" + std::string(dtype) + "'; expected bf16, fp16, fp8, tf32 or fp32");
+  throw InputError("dtype: unknown dtype " + quote(dtype) + "; expected bf16, fp16, fp8, tf32 or fp32");
 }
 
 double PassWork::flops() const {

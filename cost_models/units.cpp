@@ -125,13 +125,13 @@ std::string prefix(std::string_view what) { return what.empty() ? std::string() 
 
 [[noreturn]] void fail(std::string_view what, std::string_view expected, std::string_view text,
                        std::string_view why = {}) {
-  std::string msg = prefix(what) + "expected " + std::string(expected) + "; got '" + std::string(text) + "'";
+  std::string msg = prefix(what) + "expected " + std::string(expected) + "; got " + quote(text);
   if (!why.empty()) msg += " (" + std::string(why) + ")";
   throw InputError(msg);
 }
 
 [[noreturn]] void fail_negative(std::string_view what, std::string_view text) {
-  throw InputError(prefix(what) + "must not be negative; got '" + std::string(text) + "'");
+  throw InputError(prefix(what) + "must not be negative; got " + quote(text));
 }
 
 // The number and its unit; every parser's first step, with the same errors.
@@ -153,13 +153,13 @@ std::int64_t parse_scaled(std::string_view text, std::string_view what, std::str
                           const std::array<Unit, N>& units, std::string_view too_large, std::string_view resolution) {
   const Number n = number_with_unit(text, what, expected);
   const Unit* unit = find_unit(units, n.unit);
-  if (!unit) fail(what, expected, text, "unknown unit '" + std::string(n.unit) + "'");
+  if (!unit) fail(what, expected, text, "unknown unit " + quote(n.unit));
   std::int64_t out = 0;
   if (!scale_exact(n, unit->multiplier, out))
-    throw InputError(prefix(what) + "'" + std::string(text) + "' is too large (" + std::string(too_large) + ")");
+    throw InputError(prefix(what) + quote(text) + " is too large (" + std::string(too_large) + ")");
   const auto nonzero = [](std::string_view digits) { return digits.find_first_not_of('0') != std::string_view::npos; };
   if (out == 0 && (nonzero(n.int_digits) || nonzero(n.frac_digits)))  // would silently become zero
-    throw InputError(prefix(what) + "'" + std::string(text) + "' is below the resolution of " + std::string(resolution));
+    throw InputError(prefix(what) + quote(text) + " is below the resolution of " + std::string(resolution));
   return out;
 }
 
@@ -189,9 +189,9 @@ double positive_rate(const Number& n, double per_unit, std::string_view text, st
   const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   const double rate = value * per_unit;
   if (ec == std::errc::result_out_of_range || !std::isfinite(rate))
-    throw InputError(prefix(what) + "'" + std::string(text) + "' is too large");
+    throw InputError(prefix(what) + quote(text) + " is too large");
   if (ec != std::errc() || ptr != digits.data() + digits.size()) fail(what, expected, text);
-  if (!(rate > 0)) throw InputError(prefix(what) + "must be positive; got '" + std::string(text) + "'");
+  if (!(rate > 0)) throw InputError(prefix(what) + "must be positive; got " + quote(text));
   return rate;
 }
 
@@ -235,10 +235,10 @@ double parse_flops(std::string_view text, std::string_view what) {
   } else if (unit.ends_with("FLOPS")) {
     unit.remove_suffix(5);
   } else {
-    fail(what, kExpected, text, "unknown unit '" + std::string(n.unit) + "'");
+    fail(what, kExpected, text, "unknown unit " + quote(n.unit));
   }
   const Unit* u = find_unit(kFlopPrefixes, unit);
-  if (!u) fail(what, kExpected, text, "unknown unit '" + std::string(n.unit) + "'");
+  if (!u) fail(what, kExpected, text, "unknown unit " + quote(n.unit));
   return positive_rate(n, static_cast<double>(u->multiplier), text, what, kExpected);
 }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <utility>
 
+#include "core/error.hpp"
 #include "executor/cpu_backend.hpp"
 #include "kernels/cuda_devices.hpp"
 #ifdef PIPESIM_HAVE_CUDA
@@ -88,7 +89,7 @@ class Partitions {
 
 BackendFactory make_backend_factory(const std::string& name, const std::string& sm_partition) {
   if (sm_partition != "auto" && sm_partition != "on" && sm_partition != "off")
-    throw InputError("--sm-partition: expected auto, on or off, got '" + sm_partition + "'");
+    throw InputError("--sm-partition: expected auto, on or off, got " + quote(sm_partition));
   if (name == "cpu")
     return [](int, const ModelSetup& setup, const StopFlag&) -> std::unique_ptr<ComputeBackend> {
       return std::make_unique<CpuBackend>(setup);
@@ -108,7 +109,7 @@ BackendFactory make_backend_factory(const std::string& name, const std::string& 
     cuda_devices_for_backend();  // throws: this build has no CUDA
 #endif
   }
-  throw InputError("--backend: expected cpu or cuda, got '" + name + "'");
+  throw InputError("--backend: expected cpu or cuda, got " + quote(name));
 }
 
 }  // namespace pipesim

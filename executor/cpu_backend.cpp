@@ -70,7 +70,7 @@ const KMat<float>& matrix_of(const Payload* p, const Op& op, const char* what) {
 }  // namespace
 
 void check_executor_model(const ModelSpec& m, int micro_batch_size, int microbatch_split) {
-  const std::string name = "model '" + m.name + "': ";
+  const std::string name = "model " + quote(m.name) + ": ";
   if (m.mlp != MlpKind::Gelu || !m.linear_bias || m.rms_norm || !m.learned_positions)
     throw InputError(name + "the CPU executor computes GPT-style blocks only (GELU MLP, biases, LayerNorm, learned "
                             "positions); use a gpt-* model such as gpt-tiny");

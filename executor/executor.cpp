@@ -5,6 +5,7 @@
 #include <map>
 #include <thread>
 
+#include "core/error.hpp"
 #include "executor/cpu_backend.hpp"
 #include "executor/measure.hpp"
 #include "executor/run_state.hpp"
@@ -161,7 +162,7 @@ void check_run(const Schedule& schedule, const ModelSpec& model, const RunOption
                            options.seed, options.optimizer,        schedule.num_devices};
     const std::int64_t bytes = run_memory_bytes(schedule, setup);
     if (bytes > options.max_memory_bytes)
-      throw InputError("model '" + model.name + "' at micro-batch size " + std::to_string(options.micro_batch_size) +
+      throw InputError("model " + quote(model.name) + " at micro-batch size " + std::to_string(options.micro_batch_size) +
                        ": the replicas' weights, gradients and optimizer state and the activations in flight need up to " +
                        format_bytes(static_cast<double>(bytes)) + ", more than the " +
                        format_bytes(static_cast<double>(options.max_memory_bytes)) +

@@ -271,7 +271,7 @@ void check_gpt_model(const ModelSpec& m, const std::string& who) {
                    m.linear_bias && m.learned_positions && (m.kv_heads == 0 || m.kv_heads == m.heads) &&
                    (m.head_dim == 0 || m.head_dim * m.heads == m.hidden);
   if (!gpt)
-    throw InputError(who + ": model '" + m.name + "' (family '" + m.family +
+    throw InputError(who + ": model " + quote(m.name) + " (family '" + m.family +
                      "') is not a GPT block; the kernels implement LayerNorm, a GELU MLP and multi-head attention "
                      "with biases and learned positions only");
 }

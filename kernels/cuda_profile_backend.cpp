@@ -304,7 +304,7 @@ class CudaProfileBackend final : public ProfileBackend {
 
 std::unique_ptr<ProfileBackend> make_cuda_profile_backend(const std::string& clock, int virtual_devices) {
   if (clock != "wall" && clock != "events")
-    throw InputError("--clock: the cuda backend times by wall or events, got '" + clock + "'");
+    throw InputError("--clock: the cuda backend times by wall or events, got " + quote(clock));
   if (virtual_devices < 1) throw InputError("--virtual-devices: expected at least 1, got " + std::to_string(virtual_devices));
   return std::make_unique<CudaProfileBackend>(cuda_devices_for_backend(), clock == "events", virtual_devices);
 }

@@ -243,7 +243,7 @@ std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, co
   if (name == "cpu") {
     const std::string clock_or_default = clock.empty() ? "wall" : clock;
     if (clock_or_default != "wall" && clock_or_default != "thread-cpu")
-      throw InputError("--clock: expected wall or thread-cpu, got '" + clock_or_default + "'");
+      throw InputError("--clock: expected wall or thread-cpu, got " + quote(clock_or_default));
     if (virtual_devices != 1)
       throw InputError("--virtual-devices: the cpu backend profiles one thread (only the cuda backend splits a GPU)");
     return std::make_unique<CpuProfileBackend>(clock_or_default == "wall" ? CpuClock::Wall : CpuClock::ThreadCpu);
@@ -255,7 +255,7 @@ std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, co
     cuda_devices_for_backend();  // throws: this build has no CUDA
 #endif
   }
-  throw InputError("--backend: expected cpu or cuda, got '" + name + "'");
+  throw InputError("--backend: expected cpu or cuda, got " + quote(name));
 }
 
 }  // namespace pipesim

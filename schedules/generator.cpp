@@ -32,7 +32,7 @@ const GeneratorInfo& find_generator(std::string_view name) {
     if (g.name == name) return g;
   std::string known;
   for (const auto& g : generators()) known += (known.empty() ? "" : ", ") + std::string(g.name);
-  throw InputError("unknown schedule '" + std::string(name) + "' (known: " + known + ")");
+  throw InputError("unknown schedule " + quote(name) + " (known: " + known + ")");
 }
 
 Schedule plain_pipeline(std::string_view name, const ScheduleParams& params, int chunks) {

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <limits>
 
+#include "core/error.hpp"
+
 namespace pipesim {
 namespace {
 
@@ -37,7 +39,7 @@ std::optional<Op> parse_op(std::string_view text, std::string* error) {
   static constexpr std::string_view kExpected =
       "expected an op like 2F0, 3I5, 3W5, 1B4, 1:2F0, 2GRADSYNC or 2OPT";
   auto bad = [&](std::string_view why) {
-    fail(error, "'" + std::string(text) + "': " + std::string(why) + " (" + std::string(kExpected) + ")");
+    fail(error, quote(text) + ": " + std::string(why) + " (" + std::string(kExpected) + ")");
     return std::nullopt;
   };
   std::size_t pos = 0;

@@ -429,7 +429,7 @@ Schedule parse_schedule_json(std::string_view text, std::string_view source_name
 Schedule read_schedule_file(const std::string& path) {
   const std::string ext = lower_extension(path);
   if (ext != ".csv" && ext != ".json")
-    throw InputError(path + ": unknown schedule file extension '" + ext + "' (expected .csv or .json)");
+    throw InputError(path + ": unknown schedule file extension " + quote(ext) + " (expected .csv or .json)");
   const std::string text = read_input_file(path, kScheduleFileInput);
   return ext == ".csv" ? parse_schedule_csv(text, path) : parse_schedule_json(text, path);
 }
@@ -437,7 +437,7 @@ Schedule read_schedule_file(const std::string& path) {
 void write_schedule_file(const Schedule& schedule, const std::string& path) {
   const std::string ext = lower_extension(path);
   if (ext != ".csv" && ext != ".json")
-    throw InputError(path + ": unknown schedule file extension '" + ext + "' (expected .csv or .json)");
+    throw InputError(path + ": unknown schedule file extension " + quote(ext) + " (expected .csv or .json)");
   OutputFile file(path, "");
   file.stream() << (ext == ".csv" ? schedule_to_csv(schedule) : schedule_to_json(schedule));
   file.commit();

@@ -101,7 +101,7 @@ TEST(Sweep, SkippedCombinationsAreCountedByReason) {
   EXPECT_EQ(by[0]["reason"], "tp x pp does not divide the GPUs");
   EXPECT_EQ(by[0]["count"], 8);
   EXPECT_EQ(by[0]["example"], "tp 3 x pp 3 = 9 GPUs per pipeline does not divide 48 GPUs");
-  EXPECT_EQ(by[1]["reason"], "tp does not divide the model's heads");
+  EXPECT_EQ(by[1]["reason"], "the model cannot be split so (tp and heads, stages and layers)");
   EXPECT_EQ(by[1]["count"], 4);
   EXPECT_THAT(by[1]["example"].get<std::string>(), HasSubstr("tp (16) must divide the attention heads (24)"));
   EXPECT_EQ(by[2]["reason"], "the schedule rejects pp and m");

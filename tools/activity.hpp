@@ -13,11 +13,13 @@ class Activity {
   Activity(const Activity&) = delete;
   Activity& operator=(const Activity&) = delete;
 
-  // The innermost activity, or "" (main thread's view; copies under a lock).
+  // The innermost activity; once an exception has ended them all, the one it ended first
+  // (so that main can name it); "" if none.
   static std::string current();
 
  private:
   std::string previous_;
+  int exceptions_;
 };
 
 }  // namespace pipesim

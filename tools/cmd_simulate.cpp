@@ -208,6 +208,8 @@ ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, c
   Schedule schedule =
       make_schedule(cmd, so, name, simulate_memory_use(trace != nullptr, keep_timeline, recorded_trace_ops(max_trace_ops)));
   const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
+  if (const std::string problem = stage_count_problem(model.config().model, schedule); !problem.empty())
+    throw InputError(problem + " (reduce -p or -v)");
   auto static_memory = [&model](const Schedule& s, const SimResult& r) {
     std::vector<std::int64_t> bytes;
     for (int d = 0; d < s.num_devices; ++d) {

@@ -17,7 +17,7 @@ namespace {
 Recompute parse_recompute(const std::string& text) {
   for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
     if (text == recompute_name(r)) return r;
-  throw InputError("--recompute: expected none, selective or full, got '" + text + "'");
+  throw InputError("--recompute: expected none, selective or full, got " + quote(text));
 }
 
 // FLOPs of one sequence through the whole model, forward and backward, no recomputation.
@@ -82,6 +82,12 @@ AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::str
   return c;
 }
 
+std::string stage_count_problem(const ModelSpec& model, const Schedule& schedule) {
+  if (schedule.num_stages <= model.layers) return {};
+  return schedule.name + " has " + std::to_string(schedule.num_stages) + " stages per pipeline, but " + model.name +
+         " has " + std::to_string(model.layers) + " layers: a stage holds at least one layer";
+}
+
 void add_profiled_flags(CLI::App& app, ProfiledOptions& o) {
   app.add_option("--cost", o.cost, "Measured costs: a profile file from `pipesim profile` (with --model, --micro-batch-size)");
   app.add_option("--cost-optimizer", o.optimizer, "With --cost: the optimizer step OptStep takes, adam or sgd")
@@ -93,7 +99,7 @@ void add_profiled_flags(CLI::App& app, ProfiledOptions& o) {
 ProfiledCostConfig make_profiled_config(const CLI::App& app, const ProfiledOptions& o, const HardwareOptions& hw) {
   reject_set_flags(app, kGpuFlags, "not used with --cost (the profile measured its own machine)");
   if (o.optimizer != "adam" && o.optimizer != "sgd")
-    throw InputError("--cost-optimizer: expected adam or sgd, got '" + o.optimizer + "'");
+    throw InputError("--cost-optimizer: expected adam or sgd, got " + quote(o.optimizer));
   ProfiledCostConfig c;
   c.profile = read_profile_file(o.cost);
   c.source = o.cost;

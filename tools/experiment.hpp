@@ -45,6 +45,10 @@ inline constexpr std::array<const char*, 11> kGpuFlags = {
 // tp GPUs); data parallelism fills the rest of the cluster. InputError if it does not divide.
 AnalyticalConfig make_analytical_config(const HardwareOptions& options, const std::string& gpu, int pipeline_devices);
 
+// Why `model` cannot be cut into the stages of `schedule` (each stage at least one layer),
+// or empty if it can.
+std::string stage_count_problem(const ModelSpec& model, const Schedule& schedule);
+
 // `--cost profile.json` (with --model and --micro-batch-size from HardwareOptions): the
 // profiled cost model of a measured profile (cost_models/profiled.hpp, `pipesim profile`).
 struct ProfiledOptions {

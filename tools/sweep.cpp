@@ -168,6 +168,11 @@ void run_group(const Plan& plan, const Group& group, Outcome& out) {
             skip(out, index, schedule_reason, schedule_error);
             continue;
           }
+          if (const std::string problem = stage_count_problem(plan.base.front().front().model, *schedule);
+              !problem.empty()) {
+            skip(out, index, SkipReason::ModelShape, problem);
+            continue;
+          }
           if (plan.gpus % (static_cast<long long>(tp) * schedule->num_devices) != 0) {  // more devices than pp
             skip(out, index, SkipReason::GpusIndivisible,
                  g.schedules[group.schedule] + " on pp " + std::to_string(pp) + " uses " +
@@ -203,7 +208,7 @@ void worker(const Plan& plan, Outcome& out) {
 std::string_view skip_reason_text(SkipReason reason) {
   switch (reason) {
     case SkipReason::GpusIndivisible: return "tp x pp does not divide the GPUs";
-    case SkipReason::ModelShape: return "tp does not divide the model's heads";
+    case SkipReason::ModelShape: return "the model cannot be split so (tp and heads, stages and layers)";
     case SkipReason::Schedule: return "the schedule rejects pp and m";
     case SkipReason::CostModel: return "the cost model rejects the settings";
     case SkipReason::Simulation: return "the simulation fails";

@@ -47,7 +47,7 @@ struct SweepRow {
 // Why a combination was not evaluated; the first that applies counts.
 enum class SkipReason : std::uint8_t {
   GpusIndivisible,  // tp x pp does not divide --gpus
-  ModelShape,       // tp does not divide the model's heads (or FFN width, KV heads)
+  ModelShape,       // tp does not divide the model's heads (or FFN width, KV heads), or more stages than layers
   Schedule,         // the generator rejects pp and m (e.g. interleaved: m a multiple of p)
   CostModel,        // the analytical model rejects it (e.g. tp and GPUs per node)
   Simulation,       // the engine or the memory model rejects it

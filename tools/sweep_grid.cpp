@@ -38,7 +38,7 @@ int parse_positive(std::string_view item, std::string_view whole, std::string_vi
   int value = 0;
   const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
   if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
-    throw InputError(expected_form(flag) + "; got '" + std::string(whole) + "'");
+    throw InputError(expected_form(flag) + "; got " + quote(whole));
   if (value <= 0 || value > kMaxValue)
     throw InputError(std::string(flag) + ": values must lie in 1.." + std::to_string(kMaxValue) + ", got '" +
                      std::string(whole) + "'");
@@ -62,7 +62,7 @@ std::vector<int> parse_int_grid(std::string_view text, std::string_view flag) {
     for (long long v = 1; v <= b; v *= 2)
       if (v >= a) values.push_back(static_cast<int>(v));
     if (values.size() == before)
-      throw InputError(std::string(flag) + ": range '" + std::string(item) + "' holds no power of two (A..B takes " +
+      throw InputError(std::string(flag) + ": range " + quote(item) + " holds no power of two (A..B takes " +
                        "every power of two from A to B, A <= B)");
   }
   std::sort(values.begin(), values.end());
@@ -75,9 +75,9 @@ std::vector<std::string> parse_name_grid(std::string_view text, std::string_view
   std::vector<std::string> names;
   for (std::string_view item : split_commas(text)) {
     if (item.empty())
-      throw InputError(std::string(flag) + ": empty name in '" + std::string(text) + "'; expected comma-separated names");
+      throw InputError(std::string(flag) + ": empty name in " + quote(text) + "; expected comma-separated names");
     if (std::find(names.begin(), names.end(), item) != names.end())
-      throw InputError(std::string(flag) + ": '" + std::string(item) + "' is listed twice");
+      throw InputError(std::string(flag) + ": " + quote(item) + " is listed twice");
     names.emplace_back(item);
   }
   return names;

@@ -75,7 +75,7 @@ UpdateAt parse_update(const std::string& s) {
   if (s == "code") return UpdateAt::Code;
   if (s == "early") return UpdateAt::Early;
   if (s == "late") return UpdateAt::Late;
-  throw InputError(std::string(kName) + ": amdp-update must be code, early or late, got '" + s + "'");
+  throw InputError(std::string(kName) + ": amdp-update must be code, early or late, got " + quote(s));
 }
 
 // GPU holding stage s of pipeline (chunk) c.

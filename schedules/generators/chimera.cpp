@@ -202,7 +202,7 @@ Concat parse_concat(const std::string& name) {
   if (name == "direct") return Concat::Direct;
   if (name == "doubling") return Concat::Doubling;
   if (name == "halving") return Concat::Halving;
-  throw InputError(std::string(kName) + ": concat must be direct, doubling or halving, got '" + name + "'");
+  throw InputError(std::string(kName) + ": concat must be direct, doubling or halving, got " + quote(name));
 }
 
 Shape check_params(const ScheduleParams& params) {

@@ -1,0 +1,369 @@
+// Hostile input against the real binary (issue #17), one case per class of bad input a
+// careful user or a script produces. Each case runs in a fresh folder in which every output
+// the command names already exists; after the failing run it must be byte for byte as it
+// was, no temporary file may be left behind, and the user sees exactly one line with the
+// documented exit code (tools/exit_codes.hpp).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using testing::HasSubstr;
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+// A folder of its own per case; `run` executes a shell command line in it, with $P the
+// binary.
+class Sandbox {
+ public:
+  explicit Sandbox(const std::string& name)
+      : dir_(fs::temp_directory_path() / ("pipesim_hostile_" + std::to_string(::getpid()) + "_" + name)) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~Sandbox() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path path(const std::string& name) const { return dir_ / name; }
+  void write(const std::string& name, const std::string& bytes) const {
+    fs::create_directories(path(name).parent_path());
+    std::ofstream(path(name), std::ios::binary) << bytes;
+  }
+  std::string read(const std::string& name) const {
+    std::ifstream in(path(name), std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  Result run(const std::string& command_line) const {
+    const std::string cmd = "cd '" + dir_.string() + "' && P='" + std::string(PIPESIM_CLI) + "' && " + command_line +
+                            " 2>&1";
+    Result r;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) return r;
+    std::array<char, 4096> buf{};
+    while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.out.append(buf.data(), n);
+    const int status = pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  }
+  // Files a run left behind that the folder did not hold before (temporary outputs).
+  std::vector<std::string> temporaries() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir_))
+      if (e.path().filename().string().find(".pipesim-") != std::string::npos) out.push_back(e.path().string());
+    return out;
+  }
+
+ private:
+  fs::path dir_;
+};
+
+constexpr const char* kCycleCsv = "0F0,0B0,0F1,0B1\n1F1,1B1,1F0,1B0\n";  // a deadlock
+constexpr const char* kValidCsv = "0F0,0B0\n";
+
+struct Case {
+  const char* name;   // also the sandbox's name: [a-z0-9_]
+  const char* klass;  // the issue's class
+  std::map<std::string, std::string> inputs;  // files created first
+  std::string command;                        // a shell command line; $P is pipesim
+  std::vector<std::string> outputs;           // files that exist before the run and must survive it
+  int code;
+  std::string message;  // a part of the one line
+};
+
+std::string sentinel(const std::string& name) { return "pre-existing " + name + " \x01\xff\n"; }
+
+// ---- the cases ---------------------------------------------------------------------------
+
+std::vector<Case> cases() {
+  const std::string big_config = "{\"fwd\": \"" + std::string(1 << 20, '1') + "ms\"}";
+  return {
+      // Outputs: nothing is lost.
+      {"later_output_folder_missing", "outputs", {}, "$P simulate --trace t.json --report nodir/r.html", {"t.json"}, 2,
+       "--report: cannot write 'nodir/r.html': the folder 'nodir' does not exist"},
+      {"deadlock_after_outputs", "outputs", {{"cy.csv", kCycleCsv}},
+       "$P simulate --schedule-file cy.csv --trace t.json --report r.html --save-config c.json",
+       {"t.json", "r.html", "c.json"}, 2, "cy.csv: deadlock: "},
+      {"overflow_while_tracing", "outputs", {}, "$P simulate -p 2 -m 4 --fwd 9000000000s --trace t.json", {"t.json"},
+       2, "simulated time overflows 2^63 ns"},
+      {"overflow_while_streaming", "outputs", {},
+       "$P simulate -p 2 -m 300000 --fwd 9000000000s --trace t.json --max-trace-ops 0", {"t.json"}, 2,
+       "simulated time overflows 2^63 ns"},
+      {"file_size_limit", "outputs", {}, "(ulimit -f 8; exec $P simulate -p 8 -m 64 --trace t.json)", {"t.json"}, 4,
+       "--trace: cannot write 't.json': File too large (the file was left as it was)"},
+      {"full_device", "outputs", {}, "$P simulate --report /dev/full", {}, 4,
+       "--report: cannot write '/dev/full': No space left on device"},
+      {"full_stdout", "outputs", {}, "{ $P schedule -p 8 -m 64 --format csv > /dev/full; }", {}, 4,
+       "cannot write to standard output: No space left on device"},
+      {"two_outputs_one_file", "outputs", {}, "$P simulate --trace x.json --report ./x.json", {"x.json"}, 2,
+       "--report and --trace both name './x.json': give each output its own file"},
+      {"output_is_the_config", "outputs", {{"c.json", "{\"stages\": 2}"}}, "$P simulate --config c.json --save-config c.json",
+       {}, 2, "--save-config 'c.json' is also the input of --config: the run would overwrite its own input"},
+      {"output_is_the_schedule", "outputs", {{"s.csv", kValidCsv}}, "$P schedule --schedule-file s.csv -o s.csv", {}, 2,
+       "--out 's.csv' is also the input of --schedule-file"},
+      {"output_is_a_directory", "outputs", {{"d/keep", "x"}}, "$P simulate --trace d", {}, 2,
+       "--trace: cannot write 'd': it is a directory"},
+      {"output_fifo_without_reader", "outputs", {}, "mkfifo f.json && $P simulate --trace f.json", {}, 2,
+       "--trace: cannot write 'f.json': a FIFO that no process reads"},
+      {"save_config_of_bad_settings", "outputs", {}, "$P simulate --save-config c.json -p 0", {"c.json"}, 2,
+       "1f1b: p must be a positive integer, got 0"},
+      {"save_config_rejected_late", "outputs", {}, "$P compare --schedules 1f1b,interleaved -m 6 --save-config c.json",
+       {"c.json"}, 2, "interleaved: m (6) must be a multiple of p (4)"},
+      {"empty_output_name", "outputs", {}, "$P simulate --trace ''", {}, 2,
+       "--trace: expected a value, got an empty string"},
+      {"trace_dir_later_schedule_fails", "outputs", {}, "$P compare --schedules 1f1b,interleaved -m 6 --trace-dir tr",
+       {"tr/1f1b.trace.json", "tr/interleaved.trace.json"}, 2, "interleaved: m (6) must be a multiple of p (4)"},
+      {"schedule_out_bad_settings", "outputs", {}, "$P schedule -o s.csv --format csv -p 0", {"s.csv"}, 2,
+       "1f1b: p must be a positive integer, got 0"},
+      {"sweep_outputs_nothing_fits", "outputs", {},
+       "$P sweep --model gpt3-1.3b --gpus 8 --pp 3 --csv s.csv --json s.json --report s.html",
+       {"s.csv", "s.json", "s.html"}, 2, "no valid configuration"},
+      {"profile_out_bad_settings", "outputs", {}, "$P profile --model gpt-tiny --out p.json --repeats 0", {"p.json"}, 2,
+       "profile: repeats must be at least 1, got 0"},
+      {"run_trace_bad_settings", "outputs", {}, "$P run --trace t.json --micro-batch-size 0", {"t.json"}, 2,
+       "--micro-batch-size: expected at least 1 sequence, got 0"},
+      {"validate_report_bad_settings", "outputs", {}, "$P validate --report r.html --repeats 0", {"r.html"}, 2,
+       "profile: repeats must be at least 1, got 0"},
+      // Inputs: only regular files, bounded, every one named.
+      {"schedule_file_is_a_directory", "inputs", {{"d.csv/keep", "x"}}, "$P simulate --schedule-file d.csv", {}, 2,
+       "cannot read schedule file 'd.csv': a directory, not a regular file"},
+      {"schedule_file_is_a_fifo", "inputs", {}, "mkfifo f.csv && $P simulate --schedule-file f.csv", {}, 2,
+       "cannot read schedule file 'f.csv': a FIFO (named pipe), not a regular file"},
+      {"config_is_a_fifo", "inputs", {}, "mkfifo f.json && $P simulate --config f.json", {}, 2,
+       "cannot read config file 'f.json': a FIFO (named pipe)"},
+      {"catalog_is_a_fifo", "inputs", {}, "mkfifo m.json && $P simulate --model m.json", {}, 2,
+       "cannot read catalog file 'm.json': a FIFO (named pipe)"},
+      {"profile_is_a_fifo", "inputs", {}, "mkfifo p.json && $P simulate --cost p.json", {}, 2,
+       "cannot read profile 'p.json': a FIFO (named pipe)"},
+      {"schedule_file_is_a_device", "inputs", {}, "ln -s /dev/zero z.csv && $P check --schedule-file z.csv", {}, 2,
+       "cannot read schedule file 'z.csv': a character device"},
+      {"config_is_a_socket", "inputs", {}, "SOCKET c.json && $P simulate --config c.json", {}, 2,
+       "cannot read config file 'c.json': a socket"},
+      {"config_too_large", "inputs", {{"big.json", big_config}}, "$P simulate --config big.json", {}, 2,
+       "config file 'big.json' has 1.0 MiB, more than the 1.0 MiB a config file may have"},
+      {"long_token_is_cut", "inputs", {}, "$P simulate --schedule $(printf 'a%.0s' $(seq 1 3000))", {}, 2,
+       "...' (3000 characters)"},
+      {"control_characters_in_a_file_name", "inputs", {}, "$P simulate --schedule-file \"$(printf 'a\\033[31m.csv')\"", {},
+       2, "cannot read schedule file 'a\\x1b[31m.csv': No such file or directory"},
+      {"control_characters_in_a_schedule_name", "inputs",
+       {{"n.json", "{\"name\": \"a\\u001b[31m\", \"ops\": [[\"0F0\", \"0B0\"]]}"}}, "$P check --schedule-file n.json", {}, 2,
+       "n.json: /name: 'a\\x1b[31m': a schedule name is printable text"},
+      // Integers are decimal and range-checked; numbers finite; overflow caught.
+      {"hexadecimal_flag", "integers", {}, "$P simulate -p 0x10", {}, 2,
+       "--stages: '0x10': expected a decimal integer (hexadecimal, binary and octal are not accepted)"},
+      {"overflowing_flag", "integers", {}, "$P simulate -p 99999999999", {}, 2, "--stages: '99999999999': out of range (-2147483648 to 2147483647)"},
+      {"overflowing_int64_flag", "integers", {}, "$P simulate -p 99999999999999999999", {}, 2,
+       "--stages: '99999999999999999999': out of range"},
+      {"negative_unsigned_flag", "integers", {}, "$P simulate --max-trace-ops -1", {}, 2,
+       "--max-trace-ops: '-1': must not be negative"},
+      {"negative_seed", "integers", {}, "$P run --seed -1", {}, 2, "--seed: '-1': must not be negative"},
+      {"plus_sign", "integers", {}, "$P simulate -m +8", {}, 2, "--microbatches: '+8': expected a decimal integer"},
+      {"exponent_in_an_integer", "integers", {}, "$P simulate -m 1e3", {}, 2, "--microbatches: '1e3': expected a decimal"},
+      {"hexadecimal_config_key", "integers", {{"c.json", "{\"stages\": \"0x10\"}"}}, "$P simulate --config c.json", {},
+       2, "c.json: /stages: '0x10': expected a decimal integer"},
+      {"fractional_config_integer", "integers", {{"c.json", "{\"stages\": 4.5}"}}, "$P simulate --config c.json", {}, 2,
+       "c.json: /stages: '4.5': expected a decimal integer"},
+      {"negative_config_unsigned", "integers", {{"c.json", "{\"max-trace-ops\": -5}"}}, "$P simulate --config c.json",
+       {}, 2, "c.json: /max-trace-ops: '-5': must not be negative"},
+      {"nan_number", "integers", {}, "$P run --lr nan", {}, 2, "--lr: 'nan': expected a decimal number"},
+      {"infinite_number", "integers", {}, "$P simulate --input-grad-free-fraction 1e999", {}, 2,
+       "--input-grad-free-fraction: '1e999': out of range"},
+      {"boolean_word", "integers", {}, "$P simulate --model gpt3-1.3b --sequence-parallel yes", {}, 2,
+       "--sequence-parallel: 'yes': expected true or false"},
+      {"cluster_product_overflows", "integers", {}, "$P simulate --model gpt3-1.3b --nodes 100000 --gpus-per-node 100000",
+       {}, 2, "cluster: 100000 nodes x 100000 GPUs per node is more than the 16777216 GPUs pipesim models"},
+      {"duration_below_resolution", "integers", {}, "$P simulate --fwd 0.0001ns", {}, 2,
+       "--fwd: '0.0001ns' is below the resolution of 1 ns"},
+      // The memory guard covers every path that can allocate without bound.
+      {"sweep_results_too_large", "memory", {}, "$P sweep --model gpt3-1.3b --gpus 8 --max-memory 1KiB", {}, 2,
+       "combinations, whose results alone need"},
+      {"sweep_configuration_too_large", "memory", {},
+       "$P sweep --model gpt3-1.3b --gpus 8 --pp 2 -m 65536 --schedules 1f1b --iterations 1000 --max-memory 2GiB", {}, 2,
+       "the schedule needs more memory than a thread may use"},
+      {"sweep_iterations", "memory", {}, "$P sweep --model gpt3-1.3b --gpus 8 --iterations 1000000", {}, 2,
+       "--iterations: at most 1000"},
+      {"sweep_jobs", "memory", {}, "$P sweep --model gpt3-1.3b --gpus 8 --jobs 100000", {}, 2,
+       "--jobs: at most 1024 threads"},
+      {"schedule_file_too_large", "memory", {{"s.csv", kValidCsv}}, "$P simulate --schedule-file s.csv --max-memory 1KiB",
+       {}, 2, "the schedule of 's.csv' has ~2 ops and needs"},
+      {"iterations_beyond_32_bits", "memory", {}, "$P simulate --iterations 100000000", {}, 2,
+       "pipesim numbers ops with 32 bits"},
+      {"run_micro_batch_size", "memory", {}, "$P run --micro-batch-size 100000 --max-memory 1GiB", {}, 2,
+       "model 'gpt-tiny' at micro-batch size 100000: the replicas' weights, gradients and optimizer state and the "
+       "activations in flight need up to"},
+      {"profile_link_sizes", "memory", {}, "$P profile --model gpt-tiny --out p.json --link-sizes 1KiB,3GiB", {"p.json"},
+       2, "profile: link size 3.0 GiB needs three buffers of it"},
+      // Config files: the checks and messages of flags, with file and key.
+      {"config_duplicate_key", "config", {{"c.json", "{\"tp\": 2, \"tp\": 4}"}}, "$P simulate --config c.json", {}, 2,
+       "c.json: /tp: the key 'tp' is given twice in one object"},
+      {"schedule_duplicate_key", "config", {{"s.json", "{\"ops\": [[\"0F0\", \"0B0\"]], \"ops\": [[\"0F0\"]]}"}},
+       "$P check --schedule-file s.json", {}, 2, "s.json: /ops: the key 'ops' is given twice in one object"},
+      {"catalog_duplicate_key", "config",
+       {{"g.json", "{\"links\": [{\"name\": \"a\", \"name\": \"b\", \"bandwidth\": \"1GB/s\", \"latency\": \"1us\"}]}"}},
+       "$P catalog --file g.json", {}, 2, "g.json: /links/0/name: the key 'name' is given twice in one object"},
+      {"profile_duplicate_key", "config", {{"p.json", "{\"format\": \"a\", \"format\": \"b\"}"}},
+       "$P simulate --cost p.json", {}, 2, "p.json: /format: the key 'format' is given twice"},
+      {"config_excludes", "config", {{"c.json", "{\"schedule\": \"gpipe\", \"schedule-file\": \"s.csv\"}"}, {"s.csv", kValidCsv}},
+       "$P simulate --config c.json", {}, 2, "c.json: /schedule: cannot be used with --schedule-file (set too)"},
+      {"config_needs", "config", {{"c.json", "{\"report-capacity\": \"80GiB\"}"}}, "$P simulate --config c.json", {}, 2,
+       "c.json: /report-capacity: needs --report too"},
+      {"config_combination_against_the_command_line", "config", {{"c.json", "{\"schedule\": \"gpipe\"}"}, {"s.csv", kValidCsv}},
+       "$P simulate --config c.json --schedule-file s.csv", {}, 2,
+       "c.json: /schedule: cannot be used with --schedule-file (set too)"},
+      {"config_not_an_object", "config", {{"c.json", "[1, 2]"}}, "$P simulate --config c.json", {}, 2,
+       "c.json: expected a JSON object of settings"},
+      // Semantics.
+      {"duplicate_gradsync", "semantics", {{"s.csv", "0F0,0B0,0GRADSYNC,0GRADSYNC,0OPT\n"}},
+       "$P simulate --schedule-file s.csv", {}, 2, "device 0 op 3: duplicate 0GRADSYNC"},
+      {"duplicate_opt", "semantics", {{"s.csv", "0F0,0B0,0OPT,0OPT\n"}}, "$P simulate --schedule-file s.csv", {}, 2,
+       "device 0 op 3: duplicate 0OPT"},
+      {"more_stages_than_layers", "semantics", {}, "$P simulate --model gpt-tiny --nodes 8 -p 64", {}, 2,
+       "1f1b has 64 stages per pipeline, but gpt-tiny has 8 layers"},
+      {"uniform_cost_with_model", "semantics", {}, "$P simulate --model gpt3-1.3b --fwd 5ms", {}, 2,
+       "--fwd: not used with --model"},
+      {"gpu_flag_without_model", "semantics", {}, "$P simulate --tp 2", {}, 2, "--tp: used only with --model"},
+      {"profiled_flag_without_cost", "semantics", {}, "$P simulate --cost-fit line", {}, 2,
+       "--cost-fit: used only with --cost"},
+      {"shape_flag_against_the_file", "semantics", {{"s.csv", kValidCsv}}, "$P simulate --schedule-file s.csv -p 8", {},
+       2, "--stages 8 does not match the schedule file, which has 1 devices"},
+      {"generator_flag_with_a_file", "semantics", {{"s.csv", kValidCsv}},
+       "$P simulate --schedule-file s.csv --pipelines 4", {}, 2,
+       "--pipelines: a setting of the generators; the schedule file (--schedule-file) fixes the schedule"},
+      {"stage_cost_beyond_the_stages", "semantics", {}, "$P simulate --stage-cost 9:1ms:2ms", {}, 2,
+       "--stage-cost: stage 9 does not exist (1f1b has 4 stages, 0..3)"},
+      {"validate_repeats_with_cost", "semantics", {{"p.json", "{}"}}, "$P validate --cost p.json --repeats 3", {}, 2,
+       "--repeats: used only when profiling now (without --cost)"},
+  };
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class HostileInput : public testing::TestWithParam<Case> {};
+
+TEST_P(HostileInput, OneLineExitCodeAndNothingLost) {
+  const Case& c = GetParam();
+  const Sandbox box(c.name);
+  for (const auto& [name, bytes] : c.inputs) box.write(name, bytes);
+  for (const std::string& out : c.outputs) box.write(out, sentinel(out));
+  std::string command = c.command;
+  if (const std::size_t at = command.find("SOCKET "); at != std::string::npos) {  // a UNIX socket file
+    const std::size_t end = command.find(' ', at + 7);
+    const std::string name = command.substr(at + 7, end - at - 7);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string where = box.path(name).string();
+    ASSERT_LT(where.size(), sizeof addr.sun_path);
+    where.copy(addr.sun_path, where.size());
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ::close(fd);
+    command.replace(at, end - at, "true");
+  }
+  const Result r = box.run(command);
+  EXPECT_EQ(r.code, c.code) << c.klass << ": " << r.out;
+  EXPECT_THAT(r.out, HasSubstr(c.message)) << c.klass;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "not one line: " << r.out;
+  EXPECT_THAT(r.out, testing::StartsWith("pipesim: error: ")) << r.out;
+  EXPECT_LT(r.out.size(), 2200u);
+  for (const std::string& out : c.outputs) EXPECT_EQ(box.read(out), sentinel(out)) << out << " was changed";
+  EXPECT_THAT(box.temporaries(), testing::IsEmpty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, HostileInput, testing::ValuesIn(cases()),
+                         [](const testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+// ---- what must work ----------------------------------------------------------------------
+
+TEST(HostileInputAccepted, LeadingZerosAreDecimal) {
+  const Sandbox box("decimal");
+  const Result r = box.run("$P simulate -p 010 -m 016 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["devices"], 10);
+  EXPECT_EQ(j["microbatches"], 16);
+}
+
+TEST(HostileInputAccepted, FileNamesThatAreNotUtf8StillGiveValidJson) {
+  const Sandbox box("utf8");
+  box.write("x\xff.csv", kValidCsv);
+  const Result r = box.run("$P simulate --schedule-file \"$(printf 'x\\377.csv')\" --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);  // throws on invalid UTF-8
+  EXPECT_EQ(j["schedule"], "x\\xff");
+  const Result text = box.run("$P simulate --schedule-file \"$(printf 'x\\377.csv')\"");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_EQ(text.out.find('\xff'), std::string::npos);
+}
+
+TEST(HostileInputAccepted, SuccessfulRunsReplaceTheirOutputsWhole) {
+  const Sandbox box("replace");
+  box.write("t.json", sentinel("t.json"));
+  box.write("c.json", sentinel("c.json"));
+  ::chmod(box.path("t.json").c_str(), 0640);
+  const Result r = box.run("$P simulate --trace t.json --save-config c.json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(box.read("t.json"))["otherData"]["generator"].get<std::string>().rfind("pipesim", 0),
+            0u);
+  EXPECT_EQ(nlohmann::json::parse(box.read("c.json"))["schedule"], "1f1b");
+  EXPECT_EQ(fs::status(box.path("t.json")).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  EXPECT_THAT(box.temporaries(), testing::IsEmpty());
+  // Through a symbolic link: the file it names is replaced, the link stays.
+  fs::create_symlink("t.json", box.path("link.json"));
+  ASSERT_EQ(box.run("$P simulate -p 2 -m 2 --trace link.json").code, 0);
+  EXPECT_TRUE(fs::is_symlink(box.path("link.json")));
+  EXPECT_EQ(nlohmann::json::parse(box.read("t.json"))["otherData"]["title"], "1f1b");
+}
+
+TEST(HostileInputAccepted, SpecialFilesAreWrittenDirectly) {
+  const Sandbox box("special");
+  const Result r = box.run("$P simulate --trace /dev/null --report /dev/null");
+  EXPECT_EQ(r.code, 0) << r.out;
+  const Result pipe = box.run("$P schedule --format csv -p 2 -m 2 -o /dev/stdout | cat");
+  EXPECT_EQ(pipe.code, 0) << pipe.out;
+  EXPECT_THAT(pipe.out, testing::StartsWith("0F0,"));
+}
+
+// A reader that goes away: the write fails with EPIPE, which is exit code 4, not a silent 0.
+TEST(HostileInputAccepted, AClosedPipeIsAnError) {
+  const Sandbox box("pipe");
+  const Result r = box.run("{ $P schedule --format csv -p 64 -m 8192 2>err.txt; echo \"rc=$?\" >rc.txt; } | head -c 1");
+  EXPECT_EQ(box.read("rc.txt"), "rc=4\n");
+  EXPECT_EQ(box.read("err.txt"), "pipesim: error: cannot write to standard output: Broken pipe\n");
+}
+
+#if !defined(__SANITIZE_ADDRESS__)
+// Out of memory is its own exit code with one line naming what was being done. (Not under
+// AddressSanitizer, which needs far more address space than any small limit.)
+TEST(HostileInputAccepted, OutOfMemoryIsExitCode3) {
+  const Sandbox box("oom");
+  const Result r = box.run("(ulimit -v 1500000; exec $P simulate -p 256 -m 65536 --max-memory 1TiB)");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("pipesim: error: out of memory while "));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+#endif
+
+}  // namespace
