@@ -61,8 +61,9 @@ std::string read_input_file(const std::string& path, const InputKind& kind) {
   if (!S_ISREG(st.st_mode)) throw not_regular(st.st_mode);  // replaced since the stat above
   const auto size = static_cast<std::uint64_t>(st.st_size);
   const auto too_large = [&](std::uint64_t bytes) {
-    return InputError(what + " " + name + " has " + byte_count_text(bytes) + ", more than the " +
-                      byte_count_text(kind.max_bytes) + " a " + what + " may have");
+    return InputError(what + " " + name + " has " + std::to_string(bytes) + " bytes, more than the " +
+                      byte_count_text(kind.max_bytes) + " (" + std::to_string(kind.max_bytes) + " bytes) a " + what +
+                      " may have");
   };
   if (size > kind.max_bytes) throw too_large(size);
   std::string text;

@@ -26,6 +26,15 @@ row() {
     "${out//|/\\|}"
 }
 
+# row_shell CLASS COMMAND-LINE: the same for a shell command line in which $P is pipesim.
+row_shell() {
+  local class=$1 line=$2 out code
+  out=$(P="$P" bash -c "$line" 2>&1 >/dev/null)
+  code=$?
+  local shown=${line//\$P/pipesim}
+  printf '| %s | `` | `%s` | %s | `%s` |\n' "$class" "${shown//|/\\|}" "$code" "${out//|/\\|}"
+}
+
 echo '| class | input | command | exit | what the user sees |'
 echo '|---|---|---|---|---|'
 # Schedule files
@@ -64,6 +73,15 @@ row "unknown extension" s.txt '0F0' check --schedule-file s.txt
 row "missing file" '' '' check --schedule-file nosuch.csv
 mkdir -p dir.csv
 row "a directory" '' '' check --schedule-file dir.csv
+mkfifo fifo.csv
+row "a FIFO (never blocks)" '' '' check --schedule-file fifo.csv
+ln -s /dev/zero zero.csv
+row "a device" '' '' check --schedule-file zero.csv
+row "duplicate key (JSON)" dk.json '{"ops": [["0F0", "0B0"]], "ops": [["0F0"]]}' check --schedule-file dk.json
+row "control characters in a name" nm.json '{"name": "a\\u001b[31m", "ops": [["0F0", "0B0"]]}' check --schedule-file nm.json
+row "duplicate GradSync" dg.csv '0F0,0B0,0GRADSYNC,0GRADSYNC,0OPT' simulate --schedule-file dg.csv
+row "flag against the file" ok.csv '0F0,0B0' simulate --schedule-file ok.csv -p 8
+row "generator flag with a file" '' '' simulate --schedule-file ok.csv --pipelines 4
 row "BOM and CRLF (accepted)" bom.csv '\xef\xbb\xbf0F0,0B0\r\n' check --schedule-file bom.csv
 # Generator flags and sizes
 row "absurd size" '' '' simulate -p 1000000000 -m 8
@@ -71,6 +89,18 @@ row "too big for this machine" '' '' simulate -p 1024 -m 65536 --max-memory 8GiB
 row "zero micro-batches" '' '' simulate -m 0
 row "negative stages" '' '' simulate -p -4
 row "not a number" '' '' simulate -p four
+row "hexadecimal" '' '' simulate -p 0x10
+row "leading zeros (decimal, accepted)" '' '' check -p 010
+row "out of range" '' '' simulate -p 99999999999
+row "negative unsigned" '' '' simulate --max-trace-ops -1
+row "empty value" '' '' simulate --trace ''
+row "a number that is not finite" '' '' run --lr nan
+row "boolean word" '' '' simulate --model gpt3-1.3b --sequence-parallel yes
+row "product overflow" '' '' simulate --model gpt3-1.3b --nodes 100000 --gpus-per-node 100000
+row "ignored flag" '' '' simulate --model gpt3-1.3b --fwd 5ms
+row "more stages than layers" '' '' simulate --model gpt-tiny --nodes 8 -p 64
+row "stage that does not exist" '' '' simulate --stage-cost 9:1ms:2ms
+row "below the resolution" '' '' simulate --fwd 0.0001ns
 row "unknown schedule" '' '' simulate --schedule 2f2b
 row "constraint of a schedule" '' '' simulate --schedule interleaved -p 4 -m 6
 # Durations, sizes, rates
@@ -98,6 +128,25 @@ row "config: unknown key" cfg.json '{"stage": 4}' simulate --config cfg.json
 row "config: wrong type" cfg2.json '{"stages": [[4]]}' simulate --config cfg2.json
 row "config: bad value" cfg3.json '{"fwd": "fast"}' simulate --config cfg3.json
 row "config: invalid JSON" cfg4.json '{"fwd": ' simulate --config cfg4.json
+row "config: duplicate key" cfg5.json '{"tp": 2, "tp": 4}' simulate --config cfg5.json
+row "config: hexadecimal" cfg6.json '{"stages": "0x10"}' simulate --config cfg6.json
+row "config: excluded pair" cfg7.json '{"schedule": "gpipe", "schedule-file": "ok.csv"}' simulate --config cfg7.json
+printf '{"fwd": "%s"}' "$(head -c 1100000 /dev/zero | tr '\0' 1)" > big.json
+row "config: too large" '' '' simulate --config big.json
+# Memory
+row "sweep: results too large" '' '' sweep --model gpt3-1.3b --gpus 8 --max-memory 1KiB
+row "sweep: iterations" '' '' sweep --model gpt3-1.3b --gpus 8 --iterations 1000000
+row "run: micro-batch size" '' '' run --micro-batch-size 100000 --max-memory 1GiB
+row "profile: link sizes" '' '' profile --model gpt-tiny --out p.json --link-sizes 1KiB,3GiB
 # Outputs
 row "trace over --max-trace-ops" '' '' simulate -p 8 -m 64 --trace t.trace.json --max-trace-ops 100
 row "unwritable trace" '' '' simulate --trace /nonexistent/t.json
+row "two outputs, one file" '' '' simulate --trace x.json --report ./x.json
+printf '{"stages": 2}' > c.json
+row "output over its input" '' '' simulate --config c.json --save-config c.json
+mkfifo out.fifo
+row "a FIFO nobody reads" '' '' simulate --trace out.fifo
+row "full disk" '' '' simulate --trace /dev/full
+row_shell "file-size limit" 'ulimit -f 8; exec $P simulate -p 8 -m 64 --trace t.json'
+row_shell "closed pipe" '$P schedule --format csv -p 64 -m 8192 | head -c 1 >/dev/null; exit ${PIPESTATUS[0]}'
+row_shell "out of memory" 'ulimit -v 1500000; exec $P simulate -p 256 -m 65536 --max-memory 1TiB' 

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 [[ $# -gt 0 ]] && shift
 harnesses=("$@")
-[[ ${#harnesses[@]} -eq 0 ]] && harnesses=(op_text units schedule_csv schedule_json catalog cli_flags experiment_config profile)
+[[ ${#harnesses[@]} -eq 0 ]] && harnesses=(op_text units schedule_csv schedule_json catalog cli_flags experiment_config profile cli)
 build=${PIPESIM_FUZZ_BUILD:-build-fuzz-clang}
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -115,7 +115,7 @@ TEST(InputFile, RegularFilesOnlyWithinTheLimit) {
   EXPECT_EQ(read_input_file(dir.path("small.json"), kConfigFileInput), "{}");
   dir.write("big.json", std::string(2000, ' '));
   EXPECT_EQ(error_of([&] { read_input_file(dir.path("big.json"), InputKind{"config file", 1024}); }),
-            "config file '" + dir.path("big.json") + "' has 2.0 KiB, more than the 1.0 KiB a config file may have");
+            "config file '" + dir.path("big.json") + "' has 2000 bytes, more than the 1.0 KiB (1024 bytes) a config file may have");
   ASSERT_EQ(::mkfifo(dir.path("fifo").c_str(), 0600), 0);
   EXPECT_THAT(error_of([&] { read_input_file(dir.path("fifo"), kScheduleFileInput); }),
               HasSubstr("a FIFO (named pipe), not a regular file"));

@@ -162,7 +162,7 @@ std::vector<Case> cases() {
       {"config_is_a_socket", "inputs", {}, "SOCKET c.json && $P simulate --config c.json", {}, 2,
        "cannot read config file 'c.json': a socket"},
       {"config_too_large", "inputs", {{"big.json", big_config}}, "$P simulate --config big.json", {}, 2,
-       "config file 'big.json' has 1.0 MiB, more than the 1.0 MiB a config file may have"},
+       "config file 'big.json' has 1048589 bytes, more than the 1.0 MiB (1048576 bytes) a config file may have"},
       {"long_token_is_cut", "inputs", {}, "$P simulate --schedule $(printf 'a%.0s' $(seq 1 3000))", {}, 2,
        "...' (3000 characters)"},
       {"control_characters_in_a_file_name", "inputs", {}, "$P simulate --schedule-file \"$(printf 'a\\033[31m.csv')\"", {},
@@ -315,6 +315,23 @@ TEST(HostileInputAccepted, FileNamesThatAreNotUtf8StillGiveValidJson) {
   const Result text = box.run("$P simulate --schedule-file \"$(printf 'x\\377.csv')\"");
   ASSERT_EQ(text.code, 0) << text.out;
   EXPECT_EQ(text.out.find('\xff'), std::string::npos);
+}
+
+// Strings inside files (a profile's machine description) reach the terminal escaped and the
+// JSON output as valid JSON.
+TEST(HostileInputAccepted, ControlCharactersInsideAProfileAreEscaped) {
+  const Sandbox box("profile_strings");
+  std::ifstream in(std::string(PIPESIM_EXAMPLES) + "/../docs/validation/gpt-small-cpu-profile.json");
+  nlohmann::json profile = nlohmann::json::parse(in);
+  profile["machine"]["cpu"] = "evil\x1b[31mCPU\x07";
+  box.write("p.json", profile.dump());
+  const Result text = box.run("$P simulate --cost p.json -p 2 -m 2");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_THAT(text.out, HasSubstr("evil\\x1b[31mCPU\\x07"));
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos);
+  const Result json = box.run("$P simulate --cost p.json -p 2 -m 2 --json");
+  ASSERT_EQ(json.code, 0) << json.out;
+  EXPECT_THAT(nlohmann::json::parse(json.out)["cost_model"].get<std::string>(), HasSubstr("evil\x1b[31mCPU"));
 }
 
 TEST(HostileInputAccepted, SuccessfulRunsReplaceTheirOutputsWhole) {

@@ -143,6 +143,12 @@ std::optional<MemoryLimit> memory_limit(const std::string& max_memory) {
   return MemoryLimit{flag > held ? flag - held : 0, true, held, flag};
 }
 
+std::string limit_text(const MemoryLimit& limit) {
+  if (!limit.from_flag) return "available: " + format_bytes(static_cast<double>(limit.bytes));
+  return "--max-memory: " + format_bytes(static_cast<double>(limit.flag)) + ", of which this process already holds " +
+         format_bytes(static_cast<double>(limit.held));
+}
+
 std::optional<std::string> memory_refusal(const std::string& what_runs, std::uint64_t ops, const MemoryUse& use,
                                           const std::optional<MemoryLimit>& limit, const std::string& smaller) {
   const std::string what = what_runs + " has ~" + approx_count(ops) + " ops";
@@ -152,12 +158,8 @@ std::optional<std::string> memory_refusal(const std::string& what_runs, std::uin
   if (!limit) return std::nullopt;
   const std::uint64_t bytes = estimate_bytes(ops, use);
   if (bytes <= limit->bytes) return std::nullopt;
-  if (!limit->from_flag)
-    return what + " and needs ~" + format_bytes(static_cast<double>(bytes)) + " (available: " +
-           format_bytes(static_cast<double>(limit->bytes)) + "); " + smaller + ", or pass --max-memory to override";
-  return what + " and needs ~" + format_bytes(static_cast<double>(bytes)) + " (--max-memory: " +
-         format_bytes(static_cast<double>(limit->flag)) + ", of which this process already holds " +
-         format_bytes(static_cast<double>(limit->held)) + "); " + smaller + ", or raise --max-memory";
+  return what + " and needs ~" + format_bytes(static_cast<double>(bytes)) + " (" + limit_text(*limit) + "); " +
+         smaller + (limit->from_flag ? ", or raise --max-memory" : ", or pass --max-memory to override");
 }
 
 void check_memory(std::string_view generator, const ScheduleParams& params, const MemoryUse& use,

@@ -52,6 +52,8 @@ struct MemoryLimit {
   std::uint64_t flag = 0;   // from_flag: --max-memory itself
 };
 std::optional<MemoryLimit> memory_limit(const std::string& max_memory);
+// "available: 7.1 GiB", or "--max-memory: 1.0 GiB, of which this process already holds 150.0 MiB".
+std::string limit_text(const MemoryLimit& limit);
 
 // "1f1b with p=1024, m=65536": what a generator run is, for messages.
 std::string describe_generation(std::string_view generator, const ScheduleParams& params);

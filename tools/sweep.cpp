@@ -247,8 +247,7 @@ SweepResult run_sweep(const SweepSettings& settings, const SweepGrid& grid, int 
   if (auto limit = memory_limit(settings.max_memory)) {
     if (results > static_cast<double>(limit->bytes))
       throw InputError("the grid has " + std::to_string(total) + " combinations, whose results alone need ~" +
-                       format_bytes(results) + " (" + (limit->from_flag ? "--max-memory: " : "available: ") +
-                       format_bytes(static_cast<double>(limit->bytes)) + "); make the grid smaller");
+                       format_bytes(results) + " (" + limit_text(*limit) + "); make the grid smaller");
     limit->bytes = static_cast<std::uint64_t>((static_cast<double>(limit->bytes) - results) / static_cast<double>(threads));
     plan.thread_memory = limit;
   }
