@@ -6,6 +6,8 @@
 #
 #   fuzz/run.sh [SECONDS] [HARNESS...]     default: 60 seconds, every harness
 #   PIPESIM_FUZZ_BUILD=dir                 build folder (default build-fuzz-clang)
+#   PIPESIM_FUZZ_RUNS=N                    stop a harness after N executions if that comes
+#                                          before SECONDS (docs/reliability.md: 1000000)
 #   PIPESIM_FUZZ_MERGE=1                   afterwards, add the inputs that found new
 #                                          coverage to fuzz/corpus/<harness>/ (minimized)
 set -euo pipefail
@@ -17,8 +19,8 @@ harnesses=("$@")
 build=${PIPESIM_FUZZ_BUILD:-build-fuzz-clang}
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DPIPESIM_FUZZ=ON -DPIPESIM_SANITIZE=ON -DPIPESIM_BUILD_TESTS=OFF -DPIPESIM_BUILD_BENCH=OFF >/dev/null
-ninja -C "$build" -j2 "${harnesses[@]/%/_fuzz}"
+      -DPIPESIM_FUZZ=ON -DPIPESIM_SANITIZE=ON -DPIPESIM_BUILD_TESTS=OFF -DPIPESIM_BUILD_BENCH=OFF -DPIPESIM_CUDA=OFF >/dev/null
+cmake --build "$build" -j2 --target "${harnesses[@]/%/_fuzz}"
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -30,6 +32,8 @@ for h in "${harnesses[@]}"; do
   mkdir -p "$work" "$findings"
   dict=()
   [[ -f fuzz/dict/$h.dict ]] && dict=(-dict="fuzz/dict/$h.dict")
+  [[ -n ${PIPESIM_FUZZ_RUNS:-} ]] && dict+=(-runs="$PIPESIM_FUZZ_RUNS")
+  [[ $h == cli ]] && dict+=(-close_fd_mask=2)  # the CLI's one-line errors, for every input
   echo "== $h: $seconds s =="
   # New inputs go to the first folder ($work); the seeds stay as committed.
   if ! "$build/fuzz/${h}_fuzz" "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \

@@ -19,8 +19,9 @@ struct Result {
   std::string out;  // stdout and stderr together
 };
 
-inline Result run(const std::string& args) {
-  const std::string cmd = std::string(PIPESIM_CLI) + " " + args + " 2>&1";
+// A shell command line, its stdout and stderr together.
+inline Result run_shell(const std::string& command_line) {
+  const std::string cmd = command_line + " 2>&1";
   Result r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;
@@ -30,6 +31,8 @@ inline Result run(const std::string& args) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+inline Result run(const std::string& args) { return run_shell(std::string(PIPESIM_CLI) + " " + args); }
 
 inline std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("pipesim_cli_test_" + name)).string();

@@ -8,11 +8,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,15 +19,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/cli_runner.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using testing::HasSubstr;
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using pipesim::testing_cli::Result;
 
 // A folder of its own per case; `run` executes a shell command line in it, with $P the
 // binary.
@@ -57,16 +53,8 @@ class Sandbox {
     return s.str();
   }
   Result run(const std::string& command_line) const {
-    const std::string cmd = "cd '" + dir_.string() + "' && P='" + std::string(PIPESIM_CLI) + "' && " + command_line +
-                            " 2>&1";
-    Result r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    std::array<char, 4096> buf{};
-    while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return pipesim::testing_cli::run_shell("cd '" + dir_.string() + "' && P='" + std::string(PIPESIM_CLI) + "' && " +
+                                           command_line);
   }
   // Files a run left behind that the folder did not hold before (temporary outputs).
   std::vector<std::string> temporaries() const {

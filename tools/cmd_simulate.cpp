@@ -169,8 +169,8 @@ void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
 }
 
 // Before any simulation: reads --config, checks that no flag would be ignored, declares the
-// run's inputs and outputs (the report, --save-config; the caller adds its traces), and
-// checks --report-capacity. The effective settings go to --save-config's file, which the
+// run's inputs and --save-config (the caller adds its traces and report), and checks
+// --report-capacity. The effective settings go to --save-config's temporary file, which the
 // run's end moves into place with the other outputs.
 void prepare(CLI::App& cmd, const OutputFlags& o, const ScheduleOptions& so, const HardwareOptions& ho,
              const ProfiledOptions& po, CommandFiles& files) {
