@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   pipesim::add_profile_command(app);
   pipesim::add_run_command(app);
   pipesim::add_validate_command(app);
+  pipesim::add_fit_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
