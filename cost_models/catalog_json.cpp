@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost_models/catalog.hpp"
+#include "cost_models/efficiency_fit.hpp"
 #include "cost_models/gemm_model.hpp"
 #include "cost_models/transformer.hpp"
 #include "schedules/error.hpp"
@@ -180,15 +181,14 @@ Efficiency read_efficiency(const json& value, const std::string& where) {
                 {"gemm", "gemm_k_overhead", "tile_m", "tile_n", "wave_smoothing", "misaligned", "attention", "memory",
                  "network", "source"});
   Efficiency f;
-  if (e.has("gemm")) f.gemm = real(e, "gemm", 1e-3, 1);
-  if (e.has("gemm_k_overhead")) f.gemm_k_overhead = real(e, "gemm_k_overhead", 0, 1e6);
+  for (EfficiencyParam p : kEfficiencyParams) {
+    const std::string key(efficiency_param_name(p));
+    if (e.has(key.c_str()))
+      set_efficiency_value(f, p, real(e, key.c_str(), p == EfficiencyParam::GemmKOverhead ? 0 : 1e-3,
+                                      p == EfficiencyParam::GemmKOverhead ? 1e6 : 1));
+  }
   if (e.has("tile_m")) f.tile_m = e.count("tile_m");
   if (e.has("tile_n")) f.tile_n = e.count("tile_n");
-  if (e.has("wave_smoothing")) f.wave_smoothing = real(e, "wave_smoothing", 1e-3, 1);
-  if (e.has("misaligned")) f.misaligned = real(e, "misaligned", 1e-3, 1);
-  if (e.has("attention")) f.attention = real(e, "attention", 1e-3, 1);
-  if (e.has("memory")) f.memory = real(e, "memory", 1e-3, 1);
-  if (e.has("network")) f.network = real(e, "network", 1e-3, 1);
   if (e.has("source")) f.source = e.text("source");
   check_efficiency(f, where);  // the ranges of the fields read as integers
   return f;
@@ -345,15 +345,9 @@ std::string gpu_catalog_json(const GpuSpec& g) {
   if (g.sms > 0) j["sms"] = g.sms;
   const Efficiency& e = g.efficiency;
   nlohmann::ordered_json eff;
-  eff["gemm"] = e.gemm;
-  eff["gemm_k_overhead"] = e.gemm_k_overhead;
+  for (EfficiencyParam p : kEfficiencyParams) eff[std::string(efficiency_param_name(p))] = efficiency_value(e, p);
   eff["tile_m"] = e.tile_m;
   eff["tile_n"] = e.tile_n;
-  eff["wave_smoothing"] = e.wave_smoothing;
-  eff["misaligned"] = e.misaligned;
-  eff["attention"] = e.attention;
-  eff["memory"] = e.memory;
-  eff["network"] = e.network;
   if (!e.source.empty()) eff["source"] = e.source;
   j["efficiency"] = eff;
   j["source"] = g.source;

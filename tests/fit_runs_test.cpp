@@ -177,6 +177,16 @@ TEST(FitCommand, FailuresAreOneLineAndLeaveTheOutputAlone) {
                         "1 run(s) cannot determine 2 parameters (--parameters); give at least as many runs");
   expect_one_line_error(run("fit --measurements " + other + " --hardware h100-sxm -o /no/such/dir/x.json"),
                         "-o/--output: cannot write in '/no/such/dir': no such folder");
+  expect_one_line_error(run("fit --measurements " + other + " --hardware h100-sxm -o " + out + " --evaluate"),
+                        "-o/--output: --evaluate fits and writes nothing");
+  expect_one_line_error(run("fit --measurements " + other + " --hardware h100-sxm --parameters , -o " + out),
+                        "--parameters: expected a comma-separated list such as gemm,gemm_k_overhead");
+  expect_one_line_error(run("fit --measurements " + other + " --hardware h100-sxm -o /tmp"),
+                        "-o/--output: '/tmp' is a folder; expected a file name");
+  const std::string gpn = write("fit_gpn.csv", std::string(kHeader).substr(0, std::string(kHeader).size() - 1) +
+                                                   ",gpus-per-node\nx,gpt3-1.3b,h100-sxm,1,1,1,8,1,1f1b,none,false,1,0\n");
+  expect_one_line_error(run("fit --measurements " + gpn + " --hardware h100-sxm --evaluate"),
+                        gpn + ":2: column 'gpus-per-node': must be positive, got 0");
   EXPECT_EQ(slurp(out), "precious\n");
   // Nothing is left behind in the output's folder.
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(out).parent_path()))

@@ -355,6 +355,8 @@ TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
   EXPECT_EQ(load.out, save.out);
   expect_one_line_error(run("simulate --cost " + path + " --hardware a100-80g"),
                         "--hardware: not used with --cost (the profile measured its own machine)");
+  expect_one_line_error(run("simulate --cost " + path + " --tp-overlap all"),
+                        "--tp-overlap: not used with --cost (the profile measured its own machine)");
   expect_one_line_error(run("simulate --cost " + path + " --model gpt-small"),
                         "does not have the profiled block shape of 'gpt-tiny'");
   expect_one_line_error(run("simulate --cost " + path + " --micro-batch-size 64"),
