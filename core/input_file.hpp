@@ -22,6 +22,7 @@ inline constexpr InputKind kScheduleFileInput{"schedule file", 1024 * kMiB};  //
 inline constexpr InputKind kConfigFileInput{"config file", 1 * kMiB};
 inline constexpr InputKind kCatalogFileInput{"catalog file", 16 * kMiB};
 inline constexpr InputKind kProfileFileInput{"profile", 64 * kMiB};
+inline constexpr InputKind kRunsFileInput{"runs file", 16 * kMiB};  // pipesim fit --measurements
 
 // The whole file. InputError naming the file for a missing or unreadable file, a file that
 // is not a regular file, and a file larger than kind.max_bytes.

@@ -19,14 +19,16 @@ Tick to_ticks(double seconds) {
   return static_cast<Tick>(std::llround(seconds * 1e9));
 }
 
-// HBM bytes Adam moves per parameter and step (mixed precision, fp32 state): reads the
-// fp32 gradient, master weight, m and v (16), writes master, m and v (12), reads the
-// gradient once more for the norm / clipping / unscaling pass (4), and writes the low-
-// precision working copy (2) unless the weights are fp32 already.
-double adam_bytes_per_param(int element_bytes) { return 16 + 12 + 4 + (element_bytes < 4 ? element_bytes : 0); }
-
-void check_efficiency(const char* name, double v) {
-  if (!(v > 0 && v <= 1)) fail(std::string("efficiency.") + name + " must lie in (0, 1], got " + std::to_string(v));
+// HBM bytes the optimizer step moves per parameter (Megatron's mixed-precision Adam, fused
+// multi-tensor kernels, fp32 state): the gradient norm reads the fp32 main gradient (4); Adam
+// reads gradient, master weight, m and v (16) and writes master, m and v (12); the master is
+// copied into the low-precision working weights (read 4, write 2); the gradient buffer is
+// zeroed for the next iteration (4): 42. fp16 first unscales the gradients and checks them for
+// infinities (read 4 + write 4): 50. fp32 training has no master copy: 36.
+double optimizer_bytes_per_param(const std::string& dtype) {
+  if (dtype == "fp16") return 50;
+  if (dtype == "fp32" || dtype == "tf32") return 36;
+  return 42;  // bf16, fp8 (bf16 weights outside the GEMMs)
 }
 
 void check_link(const LinkSpec& link, const char* which) {
@@ -62,10 +64,10 @@ AnalyticalCostModel::AnalyticalCostModel(AnalyticalConfig config) : config_(std:
   }
   peak_ = peak->second;
   if (!(gpu.hbm_bandwidth > 0)) fail("GPU " + quote(gpu.name) + ": hbm_bandwidth must be positive");
-  check_efficiency("gemm", c.efficiency.gemm);
-  check_efficiency("attention", c.efficiency.attention);
-  check_efficiency("memory", c.efficiency.memory);
-  check_efficiency("network", c.efficiency.network);
+  check_efficiency(c.efficiency, kWho);
+  if (gpu.sms < 0) fail("GPU " + quote(gpu.name) + ": sms must not be negative, got " + std::to_string(gpu.sms));
+  if (c.vocab_multiple < 1) fail("vocab_multiple must be positive, got " + std::to_string(c.vocab_multiple));
+  gemm_element_bytes_ = c.dtype == "fp8" ? 1 : element_bytes_;
 
   const ClusterSpec& cl = c.cluster;
   if (cl.nodes <= 0 || cl.gpus_per_node <= 0)
@@ -83,28 +85,25 @@ AnalyticalCostModel::AnalyticalCostModel(AnalyticalConfig config) : config_(std:
          std::to_string(c.dp) + " = " + std::to_string(need) + " GPUs, but the cluster has " +
          std::to_string(cl.total_gpus()) + " (" + std::to_string(cl.nodes) + " nodes x " + std::to_string(gpn) + ")");
 
-  if (!c.partition.empty()) {
-    long long sum = 0;
-    for (std::size_t i = 0; i < c.partition.size(); ++i) {
-      if (c.partition[i] < 0) fail("partition[" + std::to_string(i) + "] must be >= 0, got " + std::to_string(c.partition[i]));
-      sum += c.partition[i];
-    }
-    if (sum != c.model.layers)
-      fail("partition sums to " + std::to_string(sum) + " layers, but the model has " + std::to_string(c.model.layers));
-    prefix_.assign(1, 0);
-    for (int n : c.partition) prefix_.push_back(prefix_.back() + n);
+  // Megatron pads the vocabulary so that each rank's share is a multiple of vocab_multiple.
+  const long long unit = static_cast<long long>(c.vocab_multiple) * c.tp;
+  const long long padded = (c.model.vocab + unit - 1) / unit * unit;
+  if (padded > 1LL << 30) fail("the vocabulary padded to a multiple of " + std::to_string(unit) + " is too large");
+  config_.model.vocab = static_cast<int>(padded);
+  try {  // the partition's own consistency; its length is checked against each schedule
+    if (!c.partition.layers.empty())
+      (void)stage_blocks(c.model.layers, static_cast<int>(c.partition.layers.size()), c.pipeline_devices, c.partition);
+    else if (!c.partition.empty())
+      (void)stage_blocks(c.model.layers, c.pipeline_devices, c.pipeline_devices, c.partition);
+  } catch (const InputError& e) {
+    fail(e.what());
   }
-
-  mb_ = Microbatch{c.micro_batch_size, c.tp, c.sequence_parallel, element_bytes_, c.flash_attention};
-  auto times = [&](PassWork (*work)(const ModelSpec&, const Microbatch&, Pass)) {
-    const PassWork f = work(c.model, mb_, Pass::Forward), i = work(c.model, mb_, Pass::InputGrad),
-                   w = work(c.model, mb_, Pass::WeightGrad);
-    return LayerTimes{roofline(f), roofline(i), roofline(w), tp_collective_seconds(f.collectives),
-                      tp_collective_seconds(i.collectives)};
-  };
-  layer_ = times(layer_work);
-  embedding_ = times(embedding_work);
-  head_ = times(head_work);
+  const bool causal = c.model.family != "bert";
+  mb_ = Microbatch{c.micro_batch_size, c.tp,       c.sequence_parallel, element_bytes_, c.flash_attention,
+                   causal,             c.gradient_accumulation_fusion, c.grad_reduce_bytes};
+  layer_ = pass_times(layer_work);
+  embedding_ = pass_times(embedding_work);
+  head_ = pass_times(head_work);
   if (c.recompute == Recompute::Full) {
     layer_recompute_ = layer_.forward + layer_.tp_forward;
   } else if (c.recompute == Recompute::Selective) {
@@ -121,13 +120,22 @@ AnalyticalCostModel::AnalyticalCostModel(AnalyticalConfig config) : config_(std:
   head_w_held_ = head_weight_grad_bytes(c.model, mb_);
 }
 
+double AnalyticalCostModel::kernel_seconds(const Kernel& k) const {
+  const Efficiency& e = config_.efficiency;
+  double compute = 0;
+  switch (k.kind) {
+    case KernelKind::Gemm:
+      compute = k.flops / (peak_ * gemm_efficiency(k.gemm, e, config_.cluster.gpu.sms, gemm_element_bytes_));
+      break;
+    case KernelKind::FusedAttention: compute = k.flops / (peak_ * e.attention); break;
+    case KernelKind::Memory: break;
+  }
+  return std::max(compute, k.bytes / (config_.cluster.gpu.hbm_bandwidth * e.memory));
+}
+
 double AnalyticalCostModel::roofline(const PassWork& work) const {
-  const double gemm_rate = peak_ * config_.efficiency.gemm;
-  const double attention_rate = peak_ * config_.efficiency.attention;
-  const double byte_rate = config_.cluster.gpu.hbm_bandwidth * config_.efficiency.memory;
   double seconds = 0;
-  for (const Kernel& k : work.kernels)
-    seconds += std::max(k.flops / (k.attention ? attention_rate : gemm_rate), k.bytes / byte_rate);
+  for (const Kernel& k : work.kernels) seconds += kernel_seconds(k);
   return seconds;
 }
 
@@ -137,27 +145,55 @@ double AnalyticalCostModel::ring_allreduce_seconds(int ranks, double bytes, cons
   return 2 * (n - 1) / n * bytes / (bandwidth * config_.efficiency.network) + 2 * (n - 1) * ticks_to_seconds(link.latency);
 }
 
-double AnalyticalCostModel::tp_collective_seconds(int collectives) const {
+double AnalyticalCostModel::collective_seconds(const Collective& c) const {
   const int t = config_.tp;
-  if (t <= 1 || collectives == 0) return 0;
+  if (t <= 1) return 0;
   const LinkSpec& link = t <= config_.cluster.gpus_per_node ? config_.cluster.intra : config_.cluster.inter;
-  const double bytes = static_cast<double>(mb_.sequences) * config_.model.seq_len * config_.model.hidden * element_bytes_;
-  return collectives * ring_allreduce_seconds(t, bytes, link, link.bandwidth);
+  const double ring = ring_allreduce_seconds(t, c.bytes, link, link.bandwidth);
+  // An all-gather or a reduce-scatter is one half of a ring allreduce.
+  return c.kind == CollectiveKind::AllReduce ? ring : ring / 2;
+}
+
+LayerTimes AnalyticalCostModel::pass_times(PassWork (*work)(const ModelSpec&, const Microbatch&, Pass)) const {
+  const ModelSpec& m = config_.model;
+  const PassWork passes[3] = {work(m, mb_, Pass::Forward), work(m, mb_, Pass::InputGrad), work(m, mb_, Pass::WeightGrad)};
+  std::vector<double> kernels[3];
+  for (int p = 0; p < 3; ++p)
+    for (const Kernel& k : passes[p].kernels) kernels[p].push_back(kernel_seconds(k));
+  auto total = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum;
+  };
+  LayerTimes t{total(kernels[0]), total(kernels[1]), total(kernels[2]), 0, 0, 0};
+  const TpOverlap overlap = config_.tp_overlap;
+  for (int p = 0; p < 2; ++p) {  // W has no collectives
+    double& exposed = p == 0 ? t.tp_forward : t.tp_input_grad;
+    for (const Collective& c : passes[p].collectives) {
+      const double seconds = collective_seconds(c);
+      const bool hidden = c.partner >= 0 && (overlap == TpOverlap::All || (overlap == TpOverlap::Backward && c.megatron_async));
+      const int partner_pass = static_cast<int>(c.partner_pass);
+      if (!hidden) {
+        exposed += seconds;
+      } else if (partner_pass == p) {  // runs under a GEMM of its own pass: only what outlasts it shows
+        exposed += std::max(0.0, seconds - kernels[p][static_cast<std::size_t>(c.partner)]);
+      } else {  // under a weight-gradient GEMM: hidden only where I and W run as one B
+        PIPESIM_ASSERT(partner_pass == 2 && p == 1);
+        exposed += seconds;
+        t.tp_hidden_in_backward += std::min(seconds, kernels[2][static_cast<std::size_t>(c.partner)]);
+      }
+    }
+  }
+  return t;
 }
 
 int AnalyticalCostModel::layers_of(int stage, int num_stages) const {
   PIPESIM_ASSERT(num_stages > 0 && stage >= 0 && stage < num_stages);
-  if (!prefix_.empty()) {
-    if (static_cast<int>(config_.partition.size()) != num_stages)
-      fail("partition has " + std::to_string(config_.partition.size()) + " entries, but the schedule has " +
-           std::to_string(num_stages) + " stages");
-    return config_.partition[static_cast<std::size_t>(stage)];
+  try {
+    return stage_blocks_of(config_.model.layers, stage, num_stages, config_.pipeline_devices, config_.partition);
+  } catch (const InputError& e) {
+    fail(e.what());
   }
-  // Balanced: the remainder goes to stages 1..r. Stage 0 keeps the base count because it
-  // holds the embedding and, in 1F1B-like schedules, the most micro-batches in flight.
-  const int layers = config_.model.layers;
-  const int base = layers / num_stages, extra = layers % num_stages;
-  return base + (stage >= 1 && stage <= extra ? 1 : 0);
 }
 
 std::int64_t AnalyticalCostModel::stage_parameters(int stage, int num_stages) const {
@@ -185,6 +221,8 @@ double AnalyticalCostModel::stage_seconds(OpKind kind, int stage, int num_stages
   double f = part(&LayerTimes::forward, &LayerTimes::tp_forward, 0);
   double i = part(&LayerTimes::input_grad, &LayerTimes::tp_input_grad, layer_recompute_);
   const double w = part(&LayerTimes::weight_grad, nullptr, 0);
+  // A fused backward runs I's collectives under W's GEMMs (TpOverlap).
+  const double hidden = part(&LayerTimes::tp_hidden_in_backward, nullptr, 0);
   if (config_.blocking_p2p && config_.pipeline_devices > 1) {
     // The op waits for its own send: F to the next stage, I (or B) to the previous one.
     // Stage s is taken to be on device s mod p (plain and interleaved placements).
@@ -197,7 +235,7 @@ double AnalyticalCostModel::stage_seconds(OpKind kind, int stage, int num_stages
     case OpKind::F: return f;
     case OpKind::I: return i;
     case OpKind::W: return w;
-    case OpKind::B: return i + w;
+    case OpKind::B: return i + w - hidden;
     default: PIPESIM_ASSERT(!"not a micro-batch op");
   }
   return 0;
@@ -246,12 +284,13 @@ double AnalyticalCostModel::optimizer_seconds(int stage, int num_stages) const {
   const AnalyticalConfig& c = config_;
   const double params = static_cast<double>(stage_parameters(stage, num_stages));
   const double updated = c.zero1 ? params / c.dp : params;
-  const double adam = updated * adam_bytes_per_param(element_bytes_) / (c.cluster.gpu.hbm_bandwidth * c.efficiency.memory);
+  const double adam = updated * optimizer_bytes_per_param(c.dtype) / (c.cluster.gpu.hbm_bandwidth * c.efficiency.memory);
   double reduce = dp_reduce_seconds(stage, num_stages);
   // With overlap, buckets reduce while the last micro-batch's backward runs (PyTorch DDP,
   // Megatron's overlap_grad_reduce): only what outlasts that backward is left.
   if (c.overlap_grad_reduce) reduce = std::max(0.0, reduce - stage_seconds(OpKind::B, stage, num_stages));
-  // Tied embeddings on two stages: their gradients are summed between the first and last.
+  // Tied embeddings on two stages: the first and the last stage sum the gradients of their
+  // copies of the word embeddings (Megatron's embedding-gradient allreduce).
   double tied = 0;
   if (c.model.tied_embeddings && num_stages > 1 && (stage == 0 || stage == num_stages - 1)) {
     const double rows = static_cast<double>((c.model.vocab + c.tp - 1) / c.tp);
@@ -317,4 +356,20 @@ Tick AnalyticalCostModel::allreduce_time(int participants, std::int64_t bytes) c
   return to_ticks(ring_allreduce_seconds(participants, static_cast<double>(bytes), link, link.bandwidth));
 }
 
+std::string_view tp_overlap_name(TpOverlap o) {
+  switch (o) {
+    case TpOverlap::None: return "none";
+    case TpOverlap::Backward: return "backward";
+    case TpOverlap::All: return "all";
+  }
+  return "?";
+}
+
+TpOverlap parse_tp_overlap(std::string_view text, std::string_view what) {
+  for (TpOverlap o : {TpOverlap::None, TpOverlap::Backward, TpOverlap::All})
+    if (text == tp_overlap_name(o)) return o;
+  throw InputError(std::string(what) + ": expected none, backward or all, got '" + std::string(text) + "'");
+}
+
 }  // namespace pipesim
+

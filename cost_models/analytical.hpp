@@ -4,41 +4,45 @@
 // formulas, constants and sources; docs/validation/analytical.md checks them against the
 // published Megatron-LM runs.
 //
-//   kernel time      max(FLOPs / (peak x gemm_efficiency), bytes / (HBM x memory_efficiency))
+//   kernel time      max(FLOPs / (peak x efficiency(shape)), bytes / (HBM x memory efficiency));
+//                    efficiency(M, N, K) from cost_models/gemm_model.hpp, fused attention
+//                    at Efficiency::attention
 //   layer pass       sum of its kernels + its tensor-parallel collectives on the TP link
-//   stage op         layers x layer pass (+ embedding on stage 0, + LM head on the last),
-//                    / microbatch_split; B = I + W; full recomputation reruns the forward in
-//                    I (or B), selective the attention core
-//   OptStep          Adam over the stage's parameters (memory-bound) + the data-parallel
-//                    gradient allreduce over dp (+ the tied-embedding allreduce)
+//                    (those TpOverlap hides under a GEMM count only what outlasts it)
+//   stage op         layers x layer pass (+ embedding on stage 0, + LM head and cross
+//                    entropy on the last), / microbatch_split; B = I + W (less what B hides
+//                    under W); full recomputation reruns the forward in I (or B), selective
+//                    the attention core
+//   OptStep          the optimizer's HBM traffic over the stage's parameters + the data-
+//                    parallel gradient reduction over dp (+ the tied-embedding allreduce
+//                    between the first and last stage)
 //
 // Placement: the schedule's device d is pipeline device d and occupies GPUs
 // [d·tp, (d+1)·tp) in node-major order (ClusterSpec: GPU g is on node g / gpus_per_node).
 // The whole model is cut into the schedule's num_stages stages (p·v for interleaved), so a
 // chunk op costs its own chunk's layers; OpScale::chunks is not used.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cost_models/cost_model.hpp"
 #include "cost_models/hardware_spec.hpp"
 #include "cost_models/model_spec.hpp"
 #include "cost_models/transformer.hpp"
+#include "kernels/stage_layout.hpp"  // header-only: the one rule for cutting a model into stages
 
 namespace pipesim {
 
-// One set of constants for every model and every row of docs/validation/analytical.md.
-// gemm and attention are the least-squares fit to Megatron-LM's published A100 runs (2021
-// software; tests/megatron_validation_test.cpp re-derives them, leave-one-out error 2.2 %);
-// memory and network are typical measured fractions (STREAM-like copies reach 85-90 % of
-// HBM peak, NCCL allreduce ~77 % of NVLink3). Newer software (fused attention, newer
-// cuBLAS) and other GPUs may warrant their own values: fit_compute_efficiency() fits them
-// to measured iteration times (cost_models/efficiency_fit.hpp).
-struct Efficiency {
-  double gemm = 0.684;       // share of dense peak that large tensor-core GEMMs reach
-  double attention = 0.268;  // ... that the batched attention products (QK^T, P·V) reach
-  double memory = 0.85;   // share of HBM bandwidth that element-wise kernels reach
-  double network = 0.80;  // share of link bandwidth that NCCL collectives and p2p reach
+// Which tensor-parallel collectives run under a GEMM instead of after it.
+enum class TpOverlap : std::uint8_t {
+  None,      // every collective waits for its GEMM and the next waits for it (Megatron 2021)
+  Backward,  // Megatron's default since 2022: the column-parallel layers' backward collectives
+             // (input-gradient reduction under the weight-gradient GEMM, the sequence-parallel
+             // re-gather under the input-gradient GEMM)
+  All,       // --tp-comm-overlap (Transformer Engine userbuffers): every collective under its GEMM
 };
+std::string_view tp_overlap_name(TpOverlap o);  // "none", "backward", "all"
+TpOverlap parse_tp_overlap(std::string_view text, std::string_view what);  // InputError naming `what`
 
 struct AnalyticalConfig {
   ModelSpec model;
@@ -50,8 +54,8 @@ struct AnalyticalConfig {
   int dp = 1;                      // pipeline replicas outside the simulated schedule
   int micro_batch_size = 1;        // sequences per micro-batch (b)
   std::string dtype = "bf16";      // compute dtype: selects the GPU's peak and storage bytes
-  Efficiency efficiency;
-  std::vector<int> partition;      // layers per stage (num_stages entries); empty = balanced
+  Efficiency efficiency;           // kernel efficiencies; make_analytical_config takes the GPU's
+  StagePartition partition;        // how the model is cut (kernels/stage_layout.hpp); empty: the rule
   Recompute recompute = Recompute::None;
   bool zero1 = false;               // shard fp32 master weights and Adam state over dp
   bool overlap_grad_reduce = false;  // DP allreduce overlaps the last micro-batch's backward
@@ -61,12 +65,22 @@ struct AnalyticalConfig {
   // message's time, and the link adds only its latency.
   bool blocking_p2p = false;
   int grad_reduce_bytes = 2;        // bytes per gradient in DP / GradSync reductions (4: fp32)
+  TpOverlap tp_overlap = TpOverlap::Backward;
+  // Weight-gradient GEMMs add into the main gradients themselves (Megatron's
+  // --gradient-accumulation-fusion, since February 2022); false: a separate kernel per
+  // weight and micro-batch (cost_models/transformer.hpp, Microbatch).
+  bool gradient_accumulation_fusion = true;
+  // The vocabulary is padded up to a multiple of vocab_multiple x tp (Megatron's
+  // --make-vocab-size-divisible-by, 128): aligned GEMMs, and the embedding rows it allocates.
+  int vocab_multiple = 128;
 };
 
 // Seconds of one micro-batch of one layer, for introspection, tests and docs.
 struct LayerTimes {
   double forward = 0, input_grad = 0, weight_grad = 0;  // compute, without TP collectives
-  double tp_forward = 0, tp_input_grad = 0;             // TP collectives of the pass
+  double tp_forward = 0, tp_input_grad = 0;             // TP collectives of the pass, exposed
+  // Collectives of I that a fused backward (B = I + W) hides under W's GEMMs (TpOverlap).
+  double tp_hidden_in_backward = 0;
 };
 
 class AnalyticalCostModel final : public CostModel {
@@ -82,9 +96,11 @@ class AnalyticalCostModel final : public CostModel {
 
   const AnalyticalConfig& config() const { return config_; }
   const LayerTimes& layer_times() const { return layer_; }
-  // Layers of `stage` when the model is cut into `num_stages` stages (InputError if the
-  // custom partition has another length).
+  // Layers of `stage` when the model is cut into `num_stages` stages (kernels/stage_layout.hpp;
+  // InputError if the partition does not fit them).
   int layers_of(int stage, int num_stages) const;
+  // Seconds of one kernel on one GPU: the roofline of its compute and its HBM bytes.
+  double kernel_seconds(const Kernel& k) const;
   // Parameters one GPU of `stage` holds (its layers' TP shard, embedding, head).
   std::int64_t stage_parameters(int stage, int num_stages) const;
   // Seconds of the data-parallel gradient reduction of one stage, before any overlap.
@@ -94,8 +110,9 @@ class AnalyticalCostModel final : public CostModel {
   int node_of_device(int device) const;
 
  private:
+  double collective_seconds(const Collective& c) const;
+  LayerTimes pass_times(PassWork (*work)(const ModelSpec&, const Microbatch&, Pass)) const;
   double roofline(const PassWork& work) const;
-  double tp_collective_seconds(int collectives) const;
   // Seconds of one full micro-batch of `kind` on `stage` (F, B, I, W).
   double stage_seconds(OpKind kind, int stage, int num_stages) const;
   double optimizer_seconds(int stage, int num_stages) const;
@@ -109,13 +126,13 @@ class AnalyticalCostModel final : public CostModel {
   AnalyticalConfig config_;
   double peak_ = 0;          // FLOP/s of config.dtype
   int element_bytes_ = 2;
+  int gemm_element_bytes_ = 2;  // GEMM operands (fp8: 1), for the alignment of their rows
   Microbatch mb_;
   LayerTimes layer_;
   double layer_recompute_ = 0;  // extra seconds in I (or B) per layer for the recompute option
   LayerTimes embedding_, head_;
   std::int64_t layer_act_ = 0, layer_w_held_ = 0;
   std::int64_t emb_act_ = 0, head_act_ = 0, head_w_held_ = 0;
-  std::vector<int> prefix_;  // custom partition: first layer of each stage
 };
 
 }  // namespace pipesim

@@ -31,6 +31,11 @@ const Catalog& builtin_catalog();
 Catalog parse_catalog(std::string_view json_text, std::string_view source);
 Catalog read_catalog_file(const std::string& path);
 
+// A catalog file holding `gpu` alone ({"gpus": [...]}, two-space indented, ending in a
+// newline), which read_catalog_file reads back into the same values (quantities printed
+// with 10 significant digits, efficiencies exactly).
+std::string gpu_catalog_json(const GpuSpec& gpu);
+
 // What a model, GPU or link argument may be:
 //   "h100-sxm"           a built-in name
 //   "my.json"            a catalog file holding exactly one entry of that kind

@@ -3,12 +3,15 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <initializer_list>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "cost_models/catalog.hpp"
+#include "cost_models/efficiency_fit.hpp"
+#include "cost_models/gemm_model.hpp"
 #include "cost_models/transformer.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
@@ -161,10 +164,41 @@ double read_price(const Entry& e) {
   return value;
 }
 
+// A dimensionless JSON number in [lo, hi].
+double real(const Entry& e, const char* key, double lo, double hi) {
+  const json& v = e.at(key);
+  if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi)) {
+    char range[64];
+    std::snprintf(range, sizeof range, "a number in [%g, %g]", lo, hi);
+    fail(e.path(key), std::string("expected ") + range + "; got " + shown(v));
+  }
+  return v.get<double>();
+}
+
+// "efficiency": the kernel efficiencies of a GPU (cost_models/hardware_spec.hpp). Every field
+// is optional; a missing one keeps Efficiency's default.
+Efficiency read_efficiency(const json& value, const std::string& where) {
+  const Entry e(value, where,
+                {"gemm", "gemm_k_overhead", "tile_m", "tile_n", "wave_smoothing", "misaligned", "attention", "memory",
+                 "network", "source"});
+  Efficiency f;
+  for (EfficiencyParam p : kEfficiencyParams) {
+    const std::string key(efficiency_param_name(p));
+    if (e.has(key.c_str()))
+      set_efficiency_value(f, p, real(e, key.c_str(), p == EfficiencyParam::GemmKOverhead ? 0 : 1e-3,
+                                      p == EfficiencyParam::GemmKOverhead ? 1e6 : 1));
+  }
+  if (e.has("tile_m")) f.tile_m = e.count("tile_m");
+  if (e.has("tile_n")) f.tile_n = e.count("tile_n");
+  if (e.has("source")) f.source = e.text("source");
+  check_efficiency(f, where);  // the ranges of the fields read as integers
+  return f;
+}
+
 GpuSpec read_gpu(const json& value, const std::string& where) {
   const Entry e(value, where,
                 {"name", "peak_flops", "hbm_bandwidth", "memory", "price_per_hour", "intra_node_link",
-                 "inter_node_link", "source"});
+                 "inter_node_link", "sms", "efficiency", "source"});
   GpuSpec g;
   g.name = name_of(e);
   const json& peaks = e.at("peak_flops");
@@ -179,6 +213,8 @@ GpuSpec read_gpu(const json& value, const std::string& where) {
   g.memory_bytes = parse_bytes(e.quantity("memory", "80GiB"), e.path("memory"));
   if (g.memory_bytes <= 0) fail(e.path("memory"), "must be positive; got '" + e.text("memory") + "'");
   if (e.has("price_per_hour")) g.price_per_hour = read_price(e);
+  if (e.has("sms")) g.sms = e.count("sms");
+  if (e.has("efficiency")) g.efficiency = read_efficiency(e.at("efficiency"), e.path("efficiency"));
   g.intra_node_link = e.text("intra_node_link");
   g.inter_node_link = e.text("inter_node_link");
   g.source = e.text("source");
@@ -278,6 +314,37 @@ Catalog parse_catalog(std::string_view json_text, std::string_view source) {
   Catalog c = parse_entries(json_text, src);
   check_links(c, src, builtin_catalog().links);
   return c;
+}
+
+std::string gpu_catalog_json(const GpuSpec& g) {
+  auto quantity = [](double value, double scale, const char* unit) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g%s", value / scale, unit);
+    return std::string(buf);
+  };
+  nlohmann::ordered_json peaks = nlohmann::ordered_json::object();
+  for (const auto& [dtype, rate] : g.peak_flops) peaks[dtype] = quantity(rate, 1e12, "TFLOP/s");
+  nlohmann::ordered_json j;
+  j["name"] = g.name;
+  j["peak_flops"] = peaks;
+  j["hbm_bandwidth"] = quantity(g.hbm_bandwidth, 1e9, "GB/s");
+  j["memory"] = g.memory_bytes % (1LL << 30) == 0 ? std::to_string(g.memory_bytes >> 30) + "GiB"
+                                                 : std::to_string(g.memory_bytes) + "B";
+  if (g.price_per_hour) j["price_per_hour"] = quantity(*g.price_per_hour, 1, "USD");
+  j["intra_node_link"] = g.intra_node_link;
+  j["inter_node_link"] = g.inter_node_link;
+  if (g.sms > 0) j["sms"] = g.sms;
+  const Efficiency& e = g.efficiency;
+  nlohmann::ordered_json eff;
+  for (EfficiencyParam p : kEfficiencyParams) eff[std::string(efficiency_param_name(p))] = efficiency_value(e, p);
+  eff["tile_m"] = e.tile_m;
+  eff["tile_n"] = e.tile_n;
+  if (!e.source.empty()) eff["source"] = e.source;
+  j["efficiency"] = eff;
+  j["source"] = g.source;
+  nlohmann::ordered_json root;
+  root["gpus"] = nlohmann::ordered_json::array({j});
+  return root.dump(2) + "\n";
 }
 
 }  // namespace pipesim

@@ -8,8 +8,30 @@
 
 namespace pipesim {
 
+// How close a GPU's kernels come to its peaks: catalog data per GPU (gpus.json "efficiency";
+// docs/cost-model.md, "GEMM efficiency as a function of shape"). The defaults are the A100
+// values of the built-in catalog, fitted to Megatron-LM's SC'21 runs
+// (docs/validation/analytical.md).
+struct Efficiency {
+  // GEMMs (cost_models/gemm_model.hpp): efficiency(M, N, K) = gemm x tile padding x wave
+  // quantisation x K / (K + gemm_k_overhead), x misaligned when a row of N or K elements is
+  // not a multiple of 16 bytes.
+  double gemm = 0.786;            // share of dense peak a large, well-shaped GEMM reaches in training
+  double gemm_k_overhead = 370;   // K0: a tile's fixed cost (prologue, epilogue), in steps of K
+  int tile_m = 128;               // output tile of the GEMM kernels, M x N elements
+  int tile_n = 256;
+  double wave_smoothing = 0.5;    // q in (0, 1]: a last wave (or tile) filled to f costs min(1, f/q)
+  double misaligned = 0.33;       // factor on a GEMM with rows not 16-byte aligned
+  double attention = 0.55;        // fused (flash) attention kernels: share of dense peak
+  double memory = 0.85;           // share of HBM bandwidth element-wise kernels reach
+  double network = 0.80;          // share of link bandwidth NCCL collectives and p2p reach
+  std::string source;             // where the values come from
+};
+
 struct GpuSpec {
   std::string name;                          // catalog key, e.g. "h100-sxm"
+  int sms = 0;                               // streaming multiprocessors; 0: unknown (no wave quantisation)
+  Efficiency efficiency;                     // kernel efficiencies (catalog "efficiency")
   std::map<std::string, double> peak_flops;  // dense peak FLOP/s per dtype: "fp32", "tf32", "bf16", "fp16", "fp8"
   double hbm_bandwidth = 0;                  // bytes/s
   std::int64_t memory_bytes = 0;             // HBM capacity

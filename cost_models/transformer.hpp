@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cost_models/gemm_model.hpp"
 #include "cost_models/model_spec.hpp"
 
 namespace pipesim {
@@ -34,6 +35,15 @@ enum class Recompute : std::uint8_t {
 };
 
 std::string_view recompute_name(Recompute r);  // "none", "selective", "full"
+
+// Bytes per element of a dropout mask (PyTorch keeps it as uint8 / bool).
+inline constexpr double kDropoutMaskBytes = 1;
+
+// Key/value heads (= heads without GQA), head dimension (hidden / heads unless given), and
+// the key/value heads one of t ranks holds (t > kv replicates one on each rank).
+int kv_heads(const ModelSpec& m);
+int head_dim(const ModelSpec& m);
+int kv_heads_per_rank(const ModelSpec& m, int tp);
 
 // Storage bytes of one element of `dtype` ("bf16", "fp16": 2; "fp32", "tf32": 4; "fp8": 2,
 // since fp8 training keeps weights and activations in bf16 outside the GEMMs). InputError
@@ -50,28 +60,68 @@ struct Microbatch {
   // kernel that never writes the s x s scores to HBM; its backward recomputes QK^T (5
   // products instead of 4) and it keeps only the fp32 log-sum-exp per row and head.
   bool flash_attention = false;
+  // Causal (decoder) masking. Fused kernels skip the masked upper triangle: half the
+  // attention FLOPs. Unfused attention computes all s x s products and masks them after.
+  bool causal = false;
+  // Weight gradients accumulate into main gradients of main_grad_bytes per element across
+  // micro-batches: inside the weight-gradient GEMM (Megatron's gradient accumulation fusion,
+  // since 2022: a read-modify-write of the main gradient), or, unfused, the GEMM writes a
+  // low-precision gradient and a separate kernel adds it in (read it, read-modify-write the
+  // main gradient).
+  bool fused_grad_accumulation = true;
+  int main_grad_bytes = 4;
 };
 
 enum class Pass : std::uint8_t { Forward, InputGrad, WeightGrad };
 
+enum class KernelKind : std::uint8_t {
+  Gemm,            // a (batched) matrix product with a shape: cost_models/gemm_model.hpp
+  FusedAttention,  // a flash-attention kernel: Efficiency::attention of the peak
+  Memory,          // element-wise or reduction: HBM bytes only
+};
+
 // One kernel (or a fused group) of a pass, on one tensor-parallel rank.
 struct Kernel {
   std::string_view name;
-  double flops = 0;        // matmul FLOPs; 0 for element-wise kernels
-  double bytes = 0;        // HBM bytes read + written
-  bool attention = false;  // a batched attention product (QK^T, P·V): inner size = head dim
+  KernelKind kind = KernelKind::Memory;
+  double flops = 0;  // matmul FLOPs; 0 for memory-bound kernels
+  double bytes = 0;  // HBM bytes read + written
+  GemmShape gemm;    // KernelKind::Gemm: its M, N, K and batch (flops = 2·M·N·K·batch)
+};
+
+enum class CollectiveKind : std::uint8_t { AllReduce, AllGather, ReduceScatter };
+
+// One tensor-parallel collective of a pass on the t ranks of a layer. Megatron (Shoeybi et
+// al. 2019; Korthikanti et al. 2022, §4.2.2): per layer, 2 allreduces of b·s·h in the
+// forward (after the row-parallel attention output and MLP output) and 2 in the input
+// gradient (the conjugates before the column-parallel QKV and MLP input). With sequence
+// parallelism each allreduce is a reduce-scatter + all-gather pair, and the backward
+// all-gathers the column-parallel layers' inputs again for their weight gradients (they are
+// not kept): 2 more all-gathers. The vocabulary-parallel embedding sums its lookup (1 in the
+// forward), the LM head reduces its input gradient (and gathers its input with SP), and the
+// vocabulary-parallel cross entropy allreduces 3 fp32 values per token (max, target logit,
+// sum of exponentials).
+struct Collective {
+  std::string_view name;
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  double bytes = 0;  // the whole tensor on one rank (the gathered size for AG / RS)
+  // The GEMM it can run under: the kernel `partner` (index into that pass's kernels) of
+  // pass `partner_pass`; -1: none. `megatron_async`: Megatron overlaps it without
+  // --tp-comm-overlap (the column-parallel layers' backward: the input-gradient reduction
+  // under the weight-gradient GEMM, the SP re-gather under the input-gradient GEMM).
+  int partner = -1;
+  Pass partner_pass = Pass::Forward;
+  bool megatron_async = false;
 };
 
 struct PassWork {
   std::vector<Kernel> kernels;
-  // Tensor-parallel collectives over b·s·h elements (when t > 1): Megatron runs 2
-  // allreduces per layer in the forward (after attention and after the MLP) and 2 in the
-  // input gradient (the conjugate f operators), none in W; the vocabulary-parallel
-  // embedding 1 in its forward, the LM head 1 in its input gradient. With sequence
-  // parallelism each allreduce is an all-gather + reduce-scatter pair of the same volume.
-  int collectives = 0;
+  std::vector<Collective> collectives;  // empty when t = 1
   double flops() const;
   double bytes() const;
+  // Bytes the pass's collectives move per rank in a ring of t (2(t-1)/t for an allreduce,
+  // (t-1)/t for an all-gather or reduce-scatter, of their tensors).
+  double collective_bytes(int tp) const;
 };
 
 // Per TP rank, one micro-batch. Recomputation is the caller's business (it reruns the

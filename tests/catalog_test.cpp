@@ -377,6 +377,37 @@ TEST(ParseCatalog, GpuErrors) {
               HasSubstr("my.json: /gpus/0/inter_node_link: expected a non-empty string; got ''"));
 }
 
+TEST(ParseCatalog, SmsAndEfficiency) {
+  EXPECT_EQ(parse_error(gpu_with("sms", "0")), "my.json: /gpus/0/sms: expected a positive integer; got 0");
+  EXPECT_EQ(parse_error(gpu_with("efficiency", R"({"gemm": 1.5})")),
+            "my.json: /gpus/0/efficiency/gemm: expected a number in [0.001, 1]; got 1.5");
+  EXPECT_EQ(parse_error(gpu_with("efficiency", R"({"gemm_k_overhead": "128"})")),
+            "my.json: /gpus/0/efficiency/gemm_k_overhead: expected a number in [0, 1e+06]; got '128'");
+  EXPECT_THAT(parse_error(gpu_with("efficiency", R"({"gem": 0.7})")),
+              HasSubstr("my.json: /gpus/0/efficiency: unknown field 'gem' (expected gemm, gemm_k_overhead, tile_m"));
+  EXPECT_EQ(parse_error(gpu_with("efficiency", R"({"tile_m": 8192})")),
+            "my.json: /gpus/0/efficiency: efficiency.tile_m and tile_n must lie in 1..4096, got 8192 x 256");
+  // Given fields replace the defaults, the rest keep them; the writer's file reads back the same values.
+  const Catalog c = parse_catalog(gpu_with("efficiency", R"({"gemm": 0.7, "tile_n": 128, "source": "mine"})"), "my.json");
+  ASSERT_EQ(c.gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(c.gpus[0].efficiency.gemm, 0.7);
+  EXPECT_EQ(c.gpus[0].efficiency.tile_n, 128);
+  EXPECT_EQ(c.gpus[0].efficiency.memory, Efficiency{}.memory);
+  for (const GpuSpec& g : builtin_catalog().gpus) {
+    const GpuSpec back = parse_catalog(gpu_catalog_json(g), "back.json").gpus.at(0);
+    EXPECT_EQ(back.name, g.name);
+    EXPECT_EQ(back.sms, g.sms);
+    EXPECT_EQ(back.memory_bytes, g.memory_bytes);
+    EXPECT_NEAR(back.hbm_bandwidth, g.hbm_bandwidth, 1e-9 * g.hbm_bandwidth);
+    for (const auto& [dtype, rate] : g.peak_flops) EXPECT_NEAR(back.peak_flops.at(dtype), rate, 1e-9 * rate) << g.name;
+    EXPECT_EQ(back.efficiency.gemm, g.efficiency.gemm);
+    EXPECT_EQ(back.efficiency.gemm_k_overhead, g.efficiency.gemm_k_overhead);
+    EXPECT_EQ(back.efficiency.tile_m, g.efficiency.tile_m);
+    EXPECT_EQ(back.efficiency.source, g.efficiency.source);
+    EXPECT_EQ(back.price_per_hour.has_value(), g.price_per_hour.has_value());
+  }
+}
+
 TEST(ParseCatalog, LinkErrors) {
   const auto link = [](const std::string& bandwidth, const std::string& latency) {
     return R"({"links": [{"name": "l", "bandwidth": ")" + bandwidth + R"(", "latency": ")" + latency +

@@ -108,6 +108,28 @@ TEST(Experiment, BadSettingsAreOneLineErrors) {
   std::ofstream(bad) << "{\"tp\": {\"a\": 1}}";
   expect_one_line_error(run("compare --config " + bad), "expected a string, number or boolean, got object");
   expect_one_line_error(run("compare --config /nonexistent/c.json"), "cannot read config file '/nonexistent/c.json'");
+  // The analytical model's own settings.
+  const std::string m = "simulate --model gpt3-1.3b --hardware a100-80g -p 4 ";
+  expect_one_line_error(run(m + "--tp-overlap some"), "--tp-overlap: expected none, backward or all, got 'some'");
+  expect_one_line_error(run(m + "--efficiency gemm"), "--efficiency 'gemm': expected KEY=VALUE, e.g. gemm=0.7");
+  expect_one_line_error(run(m + "--efficiency gemm=fast"), "--efficiency 'gemm=fast': 'fast' is not a number");
+  expect_one_line_error(run(m + "--efficiency gem=0.5"), "--efficiency 'gem=0.5': unknown efficiency parameter 'gem'");
+  expect_one_line_error(run(m + "--efficiency gemm=1.5"), "--efficiency: efficiency.gemm must lie in (0, 1], got 1.5");
+  expect_one_line_error(run(m + "--efficiency tile_m=3.5"), "--efficiency 'tile_m=3.5': a tile side is an integer in 1..4096");
+  expect_one_line_error(run(m + "--partition 6,6,6,x"), "--partition: expected non-negative layer counts like 2,3,3,2, got 'x'");
+  expect_one_line_error(run(m + "--partition 6,6,6,5"), "analytical: partition: sums to 23 layers, but the model has 24");
+  expect_one_line_error(run(m + "--partition 8,8,8 "), "analytical: partition: 3 entries, but the schedule has 4 stages");
+  expect_one_line_error(run(m + "--partition 6,6,6,6 --decoder-first-pipeline-num-layers 2"),
+                        "--partition: not with --decoder-first/last-pipeline-num-layers (it gives every stage)");
+  expect_one_line_error(run(m + "--decoder-last-pipeline-num-layers -3"),
+                        "--decoder-last-pipeline-num-layers must be a non-negative number of layers, got -3");
+  expect_one_line_error(run(m + "--grad-reduce-bytes 0"), "--grad-reduce-bytes must be positive, got 0");
+  expect_one_line_error(run(m + "--vocab-multiple 0"), "--vocab-multiple must be positive, got 0");
+  // Uneven pipelines and the knobs run.
+  EXPECT_EQ(run(m + "--decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 3 --tp-overlap all "
+                    "--gradient-accumulation-fusion false --blocking-p2p true --efficiency gemm=0.6,memory=0.9")
+                .code,
+            0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -93,9 +94,80 @@ TEST(TransformerFlops, TensorParallelRanksSplitTheWork) {
     const double whole = layer_work(m, Microbatch{2, 1, false, 2}, pass).flops();
     EXPECT_DOUBLE_EQ(layer_work(m, Microbatch{2, 4, false, 2}, pass).flops() * 4, whole);
   }
-  EXPECT_EQ(layer_work(m, Microbatch{}, Pass::Forward).collectives, 2);
-  EXPECT_EQ(layer_work(m, Microbatch{}, Pass::InputGrad).collectives, 2);
-  EXPECT_EQ(layer_work(m, Microbatch{}, Pass::WeightGrad).collectives, 0);
+  // Megatron: 2 allreduces of b·s·h in F, 2 in I, none in W; none at all without TP.
+  const Microbatch tp4{2, 4, false, 2};
+  const double bsh = 2.0 * 128 * 256 * 2;
+  for (Pass pass : {Pass::Forward, Pass::InputGrad}) {
+    const PassWork w = layer_work(m, tp4, pass);
+    ASSERT_EQ(w.collectives.size(), 2u);
+    for (const Collective& c : w.collectives) {
+      EXPECT_EQ(c.kind, CollectiveKind::AllReduce) << c.name;
+      EXPECT_DOUBLE_EQ(c.bytes, bsh) << c.name;
+    }
+    EXPECT_DOUBLE_EQ(w.collective_bytes(4), 2 * 2 * 0.75 * bsh);  // a ring moves 2(t-1)/t of each
+  }
+  EXPECT_TRUE(layer_work(m, tp4, Pass::WeightGrad).collectives.empty());
+  EXPECT_TRUE(layer_work(m, Microbatch{}, Pass::Forward).collectives.empty());
+}
+
+// Sequence parallelism (Korthikanti et al. 2022, §4.2.2): each allreduce becomes an
+// all-gather + reduce-scatter of the same tensor, and the backward all-gathers the inputs
+// of the column-parallel QKV and MLP-in GEMMs again for their weight gradients: per layer
+// 2 AG + 2 RS forward, 4 AG + 2 RS backward (3 allreduce volumes instead of 2).
+TEST(TransformerFlops, SequenceParallelCollectivesAndTheBackwardRegather) {
+  const ModelSpec m = tiny_gpt();
+  const Microbatch sp{2, 4, true, 2};
+  const double bsh = 2.0 * 128 * 256 * 2;
+  auto count = [](const PassWork& w, CollectiveKind kind) {
+    return std::count_if(w.collectives.begin(), w.collectives.end(), [&](const Collective& c) { return c.kind == kind; });
+  };
+  const PassWork f = layer_work(m, sp, Pass::Forward), i = layer_work(m, sp, Pass::InputGrad);
+  EXPECT_EQ(count(f, CollectiveKind::AllGather), 2);
+  EXPECT_EQ(count(f, CollectiveKind::ReduceScatter), 2);
+  EXPECT_EQ(count(i, CollectiveKind::AllGather), 4);
+  EXPECT_EQ(count(i, CollectiveKind::ReduceScatter), 2);
+  EXPECT_DOUBLE_EQ(f.collective_bytes(4), 4 * 0.75 * bsh);
+  EXPECT_DOUBLE_EQ(i.collective_bytes(4), 6 * 0.75 * bsh);
+  // The re-gathers run under the input-gradient GEMM of their layer (Megatron overlaps them
+  // by default), the input-gradient reduce-scatters under the weight-gradient GEMMs.
+  for (const Collective& c : i.collectives) {
+    if (c.kind == CollectiveKind::ReduceScatter) {
+      EXPECT_TRUE(c.megatron_async) << c.name;
+      EXPECT_EQ(c.partner_pass, Pass::WeightGrad) << c.name;
+      const PassWork w = layer_work(m, sp, Pass::WeightGrad);
+      EXPECT_EQ(w.kernels[static_cast<std::size_t>(c.partner)].kind, KernelKind::Gemm) << c.name;
+    } else if (std::string_view(c.name).find("re-gather") != std::string_view::npos) {
+      EXPECT_TRUE(c.megatron_async) << c.name;
+      EXPECT_EQ(c.partner_pass, Pass::InputGrad) << c.name;
+      EXPECT_EQ(std::string_view(i.kernels[static_cast<std::size_t>(c.partner)].name).substr(0, 3),
+                std::string_view(c.name).substr(0, 3));  // "mlp ..." under "mlp in dgrad", "qkv ..." under "qkv dgrad"
+    } else {
+      EXPECT_FALSE(c.megatron_async) << c.name;
+    }
+  }
+}
+
+// The LM head: 2bshV per pass; with TP, the vocabulary-parallel cross entropy allreduces 3
+// fp32 values per token (max, target logit, sum of exponentials) and the head's input
+// gradient is reduced.
+TEST(TransformerFlops, HeadCrossEntropyCollectives) {
+  const ModelSpec m = tiny_gpt();
+  const PassWork f = head_work(m, Microbatch{2, 4, false, 2}, Pass::Forward);
+  ASSERT_EQ(f.collectives.size(), 3u);
+  for (const Collective& c : f.collectives) EXPECT_DOUBLE_EQ(c.bytes, 4.0 * 2 * 128) << c.name;
+  const PassWork i = head_work(m, Microbatch{2, 4, false, 2}, Pass::InputGrad);
+  ASSERT_EQ(i.collectives.size(), 1u);
+  EXPECT_EQ(i.collectives[0].kind, CollectiveKind::AllReduce);
+  EXPECT_DOUBLE_EQ(i.collectives[0].bytes, 2.0 * 128 * 256 * 2);
+  // The head GEMM of a 1000-row vocabulary on 4 ranks: 250 rows each.
+  for (const Kernel& k : f.kernels) {
+    if (k.kind == KernelKind::Gemm) {
+      EXPECT_DOUBLE_EQ(k.gemm.m, 256);
+      EXPECT_DOUBLE_EQ(k.gemm.n, 250);
+      EXPECT_DOUBLE_EQ(k.gemm.k, 256);
+      EXPECT_DOUBLE_EQ(k.flops, 2.0 * 256 * 250 * 256);
+    }
+  }
 }
 
 // One training iteration without recomputation is 6 x (GEMM weights) x tokens, plus the
@@ -209,17 +281,106 @@ TEST(TransformerBytes, ElementWiseKernelsCarryNoFlops) {
   int attention = 0;
   for (const Kernel& k : w.kernels) {
     EXPECT_GT(k.bytes, 0) << k.name;
-    if (k.name == "softmax" || k.name == "norm") {
+    if (k.kind == KernelKind::Memory) {
       EXPECT_EQ(k.flops, 0) << k.name;
+    } else {
+      EXPECT_DOUBLE_EQ(k.flops, k.gemm.flops()) << k.name;  // every GEMM's FLOPs are its shape's
     }
-    attention += k.attention ? 1 : 0;
+    attention += k.gemm.batch > 1 ? 1 : 0;
   }
-  EXPECT_EQ(attention, 2);  // QK^T and P·V
+  EXPECT_EQ(attention, 2);  // QK^T and P·V, batched over b x heads
   // Softmax reads and writes the b·a·s² scores once each (2 bytes per element).
   for (const Kernel& k : w.kernels)
     if (k.name == "softmax") {
       EXPECT_DOUBLE_EQ(k.bytes, 2.0 * 2 * 2 * 8 * 128 * 128);
     }
+}
+
+// Every kernel of a known shape, counted by hand: tiny GPT (h 256, 8 heads of 32, f 1024,
+// s 128), b = 2 (n = 256 tokens), one rank, bf16.
+TEST(TransformerBytes, ExactKernelsOfAKnownShape) {
+  const ModelSpec m = tiny_gpt();
+  const double n = 256, h = 256, f = 1024, s = 128, e = 2, scores = 2.0 * 8 * 128 * 128;
+  struct Expect {
+    const char* name;
+    double flops, bytes, M, N, K, batch;
+  };
+  const Expect forward[] = {
+      {"norm", 0, 2 * e * n * h, 0, 0, 0, 1},
+      {"qkv", 2 * n * h * 3 * h, e * (n * h + h * 3 * h + n * 3 * h), n, 3 * h, h, 1},
+      {"attention scores", 2 * s * s * 32 * 16, e * (n * h + n * h + scores), s, s, 32, 16},
+      {"softmax", 0, 2 * e * scores, 0, 0, 0, 1},
+      {"attention dropout", 0, (2 * e + 1) * scores, 0, 0, 0, 1},
+      {"attention values", 2 * s * 32 * s * 16, e * (scores + n * h + n * h), s, 32, s, 16},
+      {"attention output", 2 * n * h * h, e * (n * h + h * h + n * h), n, h, h, 1},
+      {"bias dropout add", 0, (3 * e + 1) * n * h, 0, 0, 0, 1},
+      {"norm", 0, 2 * e * n * h, 0, 0, 0, 1},
+      {"mlp in", 2 * n * h * f, e * (n * h + h * f + n * f), n, f, h, 1},
+      {"gelu", 0, 2 * e * n * f, 0, 0, 0, 1},
+      {"mlp out", 2 * n * f * h, e * (n * f + f * h + n * h), n, h, f, 1},
+      {"bias dropout add", 0, (3 * e + 1) * n * h, 0, 0, 0, 1},
+  };
+  const PassWork w = layer_work(m, Microbatch{2, 1, false, 2}, Pass::Forward);
+  ASSERT_EQ(w.kernels.size(), std::size(forward));
+  for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+    const Kernel& k = w.kernels[i];
+    const Expect& x = forward[i];
+    EXPECT_EQ(k.name, x.name) << i;
+    EXPECT_DOUBLE_EQ(k.flops, x.flops) << x.name;
+    EXPECT_DOUBLE_EQ(k.bytes, x.bytes) << x.name;
+    if (x.M > 0) {
+      EXPECT_EQ(k.kind, KernelKind::Gemm) << x.name;
+      EXPECT_DOUBLE_EQ(k.gemm.m, x.M) << x.name;
+      EXPECT_DOUBLE_EQ(k.gemm.n, x.N) << x.name;
+      EXPECT_DOUBLE_EQ(k.gemm.k, x.K) << x.name;
+      EXPECT_DOUBLE_EQ(k.gemm.batch, x.batch) << x.name;
+    }
+  }
+  // Weight gradients: dW[k x o] = Xᵀ·dY, K = the tokens; fused into fp32 main gradients
+  // (read-modify-write 8 bytes per weight), or unfused: the GEMM writes its bf16 gradient
+  // and a separate kernel adds it in (2 + 8 bytes per weight).
+  const PassWork wg = layer_work(m, Microbatch{2, 1, false, 2}, Pass::WeightGrad);
+  ASSERT_EQ(wg.kernels.size(), 4u);
+  EXPECT_EQ(wg.kernels[0].name, "mlp out wgrad");
+  EXPECT_DOUBLE_EQ(wg.kernels[0].gemm.m, f);
+  EXPECT_DOUBLE_EQ(wg.kernels[0].gemm.n, h);
+  EXPECT_DOUBLE_EQ(wg.kernels[0].gemm.k, n);
+  EXPECT_DOUBLE_EQ(wg.kernels[0].bytes, e * (n * f + n * h) + 8 * f * h);
+  Microbatch unfused{2, 1, false, 2};
+  unfused.fused_grad_accumulation = false;
+  const PassWork wu = layer_work(m, unfused, Pass::WeightGrad);
+  ASSERT_EQ(wu.kernels.size(), 8u);
+  EXPECT_DOUBLE_EQ(wu.kernels[0].bytes, e * (n * f + n * h) + e * f * h);
+  EXPECT_EQ(wu.kernels[1].name, "gradient accumulation");
+  EXPECT_DOUBLE_EQ(wu.kernels[1].bytes, (e + 8) * f * h);
+  EXPECT_DOUBLE_EQ(wu.flops(), wg.flops());
+  // The input gradient's four attention products each read one s x s operand.
+  const PassWork ig = layer_work(m, Microbatch{2, 1, false, 2}, Pass::InputGrad);
+  double attention_bytes = 0;
+  for (const Kernel& k : ig.kernels) {
+    if (k.kind == KernelKind::Gemm && k.gemm.batch > 1) attention_bytes += k.bytes;
+  }
+  EXPECT_DOUBLE_EQ(attention_bytes, 4 * e * (scores + n * h + n * h));
+}
+
+// Causal masking: a fused kernel skips the masked half of the scores (the forward's QKᵀ
+// and ·V, the backward's five products); the GEMMs of the layer are unchanged.
+TEST(TransformerFlops, CausalFlashAttentionHalvesTheAttentionFlops) {
+  const ModelSpec m = tiny_gpt();
+  const double b = 2, s = 128, h = 256;
+  Microbatch full{2, 1, false, 2, true}, causal{2, 1, false, 2, true, true};
+  EXPECT_DOUBLE_EQ(layer_work(m, full, Pass::Forward).flops() - layer_work(m, causal, Pass::Forward).flops(),
+                   0.5 * 4 * b * s * s * h);
+  EXPECT_DOUBLE_EQ(layer_work(m, full, Pass::InputGrad).flops() - layer_work(m, causal, Pass::InputGrad).flops(),
+                   0.5 * 10 * b * s * s * h);
+  // Unfused attention computes every product and masks after: causal changes nothing.
+  Microbatch plain{2, 1, false, 2, false, true};
+  EXPECT_DOUBLE_EQ(layer_work(m, plain, Pass::Forward).flops(), layer_flops(m, 2, Pass::Forward));
+  for (const Kernel& k : layer_work(m, causal, Pass::Forward).kernels) {
+    if (k.name == "flash attention") {
+      EXPECT_EQ(k.kind, KernelKind::FusedAttention);
+    }
+  }
 }
 
 TEST(TransformerChecks, Errors) {

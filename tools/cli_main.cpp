@@ -46,6 +46,7 @@ int run_cli(int argc, const char* const* argv) {
     add_profile_command(app);
     add_run_command(app);
     add_validate_command(app);
+    add_fit_command(app);
     add_value_checks(app);
     int code = exit_code::kOk;
     try {

@@ -1,13 +1,17 @@
 #include "tools/experiment.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <CLI/CLI.hpp>
 
 #include "cost_models/catalog.hpp"
+#include "cost_models/efficiency_fit.hpp"
+#include "cost_models/gemm_model.hpp"
 #include "cost_models/transformer.hpp"
 #include "core/error.hpp"
 #include "tools/config_file.hpp"
+#include "tools/cli_options.hpp"
 #include "tools/report.hpp"
 #include "tools/table.hpp"
 
@@ -53,6 +57,59 @@ void add_hardware_flags(CLI::App& app, HardwareOptions& o) {
       ->capture_default_str();
   app.add_option("--intra-link", o.intra_link, "Link class inside a node [default: the GPU's]");
   app.add_option("--inter-link", o.inter_link, "Link class between nodes [default: the GPU's]");
+  add_analytical_flags(app, o);
+}
+
+void add_analytical_flags(CLI::App& app, HardwareOptions& o) {
+  app.add_option("--blocking-p2p", o.blocking_p2p, "Each op waits for its own p2p send, as Megatron did in 2021 (true/false)")
+      ->capture_default_str();
+  app.add_option("--overlap-grad-reduce", o.overlap_grad_reduce,
+                 "Data-parallel reduction overlaps the last backward (true/false)")
+      ->capture_default_str();
+  app.add_option("--scatter-gather", o.scatter_gather, "Each TP rank sends 1/tp of a p2p message (true/false)")
+      ->capture_default_str();
+  app.add_option("--grad-reduce-bytes", o.grad_reduce_bytes, "Bytes per gradient in data-parallel reductions (2 or 4)")
+      ->capture_default_str();
+  app.add_option("--tp-overlap", o.tp_overlap,
+                 "TP collectives under GEMMs: none, backward (Megatron's default) or all (--tp-comm-overlap)")
+      ->capture_default_str();
+  app.add_option("--gradient-accumulation-fusion", o.gradient_accumulation_fusion,
+                 "Weight-gradient GEMMs add into the main gradients, as Megatron does since 2022 (true/false)")
+      ->capture_default_str();
+  app.add_option("--vocab-multiple", o.vocab_multiple, "Pad the vocabulary to a multiple of this x tp (Megatron: 128)")
+      ->capture_default_str();
+  app.add_option("--partition", o.partition, "Layers of each stage, comma-separated, e.g. 2,3,3,2 [default: the rule]");
+  app.add_option("--decoder-first-pipeline-num-layers", o.first_stage_layers,
+                 "Layers of the first pipeline device (the rest shared by the rule)");
+  app.add_option("--decoder-last-pipeline-num-layers", o.last_stage_layers,
+                 "Layers of the last pipeline device (the rest shared by the rule)");
+  app.add_option("--efficiency", o.efficiency,
+                 "Override the GPU's efficiencies, e.g. gemm=0.7,memory=0.85 (keys: docs/cost-model.md)");
+}
+
+void apply_efficiency_overrides(Efficiency& e, const std::string& text, const std::string& what) {
+  for (const std::string& item : split_list(text)) {
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const std::string at = what + " '" + item + "'";
+    if (eq == std::string::npos || eq + 1 == item.size()) throw InputError(at + ": expected KEY=VALUE, e.g. gemm=0.7");
+    const std::string value = item.substr(eq + 1);
+    double v = 0;
+    std::size_t used = 0;
+    try {
+      v = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != value.size() || !std::isfinite(v)) throw InputError(at + ": '" + value + "' is not a number");
+    if (key == "tile_m" || key == "tile_n") {
+      if (v != std::floor(v) || v < 1 || v > 4096) throw InputError(at + ": a tile side is an integer in 1..4096");
+      (key == "tile_m" ? e.tile_m : e.tile_n) = static_cast<int>(v);
+    } else {
+      set_efficiency_value(e, parse_efficiency_param(key, at), v);
+    }
+  }
+  check_efficiency(e, what);
 }
 
 AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::string& gpu, int pipeline_devices) {
@@ -79,6 +136,36 @@ AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::str
   c.dtype = o.dtype;
   c.recompute = parse_recompute(o.recompute);
   c.zero1 = o.zero1;
+  c.blocking_p2p = o.blocking_p2p;
+  c.overlap_grad_reduce = o.overlap_grad_reduce;
+  c.scatter_gather = o.scatter_gather;
+  if (o.grad_reduce_bytes <= 0) throw InputError("--grad-reduce-bytes must be positive, got " + std::to_string(o.grad_reduce_bytes));
+  c.grad_reduce_bytes = o.grad_reduce_bytes;
+  c.tp_overlap = parse_tp_overlap(o.tp_overlap, "--tp-overlap");
+  c.gradient_accumulation_fusion = o.gradient_accumulation_fusion;
+  if (o.vocab_multiple <= 0) throw InputError("--vocab-multiple must be positive, got " + std::to_string(o.vocab_multiple));
+  c.vocab_multiple = o.vocab_multiple;
+  for (const std::string& item : split_list(o.partition)) {
+    std::size_t used = 0;
+    int layers = -1;
+    try {
+      layers = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || layers < 0)
+      throw InputError("--partition: expected non-negative layer counts like 2,3,3,2, got '" + item + "'");
+    c.partition.layers.push_back(layers);
+  }
+  if (!c.partition.layers.empty() && (o.first_stage_layers >= 0 || o.last_stage_layers >= 0))
+    throw InputError("--partition: not with --decoder-first/last-pipeline-num-layers (it gives every stage)");
+  for (const auto& [flag, value] : {std::pair{"--decoder-first-pipeline-num-layers", o.first_stage_layers},
+                                    std::pair{"--decoder-last-pipeline-num-layers", o.last_stage_layers}})
+    if (value < -1) throw InputError(std::string(flag) + " must be a non-negative number of layers, got " + std::to_string(value));
+  c.partition.first = o.first_stage_layers;
+  c.partition.last = o.last_stage_layers;
+  c.efficiency = c.cluster.gpu.efficiency;
+  apply_efficiency_overrides(c.efficiency, o.efficiency, "--efficiency");
   return c;
 }
 

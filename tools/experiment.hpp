@@ -33,13 +33,35 @@ struct HardwareOptions {
   bool zero1 = false;
   std::string intra_link;  // empty: the GPU's default
   std::string inter_link;
+  // The rest of AnalyticalConfig (add_analytical_flags; cost_models/analytical.hpp).
+  bool blocking_p2p = false;
+  bool overlap_grad_reduce = false;
+  bool scatter_gather = true;
+  int grad_reduce_bytes = 2;
+  std::string tp_overlap = "backward";
+  bool gradient_accumulation_fusion = true;
+  int vocab_multiple = 128;
+  std::string partition;        // "2,3,3,2": layers per stage; empty: the rule
+  int first_stage_layers = -1;  // --decoder-first-pipeline-num-layers; -1: by the rule
+  int last_stage_layers = -1;   // --decoder-last-pipeline-num-layers
+  std::string efficiency;       // "gemm=0.7,memory=0.85": overrides of the GPU's efficiencies
 };
 
 void add_hardware_flags(CLI::App& app, HardwareOptions& options);
-// Its flags that only the analytical model uses (--micro-batch-size is --cost's too).
-inline constexpr std::array<const char*, 11> kGpuFlags = {
+// Its flags and add_analytical_flags' that only the analytical model uses
+// (--micro-batch-size is --cost's too).
+inline constexpr std::array<const char*, 22> kGpuFlags = {
     "--hardware", "--nodes", "--gpus-per-node", "--tp", "--sequence-parallel", "--flash-attention", "--recompute",
-    "--dtype", "--zero1", "--intra-link", "--inter-link"};
+    "--dtype", "--zero1", "--intra-link", "--inter-link", "--blocking-p2p", "--overlap-grad-reduce",
+    "--scatter-gather", "--grad-reduce-bytes", "--tp-overlap", "--gradient-accumulation-fusion", "--vocab-multiple",
+    "--partition", "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--efficiency"};
+// The flags of the AnalyticalConfig settings beyond model, GPU and parallelism (p2p, TP
+// overlap, gradient reduction, partition, efficiencies); add_hardware_flags adds them too.
+void add_analytical_flags(CLI::App& app, HardwareOptions& options);
+// Applies "key=value,key=value" (--efficiency) to `e`: the keys are Efficiency's fields
+// (gemm, gemm_k_overhead, tile_m, tile_n, wave_smoothing, misaligned, attention, memory,
+// network). InputError naming `what` and the key.
+void apply_efficiency_overrides(Efficiency& e, const std::string& text, const std::string& what);
 
 // The analytical model for `gpu` running a pipeline of `pipeline_devices` devices (each of
 // tp GPUs); data parallelism fills the rest of the cluster. InputError if it does not divide.

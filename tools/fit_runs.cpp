@@ -1,0 +1,253 @@
+#include "tools/fit_runs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "schedules/generator.hpp"
+#include "sim/engine.hpp"
+#include "tools/cli_options.hpp"
+
+namespace pipesim {
+namespace {
+
+// Columns of a runs file that are not analytical flags.
+const std::vector<std::string> kRequired = {"model", "hardware", "tp", "pp", "dp", "global-batch", "micro-batch-size",
+                                            "schedule", "recompute", "sequence-parallel", "seconds"};
+const std::vector<std::string> kOwn = {"pp", "dp", "global-batch", "schedule", "seconds", "name", "source", "chunks"};
+
+// One CSV line into fields: commas separate, "..." quotes (with "" for a quote).
+std::vector<std::string> split_csv(std::string_view line, const std::string& where) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"' && fields.back().empty()) {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  if (quoted) throw InputError(where + ": a quoted field is not closed");
+  for (std::string& f : fields) {  // surrounding blanks are not part of a value
+    const std::size_t a = f.find_first_not_of(" \t\r"), b = f.find_last_not_of(" \t\r");
+    f = a == std::string::npos ? "" : f.substr(a, b - a + 1);
+  }
+  return fields;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+long long integer(const std::string& text, const std::string& where, long long lo) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || v < lo)
+    throw InputError(where + ": expected an integer >= " + std::to_string(lo) + ", got '" + text + "'");
+  return v;
+}
+
+// A catalog file named relative to the runs file is read from the runs file's folder.
+std::string relative_to(const std::string& value, const std::string& base_dir) {
+  const std::size_t json = value.find(".json");
+  if (json == std::string::npos || base_dir.empty()) return value;
+  const std::string file = value.substr(0, json + 5);
+  if (std::filesystem::path(file).is_absolute()) return value;
+  return (std::filesystem::path(base_dir) / file).string() + value.substr(json + 5);
+}
+
+// The analytical config and schedule of a run (what make_analytical_config makes of the
+// same flags on a cluster of exactly tp·pp·dp GPUs).
+void build(TrainingRun& r) {
+  const long long gpus = static_cast<long long>(r.options.tp) * r.pp * r.dp;
+  const int gpn = r.options.gpus_per_node;
+  if (gpn <= 0) throw InputError("column 'gpus-per-node': must be positive, got " + std::to_string(gpn));
+  if (gpus > (1LL << 20)) throw InputError("tp x pp x dp = " + std::to_string(gpus) + " GPUs: at most 2^20");
+  if (gpus <= gpn) {
+    r.options.nodes = 1;  // a job smaller than a node: the node is just not full
+    r.options.gpus_per_node = static_cast<int>(gpus);
+  } else {
+    if (gpus % gpn != 0)
+      throw InputError("tp x pp x dp = " + std::to_string(gpus) + " GPUs is not a whole number of nodes of " +
+                       std::to_string(gpn) + " (gpus-per-node)");
+    r.options.nodes = static_cast<int>(gpus / gpn);
+  }
+  const long long per_step = static_cast<long long>(r.dp) * r.options.micro_batch_size;
+  if (r.global_batch % per_step != 0)
+    throw InputError("column 'global-batch': " + std::to_string(r.global_batch) + " is not a multiple of dp x micro-batch-size = " +
+                     std::to_string(per_step));
+  if (r.global_batch / per_step > (1 << 20)) throw InputError("column 'global-batch': more than 2^20 micro-batches");
+  r.microbatches = static_cast<int>(r.global_batch / per_step);
+  r.config = make_analytical_config(r.options, r.options.hardware, r.pp);
+  PIPESIM_ASSERT(r.config.dp == r.dp);
+  ScheduleParams sp;
+  sp.p = r.pp;
+  sp.m = r.microbatches;
+  sp.v = r.chunks;
+  r.plan = generate(r.schedule, sp);
+  const AnalyticalCostModel check(r.config);  // every setting, before any fit
+  (void)check;
+}
+
+}  // namespace
+
+std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& source, const std::string& base_dir) {
+  std::vector<TrainingRun> runs;
+  std::vector<std::string> header;
+  std::istringstream in{std::string(text)};
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    const std::string where = source + ":" + std::to_string(number);
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    std::vector<std::string> fields = split_csv(line, where);
+    if (header.empty()) {
+      CLI::App probe;
+      HardwareOptions o;
+      add_hardware_flags(probe, o);
+      for (std::string& f : fields) {
+        std::replace(f.begin(), f.end(), '_', '-');
+        const bool own = std::find(kOwn.begin(), kOwn.end(), f) != kOwn.end();
+        bool flag = false;
+        try {
+          flag = probe.get_option("--" + f) != nullptr && f != "nodes";
+        } catch (const CLI::OptionNotFound&) {
+        }
+        if (!own && !flag)
+          throw InputError(where + ": unknown column '" + f + "' (expected " + joined(kRequired) +
+                           ", and optionally name, source, chunks, gpus-per-node or an analytical flag of `pipesim "
+                           "simulate` without its dashes; nodes is tp x pp x dp / gpus-per-node)");
+        if (std::count(fields.begin(), fields.end(), f) > 1) throw InputError(where + ": column '" + f + "' appears twice");
+      }
+      for (const std::string& r : kRequired)
+        if (std::find(fields.begin(), fields.end(), r) == fields.end())
+          throw InputError(where + ": missing column '" + r + "' (the required columns are " + joined(kRequired) + ")");
+      header = fields;
+      continue;
+    }
+    if (fields.size() != header.size())
+      throw InputError(where + ": " + std::to_string(fields.size()) + " fields, but the header has " +
+                       std::to_string(header.size()));
+    TrainingRun r;
+    r.where = where;
+    CLI::App app;
+    add_hardware_flags(app, r.options);
+    std::vector<std::string> args;
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      const std::string& col = header[i];
+      const std::string& value = fields[i];
+      const std::string at = where + ": column '" + col + "'";
+      if (value.empty()) {
+        if (std::find(kRequired.begin(), kRequired.end(), col) != kRequired.end()) throw InputError(at + ": is empty");
+        continue;
+      }
+      if (col == "pp") r.pp = static_cast<int>(integer(value, at, 1));
+      else if (col == "dp") r.dp = static_cast<int>(integer(value, at, 1));
+      else if (col == "chunks") r.chunks = static_cast<int>(integer(value, at, 1));
+      else if (col == "global-batch") r.global_batch = integer(value, at, 1);
+      else if (col == "schedule") r.schedule = value;
+      else if (col == "name") r.name = value;
+      else if (col == "source") continue;
+      else if (col == "seconds") {
+        std::size_t used = 0;
+        try {
+          r.seconds = std::stod(value, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != value.size() || !(r.seconds > 0) || !std::isfinite(r.seconds))
+          throw InputError(at + ": expected a positive number of seconds, got '" + value + "'");
+      } else {
+        const bool file = col == "model" || col == "hardware" || col == "intra-link" || col == "inter-link";
+        args.push_back("--" + col + "=" + (file ? relative_to(value, base_dir) : value));
+      }
+    }
+    if (r.pp > 1 << 16 || r.dp > 1 << 20) throw InputError(where + ": pp or dp is too large");
+    try {
+      std::reverse(args.begin(), args.end());  // CLI11 takes its arguments last first
+      app.parse(args);
+    } catch (const CLI::ParseError& e) {
+      throw InputError(where + ": " + one_line(e.what()));
+    }
+    if (split_list(r.options.hardware).size() != 1)
+      throw InputError(where + ": column 'hardware': one GPU type per run, got '" + r.options.hardware + "'");
+    try {
+      build(r);
+    } catch (const InputError& e) {
+      throw InputError(where + ": " + e.what());
+    }
+    if (r.name.empty())
+      r.name = r.options.model + " tp" + std::to_string(r.options.tp) + " pp" + std::to_string(r.pp) + " dp" + std::to_string(r.dp);
+    runs.push_back(std::move(r));
+  }
+  if (header.empty()) throw InputError(source + ": no header line (the column names) and no runs");
+  if (runs.empty()) throw InputError(source + ": a header but no runs");
+  return runs;
+}
+
+std::vector<TrainingRun> read_runs_file(const std::string& path) {
+  return parse_runs(read_input_file(path, kRunsFileInput), path, std::filesystem::path(path).parent_path().string());
+}
+
+double predict_run_seconds(const TrainingRun& run, const Efficiency& e) {
+  AnalyticalConfig c = run.config;
+  c.efficiency = e;
+  apply_efficiency_overrides(c.efficiency, run.options.efficiency, run.where + ": column 'efficiency'");
+  const AnalyticalCostModel model(c);
+  return ticks_to_seconds(simulate(run.plan, model).makespan);
+}
+
+RunsFit fit_runs(const std::vector<TrainingRun>& runs, const Efficiency& start, const std::vector<EfficiencyParam>& params,
+                 bool leave_one_out) {
+  RunsFit out;
+  for (const TrainingRun& r : runs) out.before.push_back(predict_run_seconds(r, start));
+  auto fit_subset = [&](const std::vector<std::size_t>& rows) {
+    std::vector<double> measured;
+    for (std::size_t i : rows) measured.push_back(runs[i].seconds);
+    return fit_efficiency([&](int k, const Efficiency& e) { return predict_run_seconds(runs[rows[static_cast<std::size_t>(k)]], e); },
+                          measured, start, params);
+  };
+  std::vector<std::size_t> all(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) all[i] = i;
+  out.fit = fit_subset(all);
+  if (leave_one_out && runs.size() > params.size()) {
+    for (std::size_t left = 0; left < runs.size(); ++left) {
+      std::vector<std::size_t> rest;
+      for (std::size_t i : all)
+        if (i != left) rest.push_back(i);
+      const EfficiencyFit fold = fit_subset(rest);
+      out.fold.push_back(fold.efficiency);
+      out.leave_one_out.push_back(predict_run_seconds(runs[left], fold.efficiency));
+    }
+  }
+  return out;
+}
+
+}  // namespace pipesim
