@@ -52,7 +52,7 @@ namespace walk_detail {
 // Can `op` run on device d? (Its pipeline and stage exist and are placed on d.)
 inline bool well_placed(const Schedule& s, const Op& op, int d) {
   return op.pipeline >= 0 && op.pipeline < s.num_pipelines && op.stage >= 0 && op.stage < s.num_stages &&
-         !(is_microbatch_op(op.kind) && op.microbatch < 0) && s.device_of(op) == d;
+         !(has_microbatch(op.kind) && op.microbatch < 0) && s.device_of(op) == d;
 }
 
 // The reports, out of line so that the walk's loops stay small.
@@ -61,6 +61,7 @@ void report_duplicate(std::vector<DependencyProblem>& problems, const OpNumberin
                       std::uint32_t i, OpId first);
 void report_missing(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, const Op& producer,
                     const char* what);
+void report_comm_end(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, const char* why);
 
 // GradSyncs grouped by (stage, occurrence) while walking.
 struct CollectiveMember {
@@ -87,12 +88,12 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
   using namespace walk_detail;
   OpIndex where(schedule, ids.interleaved() ? OpIndex::Layout::MicrobatchMajor : OpIndex::Layout::ReplicaMajor);
   // Occurrences so far of the stage-level ops, by (kind GradSync / OptStep, pipeline, stage):
-  // the n-th occurrence (0 for micro-batch ops), counted in list order over the well-placed
+  // the n-th occurrence (0 for micro-batch and communication ops), counted in list order over the well-placed
   // ops. A (pipeline, stage) lives on one device, so both passes count alike in any id order.
   const std::size_t replicas = static_cast<std::size_t>(schedule.num_pipelines) * static_cast<std::size_t>(schedule.num_stages);
   std::vector<std::int32_t> seen_stage_ops(2 * replicas, 0);
   const auto next_occurrence = [&](const Op& op) -> std::int32_t {
-    if (is_microbatch_op(op.kind)) return 0;
+    if (!is_stage_op(op.kind)) return 0;
     const std::size_t kind = op.kind == OpKind::GradSync ? 0 : 1;
     return seen_stage_ops[kind * replicas + static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(schedule.num_stages) +
                           static_cast<std::size_t>(op.stage)]++;
@@ -103,9 +104,12 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
   };
 
   // Pass 1: index every op; duplicates are reported and the first one wins.
+  // Performance: only a schedule with communication ops looks them up in pass 2.
+  bool has_comms = false;
   ids.for_each([&](int d, std::uint32_t i, OpId id) {
     const Op& op = op_at(d, i, id);
     if (!well_placed(schedule, op, d)) return report_misplaced(problems, schedule, op, d, i);
+    has_comms |= is_comm(op.kind);
     if (const std::optional<OpId> first = where.insert(op, next_occurrence(op), id))
       report_duplicate(problems, ids, op, d, i, *first);
   });
@@ -136,26 +140,61 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
       else
         report_missing(problems, op, d, i, producer, what);
     };
+    // The producer of `consumer`'s input that crosses from stage `from` (the forward or
+    // the backward hop): the receive at the consumer's stage, else the send at `from`, else
+    // the compute op itself (`compute`, or for a backward hop its I when there is no B).
+    const auto hop = [&](const Op& compute, OpKind send, OpKind recv, int to_stage, const char* what) {
+      if (has_comms) {
+        if (recv != op.kind) {
+          const std::int64_t r = where.find(make_op(recv, to_stage, op.microbatch, op.pipeline));
+          if (r >= 0) return edge(static_cast<OpId>(r));
+        }
+        if (send != op.kind) {
+          const std::int64_t sp = where.find(make_op(send, compute.stage, op.microbatch, op.pipeline));
+          if (sp >= 0) return edge(static_cast<OpId>(sp));
+        }
+      }
+      Op producer = compute;
+      std::int64_t p = where.find(producer);
+      if (p < 0 && producer.kind == OpKind::B) {
+        producer.kind = OpKind::I;
+        p = where.find(producer);
+      }
+      need(producer, p, what);
+    };
     switch (op.kind) {
       case OpKind::F:
-        if (op.stage > 0) {
-          const Op forward = make_op(OpKind::F, op.stage - 1, op.microbatch, op.pipeline);
-          need(forward, where.find(forward), "the forward");
-        }
+        if (op.stage > 0)
+          hop(make_op(OpKind::F, op.stage - 1, op.microbatch, op.pipeline), OpKind::SendF, OpKind::RecvF, op.stage,
+              "the forward");
         break;
       case OpKind::B:
       case OpKind::I: {
         const Op forward = make_op(OpKind::F, op.stage, op.microbatch, op.pipeline);
         need(forward, where.find(forward), "its forward");
-        if (op.stage < last) {
-          Op next = make_op(OpKind::B, op.stage + 1, op.microbatch, op.pipeline);
-          std::int64_t p = where.find(next);
-          if (p < 0) {
-            next.kind = OpKind::I;
-            p = where.find(next);
-          }
-          need(next, p, "the backward");
-        }
+        if (op.stage < last)
+          hop(make_op(OpKind::B, op.stage + 1, op.microbatch, op.pipeline), OpKind::SendB, OpKind::RecvB, op.stage,
+              "the backward");
+        break;
+      }
+      case OpKind::SendF:
+      case OpKind::SendB: {
+        const bool fwd = op.kind == OpKind::SendF;
+        if (fwd ? op.stage == last : op.stage == 0)
+          report_comm_end(problems, op, d, i, fwd ? "the last stage has no next stage" : "stage 0 has no previous stage");
+        else
+          hop(make_op(fwd ? OpKind::F : OpKind::B, op.stage, op.microbatch, op.pipeline), op.kind, op.kind, op.stage,
+              fwd ? "the forward it sends" : "the backward it sends");
+        break;
+      }
+      case OpKind::RecvF:
+      case OpKind::RecvB: {
+        const bool fwd = op.kind == OpKind::RecvF;
+        if (fwd ? op.stage == 0 : op.stage == last)
+          report_comm_end(problems, op, d, i, fwd ? "stage 0 receives no activation" : "the last stage receives no gradient");
+        else
+          hop(make_op(fwd ? OpKind::F : OpKind::B, fwd ? op.stage - 1 : op.stage + 1, op.microbatch, op.pipeline),
+              fwd ? OpKind::SendF : OpKind::SendB, op.kind, op.stage, fwd ? "the forward" : "the backward");
         break;
       }
       case OpKind::W: {
