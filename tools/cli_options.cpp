@@ -18,9 +18,15 @@ void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name) {
     app.add_option("--schedule-file", o.file, "Read the schedule from a CSV (PyTorch compute_only) or JSON file")
         ->excludes(name);
   }
-  app.add_option("-p,--stages", o.params.p, "Pipeline stages (devices per pipeline)")->capture_default_str();
-  app.add_option("-m,--microbatches", o.params.m, "Micro-batches per iteration")->capture_default_str();
-  app.add_option("-v,--chunks", o.params.v, "Chunks per device (interleaved)")->capture_default_str();
+  app.add_option("-p,--stages", o.params.p, "Pipeline stages (devices per pipeline)")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.p_given = true; });
+  app.add_option("-m,--microbatches", o.params.m, "Micro-batches per iteration")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.m_given = true; });
+  app.add_option("-v,--chunks", o.params.v, "Chunks per device (interleaved)")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.v_given = true; });
   app.add_option("--iterations", o.params.iterations, "Iterations (optimizer steps)")->capture_default_str();
   app.add_option("--pipelines", o.params.pipelines, "Chimera: 2f pipelines (f divides p/2)")->capture_default_str();
   app.add_option("--concat", o.params.concat, "Chimera with m > p: direct, doubling or halving")
@@ -66,6 +72,7 @@ Schedule make_schedule(const ScheduleOptions& o, const std::string& name, const 
     return generate(name, o.params);
   }
   Schedule s = read_schedule_file(o.file);
+  check_shape_flags(o, s);
   const ValidationReport report = validate(s);
   if (!report.ok())
     throw InputError(o.file + ": " + report.errors.front() +
@@ -73,6 +80,18 @@ Schedule make_schedule(const ScheduleOptions& o, const std::string& name, const 
                                                      " more problems; run `pipesim check` for all)"
                                                : ""));
   return s;
+}
+
+void check_shape_flags(const ScheduleOptions& o, const Schedule& s) {
+  const auto check = [&](bool given, const char* flag, int value, int in_file, const char* what) {
+    if (given && value != in_file)
+      throw InputError(std::string(flag) + " " + std::to_string(value) + ": " + o.file + " has " +
+                       std::to_string(in_file) + " " + what + " (drop " + flag + ", or give " + std::to_string(in_file) +
+                       ")");
+  };
+  check(o.p_given, "-p/--stages", o.params.p, s.num_devices, "devices");
+  check(o.m_given, "-m/--microbatches", o.params.m, s.microbatches, "micro-batches per iteration");
+  check(o.v_given, "-v/--chunks", o.params.v, s.chunks_per_device(), "chunks per device");
 }
 
 namespace {

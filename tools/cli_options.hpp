@@ -16,6 +16,8 @@ struct ScheduleOptions {
   std::string file;  // --schedule-file: CSV or JSON, replaces --schedule
   ScheduleParams params;
   std::string max_memory;  // --max-memory: replaces the available memory in the check before generating
+  // -p, -m, -v as given on the command line (with --schedule-file they are checked against the file).
+  bool p_given = false, m_given = false, v_given = false;
 };
 
 struct CostOptions {
@@ -41,6 +43,9 @@ void add_cost_flags(CLI::App& app, CostOptions& options);
 Schedule make_schedule(const ScheduleOptions& options, const std::string& name,
                        const MemoryUse& use = {kSimulateBytesPerOp, 0, 0});
 UniformCostConfig make_cost_config(const CostOptions& options);
+// With --schedule-file, -p / -m / -v (when given) must agree with the file: its devices,
+// micro-batches per iteration and chunks per device. InputError naming the flag otherwise.
+void check_shape_flags(const ScheduleOptions& options, const Schedule& schedule);
 
 // "a,b,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& text);

@@ -7,6 +7,7 @@
 
 #include "cost_models/uniform.hpp"
 #include "schedules/error.hpp"
+#include "schedules/pytorch_format.hpp"
 #include "schedules/schedule_io.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
@@ -46,8 +47,10 @@ void add_schedule_command(CLI::App& app) {
   auto list = std::make_shared<bool>(false);
   add_schedule_flags(*cmd, *so, true);
   add_cost_flags(*cmd, *co);
-  cmd->add_option("--format", *format, "text (op lists and a timeline), csv (PyTorch compute_only) or json")
-      ->check(CLI::IsMember({"text", "csv", "json"}))
+  cmd->add_option("--format", *format,
+                  "text (op lists and a timeline), csv (pipesim's CSV), json, pytorch (PyTorch's compute_only CSV) "
+                  "or pytorch-comms (its compute_comms CSV, with SEND/RECV)")
+      ->check(CLI::IsMember({"text", "csv", "json", "pytorch", "pytorch-comms"}))
       ->capture_default_str();
   cmd->add_option("-o,--out", *out, "Write to this file instead of standard output");
   cmd->add_flag("--list", *list, "List the schedule generators");
@@ -57,9 +60,11 @@ void add_schedule_command(CLI::App& app) {
       return;
     }
     const Schedule s = make_schedule(*so, so->name, {*format == "text" ? kTextBytesPerOp : kExportBytesPerOp, 0, 0});
-    const std::string text = *format == "csv"    ? schedule_to_csv(s)
-                             : *format == "json" ? schedule_to_json(s)
-                                                 : text_form(s, make_cost_config(*co));
+    const std::string text = *format == "csv"             ? schedule_to_csv(s)
+                             : *format == "json"          ? schedule_to_json(s)
+                             : *format == "pytorch"       ? schedule_to_pytorch(s, PytorchFormat::ComputeOnly)
+                             : *format == "pytorch-comms" ? schedule_to_pytorch(s, PytorchFormat::ComputeComms)
+                                                          : text_form(s, make_cost_config(*co));
     if (out->empty()) {
       std::cout << text;
       return;
@@ -78,6 +83,7 @@ void add_check_command(CLI::App& app) {
   cmd->callback([=] {
     if (so->file.empty()) check_memory(so->name, so->params, {kValidateBytesPerOp, 0, 0}, so->max_memory);
     Schedule s = so->file.empty() ? generate(so->name, so->params) : read_schedule_file(so->file);
+    if (!so->file.empty()) check_shape_flags(*so, s);
     const UniformCostModel model(make_cost_config(*co));
     const OpScale scale = scale_of(s);
     const ValidationReport r = validate(s, [&](const Op& op) -> std::int64_t {
