@@ -225,8 +225,8 @@ class Run {
     st.forward_version = kSendWaiting;
     st.version = static_cast<std::int32_t>(from);
   }
-  void start_transfer(OpId from, OpId to, int src, int dst) {
-    if (src != dst) return send(from, to, src, dst, message_of(op_of(from)));
+  [[gnu::noinline]] void start_transfer(OpId from, OpId to, int src, int dst) {
+    if (src != dst) return send(from, to, src, dst, op_of(from));
     satisfy(to, from, now_);
     release_successors(to, dst);
   }
@@ -286,7 +286,7 @@ class Run {
       const OpId to = next[k];
       Slot& st = slots_[to];
       const int dst = device_of(to);
-      if (is_recv(st.kind)) [[unlikely]] {
+      if (is_recv(st.kind)) [[unlikely]] {  // from its send: the message moves once it is posted
         offer_to_recv(id, to, d, dst);
         continue;
       }
@@ -296,7 +296,7 @@ class Run {
         if (dst != d) try_start(dst, now_);
         continue;
       }
-      send(id, to, d, dst, message_of(op_of(id)));
+      send(id, to, d, dst, op_of(id));
     }
   }
 
@@ -308,9 +308,11 @@ class Run {
   }
 
   // A message on link (src, dst): FIFO behind earlier transfers for its occupancy, then
-  // the latency, which does not hold the link.
-  void send(OpId from, OpId to, int src, int dst, const Op& producer) {
-    const std::int64_t bytes = costs_.message_bytes(producer, scale_);
+  // the latency, which does not hold the link. Performance: inlined into
+  // release_successors, also now that the receives call it too.
+  [[gnu::always_inline]] void send(OpId from, OpId to, int src, int dst, const Op& producer) {
+    const std::int64_t bytes =
+        is_send(producer.kind) ? costs_.message_bytes(message_of(producer), scale_) : costs_.message_bytes(producer, scale_);
     const TransferCost cost = costs_.transfer(src, dst, bytes);
     PIPESIM_ASSERT(cost.occupancy >= 0 && cost.latency >= 0);
     const std::size_t pair = static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst);

@@ -124,8 +124,9 @@ TEST(CommOps, BadCommOpsAreReported) {
   EXPECT_THAT(problems("0F0,0SEND_B0,0B0\n1F0,1B0\n"), HasSubstr("0SEND_B0: stage 0 has no previous stage"));
   EXPECT_THAT(problems("0F0,0B0\n1F0,1B0,1RECV_B0\n"), HasSubstr("1RECV_B0: the last stage receives no gradient"));
   EXPECT_THAT(problems("0F0,0SEND_F0,0SEND_F0,0B0\n1F0,1B0\n"), HasSubstr("duplicate op 0SEND_F0"));
-  EXPECT_THAT(problems("0F0,0F1,0RECV_B1,0B0,0B1\n1F0,1F1,1B0\n"),
-              HasSubstr("0RECV_B1 needs the backward 1I1, which no device runs"));
+  // A receive takes its message from its send, never straight from the compute op.
+  EXPECT_THAT(problems("0F0,0RECV_B0,0B0\n1F0,1B0\n"), HasSubstr("0RECV_B0 needs its send 1SEND_B0, which no device runs"));
+  EXPECT_THAT(problems("0F0,0F1,0B0,0B1\n1F0,1F1,1B0,1SEND_B1\n"), HasSubstr("1SEND_B1 needs the backward it sends 1I1, which no device runs"));
 }
 
 }  // namespace
