@@ -144,7 +144,8 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
     std::vector<Vertex> from(none, none);  // the predecessor that set the start
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const Vertex v = *it;
-      const std::int64_t cost = v < n ? (op_at(v).kind == OpKind::GradSync ? 0 : duration(op_at(v)))
+      // Sends and receives take no device time; a GradSync's time is its collective's.
+      const std::int64_t cost = v < n ? (is_compute(op_at(v).kind) ? duration(op_at(v)) : 0)
                                       : duration(op_at(deps.collectives[v - n].front()));
       if (__builtin_add_overflow(start[v], cost, &finish[v]))
         throw InputError("critical path overflows 2^63 ns (292 years): the durations are too large");

@@ -28,6 +28,19 @@ TEST(PytorchCli, FormatsWritePytorchsCsv) {
   EXPECT_EQ(back.out, slurp(kPytorch + "/dualpipev_4rank_10mb.csv"));
 }
 
+// A compute_comms file: checked (the sends and receives cost nothing on the critical path)
+// and simulated.
+TEST(PytorchCli, ComputeCommsFilesAreCheckedAndSimulated) {
+  const std::string file = kPytorch + "/zb1p_2rank_2stagep_comms.csv";
+  const Result check = run("check --schedule-file " + file);
+  ASSERT_EQ(check.code, 0) << check.out;
+  EXPECT_THAT(check.out, HasSubstr("valid (176 ops on 2 devices)"));
+  EXPECT_THAT(check.out, HasSubstr("critical-path lower bound 24.500 ms"));
+  const Result sim = run("simulate --schedule-file " + file + " --fwd 1ms --bwd 2ms --wgrad 1ms");
+  ASSERT_EQ(sim.code, 0) << sim.out;
+  EXPECT_THAT(sim.out, HasSubstr("makespan"));
+}
+
 TEST(PytorchCli, WhatPytorchCannotExpressIsAOneLineError) {
   expect_one_line_error(run("schedule --schedule chimera -p 4 -m 4 --format pytorch"),
                         "--format pytorch: PyTorch pipelining runs one pipeline; 'chimera' has 2");
