@@ -86,6 +86,11 @@ Costs profiled_costs(const std::string& profile, const std::string& model, int m
   return {"profiled " + profile, [c](const Schedule&) { return std::make_unique<ProfiledCostModel>(c); }};
 }
 
+// simulate()'s costs when none are given: the CLI's defaults (forward 1 ms, backward 2 ms).
+Costs default_costs() {
+  return uniform_costs("1ms", "2ms", std::nullopt, "0ns", "0ns", std::nullopt, "0B", std::nullopt, "0B", 0.5);
+}
+
 RunOutcome run(const Schedule& schedule, const Costs& costs) {
   const std::unique_ptr<CostModel> model = costs.make(schedule);
   RunOutcome out{schedule, {}, {}};
@@ -149,8 +154,7 @@ PYBIND11_MODULE(pipesim, m) {
   m.def(
       "simulate",
       [](const Schedule& s, const std::optional<Costs>& costs) {
-        return run(s, costs ? *costs : uniform_costs("1ms", "2ms", std::nullopt, "0ns", "0ns", std::nullopt, "0B",
-                                                     std::nullopt, "0B", 0.5));
+        return run(s, costs ? *costs : default_costs());
       },
       py::arg("schedule"), py::arg("costs") = py::none(), "Runs the schedule in the engine: a Result");
   m.def(
@@ -158,8 +162,7 @@ PYBIND11_MODULE(pipesim, m) {
       [](const std::vector<Schedule>& schedules, const std::optional<Costs>& costs) {
         std::vector<RunOutcome> out;
         for (const Schedule& s : schedules)
-          out.push_back(run(s, costs ? *costs : uniform_costs("1ms", "2ms", std::nullopt, "0ns", "0ns", std::nullopt,
-                                                              "0B", std::nullopt, "0B", 0.5)));
+          out.push_back(run(s, costs ? *costs : default_costs()));
         return out;
       },
       py::arg("schedules"), py::arg("costs") = py::none(), "simulate() for each schedule, under the same costs");
