@@ -26,6 +26,8 @@ const std::vector<GeneratorInfo>& generators() {
       {"looped-bfs", "Looped BFS: v chunks per device, each chunk's micro-batches all at once (PyTorch)", &make_looped_bfs},
       {"interleaved-zb", "interleaved zero bubble: interleaved 1F1B with split I/W (PyTorch)", &make_interleaved_zb},
       {"zb-v", "ZB-V: zero bubble on 2p stages in a V, 1F1B memory (PyTorch's order)", &make_zb_v},
+      {"v-half", "V-Half: V-shaped, half of 1F1B's activation memory (controllable-memory paper)", &make_v_half},
+      {"v-min", "V-Min: V-shaped, a third of 1F1B's activation memory (controllable-memory paper)", &make_v_min},
   };
   return all;
 }

@@ -31,7 +31,8 @@ std::vector<Case> every_generator() {
   return {{"gpipe", 2, 3, 2},        {"1f1b", 4, 4, 2},      {"interleaved", 2, 4, 2}, {"zb-h1", 2, 4, 2},
           {"zb-h2", 2, 4, 2},        {"chimera", 4, 4, 2},   {"pipedream", 2, 3, 3},   {"pipedream-2bw", 2, 2, 3},
           {"async-1f1b", 2, 3, 2},   {"amp", 2, 3, 2},       {"amdp", 4, 4, 2},        {"dualpipe", 2, 4, 2},
-          {"dualpipev", 2, 4, 2},    {"looped-bfs", 2, 2, 2}, {"interleaved-zb", 2, 4, 2}, {"zb-v", 2, 4, 2}};
+          {"dualpipev", 2, 4, 2},    {"looped-bfs", 2, 2, 2}, {"interleaved-zb", 2, 4, 2}, {"zb-v", 2, 4, 2},
+          {"v-half", 2, 4, 2},       {"v-min", 2, 4, 2}};
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& param) {

@@ -87,6 +87,43 @@ TEST(NewGenerators, ZbVBubbleIsTheRampOnly) {
   }
 }
 
+// V-Half and V-Min (arXiv 2405.15362 and its Space), F = I = W = 1, free links: p = 4, m = 8
+// 26.5 and 29.5 holding 3 and 2 micro-batches; p = 8, m = 32 104.5 and 109.5, within the
+// published memory (p+2)//2 and (p+4)//3 micro-batches. Memory is counted as the paper does:
+// a micro-batch's activation is held from its F to its W (I frees none of it).
+TEST(NewGenerators, VHalfAndVMinPublishedFigures) {
+  const std::int64_t mb = 1 << 20;
+  UniformCostConfig cfg;
+  cfg.stage = StageCosts{1000, 2000, 1000};
+  cfg.activation_bytes = mb;
+  cfg.input_grad_free_fraction = 0;
+  const UniformCostModel costs(cfg);
+  struct Figure {
+    const char* name;
+    int p, m;
+    Tick makespan;
+    std::int64_t held_bound;  // micro-batches
+  };
+  for (const Figure& f : {Figure{"v-half", 4, 8, 26500, 3}, Figure{"v-min", 4, 8, 29500, 2},
+                          Figure{"v-half", 8, 32, 104500, 5}, Figure{"v-min", 8, 32, 109500, 4}}) {
+    SCOPED_TRACE(std::string(f.name) + " p=" + std::to_string(f.p) + " m=" + std::to_string(f.m));
+    const Schedule s = generate(f.name, params(f.p, f.m));
+    ASSERT_TRUE(validate(s).ok());
+    const SimResult r = simulate(s, costs);
+    EXPECT_EQ(r.makespan, f.makespan);
+    std::int64_t peak = 0;
+    for (const DeviceStats& d : r.devices) {
+      EXPECT_EQ(d.busy, f.m * 3000);
+      peak = std::max(peak, d.peak_activation_bytes);
+    }
+    EXPECT_LE(peak, f.held_bound * mb);
+    if (f.p == 4) {
+      EXPECT_EQ(peak, f.held_bound * mb);  // exactly the paper's count
+    }
+  }
+  EXPECT_THAT(error_of("v-half", params(4, 7)), HasSubstr("v-half: m (7) must be at least 2p = 8 (p = 4)"));
+}
+
 // Looped BFS on free links: the interleaved bubble (p-1)(F+B)/v, and m*v chunk activations.
 TEST(NewGenerators, LoopedBfsClosedForms) {
   for (int p : {2, 4}) {
@@ -120,9 +157,9 @@ TEST(NewGenerators, InterleavedZbBeatsInterleaved) {
 }
 
 TEST(NewGenerators, EveryNewGeneratorIsValidOverAGrid) {
-  for (const char* name : {"looped-bfs", "interleaved-zb", "zb-v", "interleaved"}) {
+  for (const char* name : {"looped-bfs", "interleaved-zb", "zb-v", "interleaved", "v-half", "v-min"}) {
     for (int p : {1, 2, 3, 4}) {
-      for (int m : {1, 2, 3, 4, 5, 6, 8, 10}) {
+      for (int m : {1, 2, 3, 4, 5, 6, 8, 10, 13}) {
         const ScheduleParams prm = params(p, m);
         if (!error_of(name, prm).empty()) continue;
         SCOPED_TRACE(std::string(name) + " p=" + std::to_string(p) + " m=" + std::to_string(m));

@@ -287,7 +287,7 @@ TEST(Sweep, BadInputIsAOneLineError) {
   expect_one_line_error(run("sweep --model gpt3-1.3b --gpus 0"), "--gpus must be positive, got 0");
   expect_one_line_error(run(base + "--csv /nonexistent/dir/x.csv"), "--csv: cannot write '/nonexistent/dir/x.csv'");
   expect_one_line_error(run(base + "--pp 16"),
-                        "no valid configuration: all 80 combinations were skipped: 80 tp x pp does not divide the GPUs "
+                        "no valid configuration: all 90 combinations were skipped: 90 tp x pp does not divide the GPUs "
                         "(e.g. tp 1 x pp 16 = 16 GPUs per pipeline does not divide 8 GPUs)");
   const Result missing = run("sweep --gpus 8");
   EXPECT_EQ(missing.code, 2);

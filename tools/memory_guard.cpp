@@ -77,7 +77,7 @@ std::uint64_t estimate_ops(std::string_view g, const ScheduleParams& params) {
     per_iteration = p * v * (2 * m + 1);
   } else if (g == "interleaved-zb") {
     per_iteration = p * v * (3 * m + 1);
-  } else if (g == "zb-v") {
+  } else if (g == "zb-v" || g == "v-half" || g == "v-min") {
     per_iteration = p * (6 * m + 2);
   } else if (g == "zb-h1" || g == "zb-h2") {
     per_iteration = p * (3 * m + 1);
