@@ -48,7 +48,11 @@ Tick UniformCostModel::compute_time(const Op& op, OpScale scale) const {
     case OpKind::I: full = c.bwd - c.wgrad; break;
     case OpKind::W: full = c.wgrad; break;
     case OpKind::OptStep: full = config_.optimizer; break;
-    case OpKind::GradSync: PIPESIM_ASSERT(!"GradSync is not a compute op"); break;
+    case OpKind::GradSync:
+    case OpKind::SendF:
+    case OpKind::RecvF:
+    case OpKind::SendB:
+    case OpKind::RecvB: PIPESIM_ASSERT(!"not a compute op"); break;
   }
   if (op.kind == OpKind::OptStep) return full / scale.chunks;  // weights do not shrink with the micro-batch
   return full / (std::int64_t{scale.chunks} * scale.microbatch_split);  // 64 bits: a file may say split 2^31-1

@@ -33,8 +33,10 @@ void check_options(const RunOptions& o) {
 }
 
 // Which op's output each op takes (F: the previous stage's F; B/I: the next stage's B/I),
-// and the reverse lists. dependencies.hpp's other edges carry no data (own forward, I
-// before W, GradSync before OptStep) and stay on one device.
+// and the reverse lists. With communication ops the message passes through them: F ->
+// SEND_F -> RECV_F -> F, each hop a data edge (a send or a receive hands on what it got).
+// dependencies.hpp's other edges carry no data (own forward, I before W, GradSync before
+// OptStep) and stay on one device.
 void route_data(RunState& st) {
   const DependencyGraph& g = st.graph;
   st.data_pred.assign(g.size(), kNoOp);
@@ -45,7 +47,8 @@ void route_data(RunState& st) {
       const OpId p = g.preds[k];
       const Op& from = st.op_of(p);
       const bool data = (op.kind == OpKind::F && from.kind == OpKind::F) ||
-                        (is_backward_input(op.kind) && is_backward_input(from.kind) && from.stage != op.stage);
+                        (is_backward_input(op.kind) && is_backward_input(from.kind) && from.stage != op.stage) ||
+                        is_comm(op.kind) || is_comm(from.kind);
       if (!data) {
         // Every edge that is not data stays on the device (placement puts a stage's ops on
         // one device); dependencies.hpp has checked placement.
@@ -55,6 +58,19 @@ void route_data(RunState& st) {
       st.data_pred[id] = p;
       st.data_succ[p].push_back(id);
     }
+  }
+  // A receive is posted, not waited on: the op using its message takes it from the sender
+  // itself, as PyTorch's runtime waits at the compute op (sim/engine.hpp).
+  for (OpId id = 0; id < g.size(); ++id) {
+    if (!is_recv(st.op_of(id).kind)) continue;
+    const OpId from = st.data_pred[id];
+    for (OpId consumer : st.data_succ[id]) {
+      st.data_pred[consumer] = from;
+      if (from != kNoOp) st.data_succ[from].push_back(consumer);
+    }
+    if (from != kNoOp) std::erase(st.data_succ[from], id);
+    st.data_succ[id].clear();
+    st.data_pred[id] = kNoOp;
   }
 }
 

@@ -117,7 +117,7 @@ void assemble_measurement(const Schedule& s, const DependencyGraph& g, std::vect
     bool first = true;
     for (const OpRecord& r : per_device[d]) {
       result.makespan = std::max(result.makespan, r.end);
-      if (r.op.kind == OpKind::GradSync) continue;
+      if (!is_compute(r.op.kind)) continue;
       st.busy += r.end - r.start;
       if (first) st.first_start = r.start;
       first = false;
@@ -151,7 +151,7 @@ void assemble_measurement(const Schedule& s, const DependencyGraph& g, std::vect
     for (const OpRecord& r : list) {
       const OpId id = g.id_of(r.ref.device, r.ref.index);
       prev_compute[id] = prev;
-      if (r.op.kind != OpKind::GradSync) prev = id;
+      if (is_compute(r.op.kind)) prev = id;
     }
   }
   auto cause_of = [&](OpId id) -> OpId {
@@ -182,7 +182,7 @@ void assemble_measurement(const Schedule& s, const DependencyGraph& g, std::vect
   OpId last = kNoOp;
   for (const auto& list : per_device)
     for (const OpRecord& r : list)
-      if (r.op.kind != OpKind::GradSync && (last == kNoOp || r.end > rec[last]->end)) last = g.id_of(r.ref.device, r.ref.index);
+      if (is_compute(r.op.kind) && (last == kNoOp || r.end > rec[last]->end)) last = g.id_of(r.ref.device, r.ref.index);
   for (OpId id = last; id != kNoOp && result.critical_path.size() <= n; id = cause_of(id))
     result.critical_path.push_back(OpRef{g.device_of(id), g.index_of(id)});
   std::reverse(result.critical_path.begin(), result.critical_path.end());

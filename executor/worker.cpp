@@ -66,7 +66,9 @@ class Worker {
     }
     std::unique_ptr<Payload> input;
     if (const OpId p = s_.data_pred[id]; p != kNoOp) input = s_.graph.device_of(p) == d_ ? take_local(id) : receive(p);
-    if (op.kind == OpKind::GradSync) {
+    if (is_comm(op.kind)) {
+      pass_on(id, index, op, std::move(input));
+    } else if (op.kind == OpKind::GradSync) {
       grad_sync(id, op);
     } else if (op.kind == OpKind::OptStep) {
       optimizer_step(id, index, op);
@@ -179,6 +181,14 @@ class Worker {
       log_.losses.push_back(LossRecord{op.microbatch, op.pipeline, s_.schedule.iteration_of(op.microbatch), loss, end});
     record_memory(end);
     send(id, end, std::move(out));
+  }
+
+  // A send hands the message on to the receiving device when the worker reaches it; a
+  // receive has waited for it above (run_op's receive), and hands it to its consumer here.
+  void pass_on(OpId id, int index, const Op& op, std::unique_ptr<Payload> message) {
+    const Tick at = s_.now();
+    log_.ops.push_back(OpRecord{OpRef{d_, index}, op, at, at, -1});
+    send(id, at, std::move(message));
   }
 
   void record_memory(Tick at) {

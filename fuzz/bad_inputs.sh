@@ -102,7 +102,7 @@ row "more stages than layers" '' '' simulate --model gpt-tiny --nodes 8 -p 64
 row "stage that does not exist" '' '' simulate --stage-cost 9:1ms:2ms
 row "below the resolution" '' '' simulate --fwd 0.0001ns
 row "unknown schedule" '' '' simulate --schedule 2f2b
-row "constraint of a schedule" '' '' simulate --schedule interleaved -p 4 -m 6
+row "constraint of a schedule" '' '' simulate --schedule interleaved -p 4 -m 9
 # Durations, sizes, rates
 row "negative duration" '' '' simulate --fwd -1ms
 row "zero durations (accepted)" '' '' check --fwd 0ns --bwd 0ns

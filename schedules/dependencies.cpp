@@ -18,7 +18,7 @@ std::optional<std::string> misplaced(const Schedule& s, const Op& op, int d) {
   if (op.pipeline < 0 || op.pipeline >= s.num_pipelines)
     return "pipeline " + str(op.pipeline) + " outside [0, " + str(s.num_pipelines) + ")";
   if (op.stage < 0 || op.stage >= s.num_stages) return "stage " + str(op.stage) + " outside [0, " + str(s.num_stages) + ")";
-  if (is_microbatch_op(op.kind) && op.microbatch < 0) return "negative micro-batch id";
+  if (has_microbatch(op.kind) && op.microbatch < 0) return "negative micro-batch id";
   const int holder = s.device_of(op);
   if (holder != d)
     return "runs on device " + str(d) + ", but pipeline " + str(op.pipeline) + " stage " + str(op.stage) +
@@ -74,6 +74,10 @@ void report_duplicate(std::vector<DependencyProblem>& problems, const OpNumberin
 void report_missing(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, const Op& producer,
                     const char* what) {
   problems.push_back({d, static_cast<int>(i), to_string(op) + " needs " + what + " " + to_string(producer) + ", which no device runs"});
+}
+
+void report_comm_end(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, const char* why) {
+  problems.push_back({d, static_cast<int>(i), to_string(op) + ": " + why});
 }
 
 std::int32_t Collectives::add(const Op& op, std::int32_t occ, OpId id) {

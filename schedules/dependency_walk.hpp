@@ -7,6 +7,11 @@
 //   F(c,k,s)   needs F(c,k,s-1)                     (a transfer if on another device)
 //   B/I(c,k,s) needs F(c,k,s) and B/I(c,k,s+1)      (the last stage: only its own F)
 //   W(c,k,s)   needs I(c,k,s)
+//   With communication ops, each hop F(c,k,s-1) -> F(c,k,s) may pass through SEND_F(c,k,s-1)
+//   (on the sender) and RECV_F(c,k,s) (on the receiver): the consumer needs the receive if
+//   the schedule has it, else the send, else the F; a receive needs its send (a receive
+//   without its send is a missing producer); a send needs its F. Likewise backward:
+//   B/I(c,k,s+1) -> SEND_B(c,k,s+1) -> RECV_B(c,k,s) -> B/I(c,k,s).
 //   GradSync   the n-th GradSync of stage s in every pipeline form one collective
 //   OptStep    the n-th OptStep(c,s) needs the n-th GradSync(c,s), if the schedule has one
 //   and every device runs its list in order (device-order edges are implicit here).
@@ -28,6 +33,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -52,7 +58,7 @@ namespace walk_detail {
 // Can `op` run on device d? (Its pipeline and stage exist and are placed on d.)
 inline bool well_placed(const Schedule& s, const Op& op, int d) {
   return op.pipeline >= 0 && op.pipeline < s.num_pipelines && op.stage >= 0 && op.stage < s.num_stages &&
-         !(is_microbatch_op(op.kind) && op.microbatch < 0) && s.device_of(op) == d;
+         !(has_microbatch(op.kind) && op.microbatch < 0) && s.device_of(op) == d;
 }
 
 // The reports, out of line so that the walk's loops stay small.
@@ -61,6 +67,7 @@ void report_duplicate(std::vector<DependencyProblem>& problems, const OpNumberin
                       std::uint32_t i, OpId first);
 void report_missing(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, const Op& producer,
                     const char* what);
+void report_comm_end(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, const char* why);
 
 // GradSyncs grouped by (stage, occurrence) while walking.
 struct CollectiveMember {
@@ -87,12 +94,12 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
   using namespace walk_detail;
   OpIndex where(schedule, ids.interleaved() ? OpIndex::Layout::MicrobatchMajor : OpIndex::Layout::ReplicaMajor);
   // Occurrences so far of the stage-level ops, by (kind GradSync / OptStep, pipeline, stage):
-  // the n-th occurrence (0 for micro-batch ops), counted in list order over the well-placed
+  // the n-th occurrence (0 for micro-batch and communication ops), counted in list order over the well-placed
   // ops. A (pipeline, stage) lives on one device, so both passes count alike in any id order.
   const std::size_t replicas = static_cast<std::size_t>(schedule.num_pipelines) * static_cast<std::size_t>(schedule.num_stages);
   std::vector<std::int32_t> seen_stage_ops(2 * replicas, 0);
   const auto next_occurrence = [&](const Op& op) -> std::int32_t {
-    if (is_microbatch_op(op.kind)) return 0;
+    if (!is_stage_op(op.kind)) return 0;
     const std::size_t kind = op.kind == OpKind::GradSync ? 0 : 1;
     return seen_stage_ops[kind * replicas + static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(schedule.num_stages) +
                           static_cast<std::size_t>(op.stage)]++;
@@ -103,9 +110,12 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
   };
 
   // Pass 1: index every op; duplicates are reported and the first one wins.
+  // Performance: only a schedule with communication ops looks them up in pass 2.
+  bool has_comms = false;
   ids.for_each([&](int d, std::uint32_t i, OpId id) {
     const Op& op = op_at(d, i, id);
     if (!well_placed(schedule, op, d)) return report_misplaced(problems, schedule, op, d, i);
+    has_comms |= is_comm(op.kind);
     if (const std::optional<OpId> first = where.insert(op, next_occurrence(op), id))
       report_duplicate(problems, ids, op, d, i, *first);
   });
@@ -115,7 +125,7 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
   Collectives collectives;
   const int last = schedule.num_stages - 1;
   OpNumbering::Cursor told(ids);
-  const auto tell_until = [&](OpId id) {
+  const auto tell_until = [&](OpId id) __attribute__((always_inline)) {
     for (; !told.done() && told.id() <= id; told.advance())
       sink.op(told.id(), told.device(), told.index(), op_at(told.device(), told.index(), told.id()));
   };
@@ -136,11 +146,42 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
       else
         report_missing(problems, op, d, i, producer, what);
     };
+    // The producer of op's input that crosses from the stage of `compute` (the forward or
+    // the backward hop) and where it is: the receive at `to_stage`, else the send at
+    // compute's stage, else `compute` itself (for a backward hop its I when there is no B).
+    // Performance: out of line, looking up through find_cold, and only for a schedule with
+    // communication ops, so that every other schedule's walk is the code of before (with
+    // more call sites GCC stopped inlining need() and OpIndex::find: +5 % instructions).
+    const auto hop = [&](Op compute, OpKind send, OpKind recv, int to_stage) __attribute__((noinline)) {
+      if (recv != op.kind) {
+        const Op r = make_op(recv, to_stage, op.microbatch, op.pipeline);
+        if (const std::int64_t p = where.find_cold(r); p >= 0) return std::pair{r, p};
+      }
+      if (send != op.kind) {
+        const Op sp = make_op(send, compute.stage, op.microbatch, op.pipeline);
+        if (const std::int64_t p = where.find_cold(sp); p >= 0) return std::pair{sp, p};
+      }
+      std::int64_t p = where.find_cold(compute);
+      if (p < 0 && compute.kind == OpKind::B) {
+        compute.kind = OpKind::I;
+        p = where.find_cold(compute);
+      }
+      return std::pair{compute, p};
+    };
+    // The input every kind but GradSync / OptStep takes across a stage or from its own
+    // stage's earlier op: found in the switch, needed after it.
+    Op producer;
+    std::int64_t at = -1;
+    const char* what = nullptr;
     switch (op.kind) {
       case OpKind::F:
         if (op.stage > 0) {
-          const Op forward = make_op(OpKind::F, op.stage - 1, op.microbatch, op.pipeline);
-          need(forward, where.find(forward), "the forward");
+          producer = make_op(OpKind::F, op.stage - 1, op.microbatch, op.pipeline);
+          what = "the forward";
+          if (has_comms) [[unlikely]]
+            std::tie(producer, at) = hop(producer, OpKind::SendF, OpKind::RecvF, op.stage);
+          else
+            at = where.find(producer);
         }
         break;
       case OpKind::B:
@@ -148,21 +189,46 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
         const Op forward = make_op(OpKind::F, op.stage, op.microbatch, op.pipeline);
         need(forward, where.find(forward), "its forward");
         if (op.stage < last) {
-          Op next = make_op(OpKind::B, op.stage + 1, op.microbatch, op.pipeline);
-          std::int64_t p = where.find(next);
-          if (p < 0) {
-            next.kind = OpKind::I;
-            p = where.find(next);
+          producer = make_op(OpKind::B, op.stage + 1, op.microbatch, op.pipeline);
+          what = "the backward";
+          if (has_comms) [[unlikely]] {
+            std::tie(producer, at) = hop(producer, OpKind::SendB, OpKind::RecvB, op.stage);
+          } else {
+            at = where.find(producer);
+            if (at < 0) {
+              producer.kind = OpKind::I;
+              at = where.find(producer);
+            }
           }
-          need(next, p, "the backward");
         }
         break;
       }
-      case OpKind::W: {
-        const Op input_grad = make_op(OpKind::I, op.stage, op.microbatch, op.pipeline);
-        need(input_grad, where.find(input_grad), "its input-gradient backward");
+      case OpKind::SendF:
+      case OpKind::SendB:
+      case OpKind::RecvF:
+      case OpKind::RecvB: {
+        const bool fwd = is_forward_comm(op.kind), send = is_send(op.kind);
+        if (const char* why = fwd ? (send ? (op.stage == last ? "the last stage has no next stage" : nullptr)
+                                          : (op.stage == 0 ? "stage 0 receives no activation" : nullptr))
+                                  : (send ? (op.stage == 0 ? "stage 0 has no previous stage" : nullptr)
+                                          : (op.stage == last ? "the last stage receives no gradient" : nullptr))) {
+          report_comm_end(problems, op, d, i, why);
+          break;
+        }
+        // A send's input is its own stage's F or B (else I); a receive's the neighbour's
+        // send, never the compute op itself.
+        const Op input = send ? make_op(fwd ? OpKind::F : OpKind::B, op.stage, op.microbatch, op.pipeline)
+                              : make_op(fwd ? OpKind::SendF : OpKind::SendB, fwd ? op.stage - 1 : op.stage + 1,
+                                        op.microbatch, op.pipeline);
+        std::tie(producer, at) = hop(input, op.kind, op.kind, op.stage);
+        what = send ? (fwd ? "the forward it sends" : "the backward it sends") : "its send";
         break;
       }
+      case OpKind::W:
+        producer = make_op(OpKind::I, op.stage, op.microbatch, op.pipeline);
+        at = where.find(producer);
+        what = "its input-gradient backward";
+        break;
       case OpKind::GradSync:
         sink.collective(id, collectives.add(op, occurrence, id));
         break;
@@ -172,6 +238,7 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
         break;
       }
     }
+    if (what) need(producer, at, what);
   });
   return collectives.finish(schedule, ids, problems);
 }

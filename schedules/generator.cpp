@@ -23,6 +23,11 @@ const std::vector<GeneratorInfo>& generators() {
       {"amdp", "AMDP: p/2 asynchronous pipelines on Chimera's placement, update inside the next iteration", &make_amdp},
       {"dualpipe", "DualPipe: two directions on p ranks, F&B pairs, zero-bubble W (DeepSeek-V3)", &make_dualpipe},
       {"dualpipev", "DualPipeV: DualPipe cut in half, 2p stages in a V on p ranks", &make_dualpipev},
+      {"looped-bfs", "Looped BFS: v chunks per device, each chunk's micro-batches all at once (PyTorch)", &make_looped_bfs},
+      {"interleaved-zb", "interleaved zero bubble: interleaved 1F1B with split I/W (PyTorch)", &make_interleaved_zb},
+      {"zb-v", "ZB-V: zero bubble on 2p stages in a V, 1F1B memory (PyTorch's order)", &make_zb_v},
+      {"v-half", "V-Half: V-shaped, half of 1F1B's activation memory (controllable-memory paper)", &make_v_half},
+      {"v-min", "V-Min: V-shaped, a third of 1F1B's activation memory (controllable-memory paper)", &make_v_min},
   };
   return all;
 }

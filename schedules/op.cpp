@@ -10,6 +10,10 @@ std::string_view op_kind_name(OpKind kind) {
     case OpKind::W: return "W";
     case OpKind::GradSync: return "GRADSYNC";
     case OpKind::OptStep: return "OPT";
+    case OpKind::SendF: return "SEND_F";
+    case OpKind::RecvF: return "RECV_F";
+    case OpKind::SendB: return "SEND_B";
+    case OpKind::RecvB: return "RECV_B";
   }
   return "?";
 }

@@ -96,6 +96,9 @@ class OpIndex {
   // Performance: the op is passed as is, never packed into an OpKey on the table's path:
   // building one on the stack and reading it back whole stalled store forwarding on every
   // look-up (a sixth of the walk's time).
+  // find() for cold paths (the walk's communication ops), so that its hot call sites stay inlined.
+  [[gnu::noinline]] std::int64_t find_cold(const Op& op) const { return find(op); }
+
   std::int64_t find(const Op& op, std::int32_t occurrence = 0) const {
     if (const std::size_t i = position_of(op); i != kNoPosition) {
       const std::vector<OpId>& table = tables_[static_cast<std::size_t>(op.kind)];

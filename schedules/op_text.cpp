@@ -31,13 +31,13 @@ std::string to_string(const Op& op) {
   if (op.pipeline != 0) out += std::to_string(op.pipeline) + ":";
   out += std::to_string(op.stage);
   out += op_kind_name(op.kind);
-  if (is_microbatch_op(op.kind)) out += std::to_string(op.microbatch);
+  if (has_microbatch(op.kind)) out += std::to_string(op.microbatch);
   return out;
 }
 
 std::optional<Op> parse_op(std::string_view text, std::string* error) {
   static constexpr std::string_view kExpected =
-      "expected an op like 2F0, 3I5, 3W5, 1B4, 1:2F0, 2GRADSYNC or 2OPT";
+      "expected an op like 2F0, 3I5, 3W5, 1B4, 1:2F0, 0SEND_F0, 1RECV_F0, 2GRADSYNC or 2OPT";
   auto bad = [&](std::string_view why) {
     fail(error, quote(text) + ": " + std::string(why) + " (" + std::string(kExpected) + ")");
     return std::nullopt;
@@ -64,14 +64,20 @@ std::optional<Op> parse_op(std::string_view text, std::string* error) {
     }
   }
   if (rest.empty()) return bad("no op kind");
-  switch (rest[0]) {
-    case 'F': op.kind = OpKind::F; break;
-    case 'B': op.kind = OpKind::B; break;
-    case 'I': op.kind = OpKind::I; break;
-    case 'W': op.kind = OpKind::W; break;
-    default: return bad("unknown op kind");
-  }
-  ++pos;
+  // No name is a prefix of another, so the first match is the only one.
+  static constexpr Name kMicrobatchOps[] = {{"SEND_F", OpKind::SendF}, {"RECV_F", OpKind::RecvF},
+                                            {"SEND_B", OpKind::SendB}, {"RECV_B", OpKind::RecvB},
+                                            {"F", OpKind::F},          {"B", OpKind::B},
+                                            {"I", OpKind::I},          {"W", OpKind::W}};
+  const Name* kind = nullptr;
+  for (const auto& n : kMicrobatchOps)
+    if (rest.substr(0, n.text.size()) == n.text) {
+      kind = &n;
+      break;
+    }
+  if (!kind) return bad("unknown op kind");
+  op.kind = kind->kind;
+  pos += kind->text.size();
   if (!read_int(text, pos, op.microbatch)) return bad("no micro-batch number");
   if (pos != text.size()) return bad("trailing characters");
   return op;

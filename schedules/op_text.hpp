@@ -6,6 +6,8 @@
 //   "1:2F0"      the same op in pipeline 1 (pipesim extension; PyTorch has one pipeline)
 //   "2GRADSYNC"  gradient sync of stage 2 (PyTorch's "2REDUCE_GRAD" is accepted too)
 //   "2OPT"       optimizer step of stage 2
+//   "0SEND_F3"   stage 0 posts micro-batch 3's activation to stage 1; "1RECV_F3" waits for it
+//   "2SEND_B3"   stage 2 posts micro-batch 3's input gradient to stage 1; "1RECV_B3" waits for it
 #include <optional>
 #include <string>
 #include <string_view>

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "schedules/cell_layout.hpp"
 #include "schedules/op.hpp"
 
 namespace pipesim {
@@ -45,6 +46,8 @@ struct Schedule {
   std::vector<std::vector<int>> placement;
   // ops[device] = that device's ops in execution order.
   std::vector<std::vector<Op>> ops;
+  // Where the ops stood in the PyTorch CSV they came from (empty for generated schedules).
+  CellLayout cells;
 
   int device_of(int pipeline, int stage) const { return placement[pipeline][stage]; }
   int device_of(const Op& op) const { return placement[op.pipeline][op.stage]; }

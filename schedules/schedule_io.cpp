@@ -18,6 +18,7 @@
 #include "core/json_input.hpp"
 #include "core/output_file.hpp"
 #include "schedules/op_text.hpp"
+#include "schedules/pytorch_format.hpp"
 
 namespace pipesim {
 namespace {
@@ -99,7 +100,7 @@ void check_op_ranges(const Schedule& s, const OpSource& src, std::int64_t pipeli
       if (op.stage >= stages)
         fail(src.at(d, i), text + "stage " + std::to_string(op.stage) + " out of range [0, " +
                                std::to_string(stages) + ") (num_stages)");
-      if (is_microbatch_op(op.kind) && op.microbatch < 0) fail(src.at(d, i), text + "negative micro-batch id");
+      if (has_microbatch(op.kind) && op.microbatch < 0) fail(src.at(d, i), text + "negative micro-batch id");
     }
 }
 
@@ -194,7 +195,7 @@ void finish(Schedule& s, const OpSource& src, const Explicit& given) {
   for (std::size_t d = 0; d < s.ops.size(); ++d)
     for (std::size_t i = 0; i < s.ops[d].size(); ++i) {
       const Op& op = s.ops[d][i];
-      if (is_microbatch_op(op.kind) && op.microbatch >= ids_end)
+      if (has_microbatch(op.kind) && op.microbatch >= ids_end)
         fail(src.at(d, i), "'" + to_string(op) + "': micro-batch id " + std::to_string(op.microbatch) +
                                " is not below micro-batches x iterations (" + std::to_string(s.microbatches) + " x " +
                                std::to_string(s.iterations) + "); number them from 0, iteration t using t*m .. t*m+m-1");
@@ -360,11 +361,46 @@ Schedule read_json(const json& root, const std::string& source) {
   return s;
 }
 
-// True for PyTorch's compute_comms actions, which a compute_only reader cannot use.
-bool is_comm_action(std::string_view cell) {
-  for (std::string_view name : {"SEND_", "RECV_", "UNSHARD", "RESHARD"})
-    if (cell.find(name) != std::string_view::npos) return true;
-  return false;
+// PyTorch's FSDP actions ("0UNSHARD", "0RESHARD"): kept as text for the round trip.
+bool is_fsdp_action(std::string_view cell) {
+  std::size_t digits = 0;
+  while (digits < cell.size() && cell[digits] >= '0' && cell[digits] <= '9') ++digits;
+  const std::string_view rest = cell.substr(digits);
+  return digits > 0 && (rest.rfind("UNSHARD", 0) == 0 || rest.rfind("RESHARD", 0) == 0);
+}
+
+// The ops of one CSV cell: one op, or PyTorch's "(0F7;7B3)OVERLAP_F_B" (its sub-actions, run
+// in order). Fails with the cell's place.
+void parse_cell(std::string_view cell, const std::string& where, std::vector<Op>& out) {
+  constexpr std::string_view kOverlap = "OVERLAP_F_B";
+  if (cell.front() != '(') {
+    std::string error;
+    const auto op = parse_op(cell, &error);
+    if (!op) fail(where, error);
+    out.push_back(*op);
+    return;
+  }
+  const std::size_t close = cell.find(')');
+  if (close == std::string_view::npos || cell.substr(close + 1) != kOverlap)
+    fail(where, quote(cell) + ": expected an overlapped pair like (0F7;7B3)OVERLAP_F_B");
+  const std::string_view inner = cell.substr(1, close - 1);
+  std::size_t count = 0;
+  for (std::size_t start = 0; start <= inner.size();) {
+    std::size_t end = inner.find(';', start);
+    if (end == std::string_view::npos) end = inner.size();
+    const std::string_view sub = trim(inner.substr(start, end - start));
+    start = end + 1;
+    if (sub.empty()) continue;
+    std::string error;
+    const auto op = parse_op(sub, &error);
+    if (!op) fail(where, "in " + std::string(cell) + ": " + error);
+    if (!is_microbatch_op(op->kind))
+      fail(where, quote(cell) + ": an OVERLAP_F_B cell holds compute ops only (F, B, I, W), got '" +
+                      std::string(sub) + "'");
+    out.push_back(*op);
+    ++count;
+  }
+  if (count == 0) fail(where, quote(cell) + ": an OVERLAP_F_B cell with no ops");
 }
 
 }  // namespace
@@ -388,6 +424,10 @@ Schedule parse_schedule_csv(std::string_view text, std::string_view source_name)
   s.num_devices = static_cast<int>(lines.size());
   s.ops.resize(lines.size());
   OpSource src{source, false, std::vector<std::vector<int>>(lines.size())};
+  CellLayout& layout = s.cells;
+  layout.column.resize(lines.size());
+  layout.width.resize(lines.size());
+  bool aligned = false;  // a blank, an overlapped or a kept cell: the layout is worth keeping
   for (std::size_t d = 0; d < lines.size(); ++d) {
     const std::string_view line = lines[d];
     int cell_no = 0;
@@ -398,18 +438,27 @@ Schedule parse_schedule_csv(std::string_view text, std::string_view source_name)
       start = end + 1;
       ++cell_no;
       if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"') cell = trim(cell.substr(1, cell.size() - 2));
-      if (cell.empty()) continue;  // an idle step in PyTorch's dump
-      const std::string where = source + ":" + std::to_string(d + 1) + ": cell " + std::to_string(cell_no);
-      if (is_comm_action(cell))
-        fail(where, "'" + std::string(cell) +
-                        "': communication actions are not supported (export PyTorch's compute_only format)");
-      std::string error;
-      const auto op = parse_op(cell, &error);
-      if (!op) fail(where, error);
-      s.ops[d].push_back(*op);
-      src.cells[d].push_back(cell_no);
+      const auto column = static_cast<std::uint32_t>(cell_no - 1);
+      if (cell.empty()) {  // an idle step in PyTorch's dump
+        aligned |= !trim(line).empty();
+        continue;
+      }
+      if (is_fsdp_action(cell)) {
+        layout.kept.push_back({static_cast<int>(d), column, std::string(cell)});
+        aligned = true;
+        continue;
+      }
+      const std::size_t before = s.ops[d].size();
+      parse_cell(cell, source + ":" + std::to_string(d + 1) + ": cell " + std::to_string(cell_no), s.ops[d]);
+      aligned |= s.ops[d].size() - before > 1;
+      for (std::size_t k = before; k < s.ops[d].size(); ++k) {
+        src.cells[d].push_back(cell_no);
+        layout.column[d].push_back(column);
+      }
     }
+    layout.width[d] = trim(line).empty() ? 0 : static_cast<std::uint32_t>(cell_no);
   }
+  if (!aligned) layout = CellLayout{};  // one op per cell: nothing to keep
   finish(s, src, Explicit{});
   return s;
 }
@@ -444,15 +493,7 @@ void write_schedule_file(const Schedule& schedule, const std::string& path) {
 }
 
 std::string schedule_to_csv(const Schedule& schedule) {
-  std::string out;
-  for (const auto& list : schedule.ops) {
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (i) out += ',';
-      out += to_string(list[i]);
-    }
-    out += '\n';
-  }
-  return out;
+  return csv_rows(schedule, [](const Op& op) { return to_string(op); }, true);
 }
 
 std::string schedule_to_json(const Schedule& s) {

@@ -133,11 +133,19 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
     for (OpId k = deps.pred_begin[id]; k < deps.pred_begin[id + 1]; ++k) boost::add_edge(done(deps.preds[k]), id, g);
     if (deps.collective_of[id] >= 0) boost::add_edge(id, done(id), g);
   }
-  for (int d = 0; d < schedule.num_devices; ++d)
-    for (int i = 1; i < static_cast<int>(schedule.ops[static_cast<std::size_t>(d)].size()); ++i) {
-      const OpId prev = deps.id_of(d, i - 1);
-      boost::add_edge(schedule.blocking_grad_sync ? done(prev) : prev, deps.id_of(d, i), g);
+  // A receive does not stop its device (sim/engine.hpp): the ops after it wait for the op
+  // before it, not for its message.
+  for (int d = 0; d < schedule.num_devices; ++d) {
+    const auto& list = schedule.ops[static_cast<std::size_t>(d)];
+    int before = -1;  // the latest op that is no receive
+    for (int i = 0; i < static_cast<int>(list.size()); ++i) {
+      if (before >= 0) {
+        const OpId prev = deps.id_of(d, before);
+        boost::add_edge(schedule.blocking_grad_sync ? done(prev) : prev, deps.id_of(d, i), g);
+      }
+      if (!is_recv(list[static_cast<std::size_t>(i)].kind)) before = i;
     }
+  }
 
   auto describe = [&](Vertex v) {
     if (v < n) return to_string(op_at(v)) + " (device " + std::to_string(deps.device_of(static_cast<OpId>(v))) + ")";
@@ -167,7 +175,8 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
     std::vector<Vertex> from(none, none);  // the predecessor that set the start
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const Vertex v = *it;
-      const std::int64_t cost = v < n ? (op_at(v).kind == OpKind::GradSync ? 0 : duration(op_at(v)))
+      // Sends and receives take no device time; a GradSync's time is its collective's.
+      const std::int64_t cost = v < n ? (is_compute(op_at(v).kind) ? duration(op_at(v)) : 0)
                                       : duration(op_at(deps.collectives[v - n].front()));
       if (__builtin_add_overflow(start[v], cost, &finish[v]))
         throw InputError("critical path overflows 2^63 ns (292 years): the durations are too large");

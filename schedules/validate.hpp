@@ -29,7 +29,8 @@ struct ValidationReport {
   bool ok() const { return errors.empty(); }
 };
 
-// Duration of an op for the critical path (a GradSync's duration is its collective's).
+// Duration of an op for the critical path, asked for compute ops and for a GradSync's
+// collective (with the GradSync op); sends and receives take none.
 using DurationFn = std::function<std::int64_t(const Op&)>;
 
 // Throws InputError only if the schedule's shape is inconsistent (or the critical path

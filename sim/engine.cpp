@@ -156,7 +156,8 @@ class Run {
   // test is inline, the loop is not.
   void try_start(int d, Tick now) {
     const DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-    if (dev.busy || dev.blocked || dev.next >= dev.size || slots_[layout_.id_from(dev.base, dev.next)].pending > 0) return;
+    if (dev.busy || dev.blocked || dev.next >= dev.size) return;
+    if (const Slot& next = slots_[layout_.id_from(dev.base, dev.next)]; next.pending > 0 && !is_recv(next.kind)) return;
     start_ops(d, now);
   }
   [[gnu::noinline]] void start_ops(int d, Tick now) {
@@ -164,15 +165,19 @@ class Run {
     while (!dev.busy && !dev.blocked && dev.next < dev.size) {
       const OpId id = layout_.id_from(dev.base, dev.next);
       Slot& st = slots_[id];
-      if (st.pending > 0) return;
+      if (st.pending > 0 && !is_recv(st.kind)) return;  // a receive is posted before its message arrives
       const Op& op = ops_[id];
       ++dev.next;
       // Which constraint let this op start last: its device or its latest input.
       if (dev.last_compute != kNoOp && dev.free_at >= st.time) st.cause = dev.last_compute;
       st.time = now;
-      if (op.kind == OpKind::GradSync) {
-        arrive_collective(id, now);
-        if (s_.blocking_grad_sync) dev.blocked = true;
+      if (!is_compute(op.kind)) [[unlikely]] {
+        if (op.kind == OpKind::GradSync) {
+          arrive_collective(id, now);
+          if (s_.blocking_grad_sync) dev.blocked = true;
+        } else {
+          run_comm(id, d);
+        }
         continue;
       }
       if (is_microbatch_op(op.kind)) {
@@ -197,6 +202,33 @@ class Run {
       if (st.successors > 0) __builtin_prefetch(&slots_[st.next[0]]), __builtin_prefetch(&ops_[st.next[0]]);
       if (st.successors > 1) __builtin_prefetch(&slots_[st.next[1]]), __builtin_prefetch(&ops_[st.next[1]]);
     }
+  }
+
+  // A send or a receive takes no device time and does not stop its device. A send is
+  // posted the moment the device reaches it, a receive likewise; the message moves (queued
+  // on the link like any other transfer) once both are, and the receive is done when it
+  // has arrived: then the op that uses it may start. A receive's slot keeps its state in
+  // forward_version (kRecvPosted, kSendWaiting) and a waiting sender in `version`.
+  static constexpr std::int32_t kRecvPosted = 1, kSendWaiting = 2;
+  [[gnu::noinline]] void run_comm(OpId id, int d) {
+    if (observer_) observer_->on_op(OpRecord{ref_of(id), op_of(id), now_, now_, -1});
+    Slot& st = slots_[id];
+    if (!is_recv(st.kind)) return release_successors(id, d);
+    const bool waiting = st.forward_version == kSendWaiting;
+    st.forward_version = kRecvPosted;
+    if (waiting) start_transfer(static_cast<OpId>(st.version), id, device_of(static_cast<OpId>(st.version)), d);
+  }
+  // The message of `from` for the receive `to`: it moves now if the receive is posted.
+  [[gnu::noinline]] void offer_to_recv(OpId from, OpId to, int src, int dst) {
+    Slot& st = slots_[to];
+    if (st.forward_version == kRecvPosted) return start_transfer(from, to, src, dst);
+    st.forward_version = kSendWaiting;
+    st.version = static_cast<std::int32_t>(from);
+  }
+  [[gnu::noinline]] void start_transfer(OpId from, OpId to, int src, int dst) {
+    if (src != dst) return send(from, to, src, dst, op_of(from));
+    satisfy(to, from, now_);
+    release_successors(to, dst);
   }
 
   // F allocates its activation when it starts; B frees all of it, I part of it and W the
@@ -254,6 +286,10 @@ class Run {
       const OpId to = next[k];
       Slot& st = slots_[to];
       const int dst = device_of(to);
+      if (is_recv(st.kind)) [[unlikely]] {  // from its send: the message moves once it is posted
+        offer_to_recv(id, to, d, dst);
+        continue;
+      }
       if (dst == d || sync) {
         if (carries_forward(from.kind, st.kind)) st.forward_version = from.forward_version;
         satisfy(to, id, now_);
@@ -264,10 +300,19 @@ class Run {
     }
   }
 
+  // What a message carries: a send's is that of the op whose result it sends.
+  static Op message_of(const Op& producer) {
+    if (!is_send(producer.kind)) return producer;
+    return make_op(is_forward_comm(producer.kind) ? OpKind::F : OpKind::B, producer.stage, producer.microbatch,
+                   producer.pipeline);
+  }
+
   // A message on link (src, dst): FIFO behind earlier transfers for its occupancy, then
-  // the latency, which does not hold the link.
-  void send(OpId from, OpId to, int src, int dst, const Op& producer) {
-    const std::int64_t bytes = costs_.message_bytes(producer, scale_);
+  // the latency, which does not hold the link. Performance: inlined into
+  // release_successors, also now that the receives call it too.
+  [[gnu::always_inline]] void send(OpId from, OpId to, int src, int dst, const Op& producer) {
+    const std::int64_t bytes =
+        is_send(producer.kind) ? costs_.message_bytes(message_of(producer), scale_) : costs_.message_bytes(producer, scale_);
     const TransferCost cost = costs_.transfer(src, dst, bytes);
     PIPESIM_ASSERT(cost.occupancy >= 0 && cost.latency >= 0);
     const std::size_t pair = static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst);
@@ -303,6 +348,8 @@ class Run {
       from = f.from;
     }
     satisfy(to, from, now_);
+    if (is_recv(slots_[to].kind)) [[unlikely]]
+      release_successors(to, device_of(to));  // the receive is done: its consumer may start
     try_start(device_of(to), now_);
   }
 
@@ -389,8 +436,18 @@ class Run {
         for (OpId m : g.collectives[static_cast<std::size_t>(g.collective_of[id])])
           if (!started(m)) waiting_on(m);
       }
-      for (OpId k = g.pred_begin[id]; k < g.pred_begin[id + 1]; ++k)
-        if (!started(g.preds[k])) waiting_on(g.preds[k]);
+      for (OpId k = g.pred_begin[id]; k < g.pred_begin[id + 1]; ++k) {
+        const OpId p = g.preds[k];
+        if (!started(p)) {
+          waiting_on(p);
+        } else if (const Op& pop = s_.ops[static_cast<std::size_t>(g.device_of(p))][static_cast<std::size_t>(g.index_of(p))];
+                   is_recv(pop.kind) && slots_[layout_.id(g.device_of(p), static_cast<std::uint32_t>(g.index_of(p)))].pending > 0) {
+          // Posted, but its message never came: say what it waits for.
+          waiting_on(p);
+          for (OpId j = g.pred_begin[p]; j < g.pred_begin[p + 1]; ++j)
+            if (!started(g.preds[j])) on += " which waits for " + to_string(s_.ops[static_cast<std::size_t>(g.device_of(g.preds[j]))][static_cast<std::size_t>(g.index_of(g.preds[j]))]) + " (device " + std::to_string(g.device_of(g.preds[j])) + ")";
+        }
+      }
       waits += on.empty() ? "an op that never finishes" : on;
     }
     PIPESIM_ASSERT(stuck > 0);

@@ -11,6 +11,12 @@
 // not stall its device unless the schedule says blocking_grad_sync. OptStep bumps the
 // weight version of its stage replica on its device.
 //
+// Communication ops in a list (docs/schedule-format.md): a SEND is posted where it stands
+// once its producer has ended, a RECV is posted where it stands; neither takes device time
+// or stops the device. The message moves once both are posted (the transfer as above), and
+// the op that uses it waits for it, as PyTorch's runtime does. Schedules without them run
+// exactly as before (same records, same bytes).
+//
 // The engine never computes a duration (it asks the CostModel) and never formats output
 // (it emits records to a SimObserver).
 #include <cstdint>

@@ -111,8 +111,10 @@ TEST(Cli, BadInputGivesOneLineErrorAndExitCode2) {
   expect_one_line_error(run("simulate --fwd 3"), "--fwd");
   expect_one_line_error(run("simulate --link-bandwidth fast"), "--link-bandwidth");
   expect_one_line_error(run("simulate -p 0"), "must be a positive integer");
-  expect_one_line_error(run("simulate --schedule interleaved -p 4 -m 6"), "m (6) must be a multiple of p (4)");
-  expect_one_line_error(run("simulate --schedule-file /nonexistent/x.csv"), "cannot read schedule file '/nonexistent/x.csv': No such file or directory");
+  expect_one_line_error(run("simulate --schedule interleaved -p 4 -m 9"),
+                        "m (9) must be a multiple of its number of rounds m div p = 2");
+  expect_one_line_error(run("simulate --schedule-file /nonexistent/x.csv"),
+                        "cannot read schedule file '/nonexistent/x.csv': No such file or directory");
   expect_one_line_error(run("simulate --stage-cost 1:2ms"), "expected STAGE:FWD:BWD[:WGRAD]");
   expect_one_line_error(run("simulate --bogus"), "--bogus");
   expect_one_line_error(run("compare --schedules 1f1b,1f1b"), "listed twice");

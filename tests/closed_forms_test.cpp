@@ -92,8 +92,7 @@ TEST(ClosedForms, GpipePeakActivationsIsM) {
 // ---- interleaved: idle (p - 1)(t_F + t_B) / v, peak warm_r + 1 chunk activations ------
 
 int interleaved_warmup(int p, int v, int r, int m) {
-  if (m == p) return m * v;
-  return std::min((p - r - 1) * 2 + (v - 1) * p, m * v);
+  return std::min((p - r - 1) * 2 + (v - 1) * p, m * v);  // m a multiple of p: rounds of p
 }
 
 TEST(ClosedForms, InterleavedIdleAndPeak) {

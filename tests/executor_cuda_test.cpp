@@ -117,7 +117,9 @@ INSTANTIATE_TEST_SUITE_P(Generators, CudaEveryGenerator,
                                            Case{"zb-h1", 2, 4, 2}, Case{"zb-h2", 2, 4, 2}, Case{"chimera", 4, 4, 2},
                                            Case{"pipedream", 2, 3, 3}, Case{"pipedream-2bw", 2, 2, 3},
                                            Case{"async-1f1b", 2, 3, 2}, Case{"amp", 2, 3, 2}, Case{"amdp", 4, 4, 2},
-                                           Case{"dualpipe", 2, 4, 2}, Case{"dualpipev", 2, 4, 2}),
+                                           Case{"dualpipe", 2, 4, 2}, Case{"dualpipev", 2, 4, 2},
+                                           Case{"looped-bfs", 2, 2, 2}, Case{"interleaved-zb", 2, 4, 2},
+                                           Case{"zb-v", 2, 4, 2}, Case{"v-half", 2, 4, 2}, Case{"v-min", 2, 4, 2}),
                          case_name);
 
 // Adam on every group (blocks, embedding, head: CudaParams), against the CPU's. An Adam
@@ -148,7 +150,8 @@ TEST(ExecutorCuda, AdamTrainsLikeTheCpu) {
 
 TEST(ExecutorCuda, CoversEveryGenerator) {
   std::set<std::string> covered{"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "chimera", "pipedream",
-                                "pipedream-2bw", "async-1f1b", "amp", "amdp", "dualpipe", "dualpipev"};
+                                "pipedream-2bw", "async-1f1b", "amp", "amdp", "dualpipe", "dualpipev",
+                                "looped-bfs", "interleaved-zb", "zb-v", "v-half", "v-min"};
   for (const auto& g : generators()) EXPECT_TRUE(covered.count(std::string(g.name))) << g.name;
 }
 

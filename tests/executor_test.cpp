@@ -9,6 +9,7 @@
 #include "cost_models/uniform.hpp"
 #include "executor_helpers.hpp"
 #include "schedules/dependencies.hpp"
+#include "schedules/lowering.hpp"
 #include "sim/metrics.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/timeline.hpp"
@@ -30,7 +31,8 @@ std::vector<Case> every_generator() {
   return {{"gpipe", 2, 3, 2},        {"1f1b", 4, 4, 2},      {"interleaved", 2, 4, 2}, {"zb-h1", 2, 4, 2},
           {"zb-h2", 2, 4, 2},        {"chimera", 4, 4, 2},   {"pipedream", 2, 3, 3},   {"pipedream-2bw", 2, 2, 3},
           {"async-1f1b", 2, 3, 2},   {"amp", 2, 3, 2},       {"amdp", 4, 4, 2},        {"dualpipe", 2, 4, 2},
-          {"dualpipev", 2, 4, 2}};
+          {"dualpipev", 2, 4, 2},    {"looped-bfs", 2, 2, 2}, {"interleaved-zb", 2, 4, 2}, {"zb-v", 2, 4, 2},
+          {"v-half", 2, 4, 2},       {"v-min", 2, 4, 2}};
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& param) {
@@ -38,6 +40,19 @@ std::string case_name(const ::testing::TestParamInfo<Case>& param) {
   for (char& ch : n)
     if (ch == '-') ch = '_';
   return n;
+}
+
+// Sends and receives in the lists (schedules/lowering.hpp): the same numbers as without them.
+TEST(Executor, CommOpsCarryTheMessagesAndChangeNoNumber) {
+  for (const char* name : {"1f1b", "zb-v"}) {
+    SCOPED_TRACE(name);
+    const Schedule s = make(name, 2, 4, 1);
+    const MeasuredRun plain = run_schedule(s, tiny(), quick());
+    const MeasuredRun lowered = run_schedule(add_send_recv(s), tiny(), quick());
+    ASSERT_TRUE(plain.complete && lowered.complete);
+    ASSERT_EQ(lowered.losses.size(), plain.losses.size());
+    for (std::size_t i = 0; i < plain.losses.size(); ++i) EXPECT_EQ(lowered.losses[i].loss, plain.losses[i].loss);
+  }
 }
 
 TEST(Executor, CoversEveryGenerator) {

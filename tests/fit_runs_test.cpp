@@ -86,7 +86,7 @@ TEST(RunsFile, BadRowsNameFileLineAndColumn) {
   EXPECT_THAT(err(h + "x,gpt3-1.3b,a100-80g,3,1,1,8,1,1f1b,none,false,1\n"),
               HasSubstr("runs.csv:2: analytical: tp (3) must divide the attention heads (16)"));
   EXPECT_EQ(err(h + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,false,1\n\"open,a\n"), "runs.csv:3: a quoted field is not closed");
-  EXPECT_THAT(err(h + "x,gpt3-1.3b,a100-80g,1,3,1,8,1,interleaved,none,false,1\n"), HasSubstr("runs.csv:2: "));
+  EXPECT_THAT(err(h + "x,gpt3-1.3b,a100-80g,1,3,1,7,1,interleaved,none,false,1\n"), HasSubstr("runs.csv:2: "));
   EXPECT_EQ(err(h + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,false,1\n" + "y,gpt3-1.3b,a100-80g,4,3,1,8,1,1f1b,none,false,1\n"),
             "runs.csv:3: tp x pp x dp = 12 GPUs is not a whole number of nodes of 8 (gpus-per-node)");
   EXPECT_EQ(error_of([] { read_runs_file("/no/such/runs.csv"); }), "cannot read runs file '/no/such/runs.csv': No such file or directory");

@@ -34,7 +34,7 @@ using testing::HasSubstr;
 std::string csv_error(const std::string& text) { return error_of([&] { parse_schedule_csv(text, "x.csv"); }); }
 std::string json_error(const std::string& text) { return error_of([&] { parse_schedule_json(text, "x.json"); }); }
 
-constexpr const char* kExpectedOp = "(expected an op like 2F0, 3I5, 3W5, 1B4, 1:2F0, 2GRADSYNC or 2OPT)";
+constexpr const char* kExpectedOp = "(expected an op like 2F0, 3I5, 3W5, 1B4, 1:2F0, 0SEND_F0, 1RECV_F0, 2GRADSYNC or 2OPT)";
 
 // ---- messages -------------------------------------------------------------------------
 

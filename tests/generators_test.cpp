@@ -79,10 +79,19 @@ TEST(Generators, InterleavedP2V2M4) {
   EXPECT_EQ(s.chunks_per_device(), 2);
 }
 
-TEST(Generators, InterleavedMEqualsPRunsAllForwardsFirst) {
+// m == p: PyTorch's ScheduleInterleaved1F1B keeps the usual warm-up, (v-1)p + 2(p-1-r)
+// forwards (Megatron would run all forwards first; docs/schedules.md).
+TEST(Generators, InterleavedMEqualsPKeepsTheWarmUp) {
   const Schedule s = generate("interleaved", params(2, 2, 2));
   EXPECT_THAT(all_device_ops(s), ::testing::ElementsAre("0F0 0F1 2F0 2F1 2B0 2B1 0B0 0B1 0OPT 2OPT",
-                                                        "1F0 1F1 3F0 3F1 3B0 3B1 1B0 1B1 1OPT 3OPT"));
+                                                        "1F0 1F1 3F0 3B0 3F1 3B1 1B0 1B1 1OPT 3OPT"));
+}
+
+// m not a multiple of p: one round of g = m micro-batches when m < 2p (PyTorch's rounds).
+TEST(Generators, InterleavedRoundsOfMDivP) {
+  const Schedule s = generate("interleaved", params(2, 3, 2));
+  EXPECT_THAT(all_device_ops(s), ::testing::ElementsAre("0F0 0F1 0F2 2F0 2F1 2F2 2B0 2B1 2B2 0B0 0B1 0B2 0OPT 2OPT",
+                                                        "1F0 1F1 1F2 3F0 3B0 3F1 3B1 3F2 3B2 1B0 1B1 1B2 1OPT 3OPT"));
 }
 
 TEST(Generators, ZbH1P4M8) {
@@ -230,7 +239,7 @@ TEST(Generators, SecondIterationShiftsIdsByM) {
                                                         "1F0 1B0 1F1 1B1 1OPT 1F2 1B2 1F3 1B3 1OPT"));
   const Schedule il = generate("interleaved", params(2, 2, 2, 2));
   EXPECT_EQ(device_ops(il, 1),
-            "1F0 1F1 3F0 3F1 3B0 3B1 1B0 1B1 1OPT 3OPT 1F2 1F3 3F2 3F3 3B2 3B3 1B2 1B3 1OPT 3OPT");
+            "1F0 1F1 3F0 3B0 3F1 3B1 1B0 1B1 1OPT 3OPT 1F2 1F3 3F2 3B2 3F3 3B3 1B2 1B3 1OPT 3OPT");
 }
 
 TEST(Generators, RegistryFindsEveryGenerator) {
@@ -254,10 +263,13 @@ TEST(Generators, NonPositiveParametersNameTheFlag) {
   EXPECT_EQ(error_of("gpipe", params(4, 8, 0)), "");
 }
 
-TEST(Generators, InterleavedNeedsMMultipleOfP) {
-  EXPECT_THAT(error_of("interleaved", params(4, 6)), HasSubstr("interleaved: m (6) must be a multiple of p (4)"));
-  EXPECT_THAT(error_of("interleaved", params(4, 2)), HasSubstr("interleaved: m (2) must be a multiple of p (4)"));
-  EXPECT_EQ(error_of("interleaved", params(4, 12, 3)), "");
+TEST(Generators, InterleavedNeedsMMultipleOfItsRounds) {
+  for (const char* name : {"interleaved", "interleaved-zb"}) {
+    EXPECT_THAT(error_of(name, params(4, 9)),
+                HasSubstr(std::string(name) + ": m (9) must be a multiple of its number of rounds m div p = 2 (p = 4)"));
+    EXPECT_THAT(error_of(name, params(4, 14)), HasSubstr("m (14) must be a multiple of its number of rounds m div p = 3"));
+    for (int m : {2, 6, 10, 12}) EXPECT_EQ(error_of(name, params(4, m, 3)), "") << name << " m=" << m;
+  }
 }
 
 TEST(Generators, ZeroBubbleNeedsMAtLeastTwoP) {

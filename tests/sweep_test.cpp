@@ -86,16 +86,16 @@ TEST(Sweep, OutputIsByteIdenticalForAnyJobs) {
 
 TEST(Sweep, SkippedCombinationsAreCountedByReason) {
   // 24 combinations on 48 GPUs: tp 3 x pp 3 and tp 16 x pp 2 do not divide 48 (8); tp 16
-  // does not divide the 24 heads (4); interleaved m 8 on pp 3 (1); tp 3 straddles nodes of 8
-  // (4): 7 are left.
+  // does not divide the 24 heads (4); interleaved m 7 (not a multiple of its rounds m div
+  // pp) on pp 2 and 3 (3); tp 3 straddles nodes of 8 (3): 6 are left.
   const std::string args =
-      "sweep --model megatron-gpt-1.7b --gpus 48 --schedules 1f1b,interleaved --tp 1,3,16 --pp 2,3 -m 6,8 "
+      "sweep --model megatron-gpt-1.7b --gpus 48 --schedules 1f1b,interleaved --tp 1,3,16 --pp 2,3 -m 6,7 "
       "--micro-batch-size 1";
   const json j = run_json(args, "skips.json");
   EXPECT_EQ(j["combinations"], 24);
-  EXPECT_EQ(j["evaluated"], 7);
-  EXPECT_EQ(j["configurations"].size(), 7u);
-  ASSERT_EQ(j["skipped"]["total"], 17);
+  EXPECT_EQ(j["evaluated"], 6);
+  EXPECT_EQ(j["configurations"].size(), 6u);
+  ASSERT_EQ(j["skipped"]["total"], 18);
   const auto& by = j["skipped"]["by_reason"];
   ASSERT_EQ(by.size(), 4u);
   EXPECT_EQ(by[0]["reason"], "tp x pp does not divide the GPUs");
@@ -105,21 +105,22 @@ TEST(Sweep, SkippedCombinationsAreCountedByReason) {
   EXPECT_EQ(by[1]["count"], 4);
   EXPECT_THAT(by[1]["example"].get<std::string>(), HasSubstr("tp (16) must divide the attention heads (24)"));
   EXPECT_EQ(by[2]["reason"], "the schedule rejects pp and m");
-  EXPECT_EQ(by[2]["count"], 1);
-  EXPECT_EQ(by[2]["example"], "interleaved: m (8) must be a multiple of p (3)");
+  EXPECT_EQ(by[2]["count"], 3);
+  EXPECT_THAT(by[2]["example"].get<std::string>(),
+              HasSubstr("interleaved: m (7) must be a multiple of its number of rounds m div p = 3 (p = 2)"));
   EXPECT_EQ(by[3]["reason"], "the cost model rejects the settings");
-  EXPECT_EQ(by[3]["count"], 4);
+  EXPECT_EQ(by[3]["count"], 3);
   EXPECT_THAT(by[3]["example"].get<std::string>(), HasSubstr("tp (3) and gpus_per_node (8) must divide one another"));
   // Indices count in grid order, so the evaluated ones are known: tp 1 (position 0).
   for (const auto& row : j["configurations"]) EXPECT_EQ(row["tp"], 1);
 
   const Result r = run(args);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("24 combinations: 7 evaluated"));
+  EXPECT_THAT(r.out, HasSubstr("24 combinations: 6 evaluated"));
   EXPECT_THAT(r.out, HasSubstr("skipped 8: tp x pp does not divide the GPUs (e.g. tp 3 x pp 3"));
-  EXPECT_THAT(r.out, HasSubstr("skipped 1: the schedule rejects pp and m"));
+  EXPECT_THAT(r.out, HasSubstr("skipped 3: the schedule rejects pp and m"));
   // Without a terminal there is no progress bar, only the final count on stderr.
-  EXPECT_THAT(r.out, HasSubstr("sweep: 24 combinations (7 evaluated, 17 skipped) in "));
+  EXPECT_THAT(r.out, HasSubstr("sweep: 24 combinations (6 evaluated, 18 skipped) in "));
   EXPECT_THAT(r.out, Not(HasSubstr("\r")));
 }
 
@@ -287,7 +288,7 @@ TEST(Sweep, BadInputIsAOneLineError) {
   expect_one_line_error(run("sweep --model gpt3-1.3b --gpus 0"), "--gpus must be positive, got 0");
   expect_one_line_error(run(base + "--csv /nonexistent/dir/x.csv"), "--csv: cannot write '/nonexistent/dir/x.csv'");
   expect_one_line_error(run(base + "--pp 16"),
-                        "no valid configuration: all 65 combinations were skipped: 65 tp x pp does not divide the GPUs "
+                        "no valid configuration: all 90 combinations were skipped: 90 tp x pp does not divide the GPUs "
                         "(e.g. tp 1 x pp 16 = 16 GPUs per pipeline does not divide 8 GPUs)");
   const Result missing = run("sweep --gpus 8");
   EXPECT_EQ(missing.code, 2);

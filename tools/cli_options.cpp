@@ -73,7 +73,7 @@ Schedule make_schedule(const CLI::App& app, const ScheduleOptions& o, const std:
     const Activity activity("reading the schedule file " + quote(o.file, 256));
     return read_schedule_file(o.file);
   }();
-  check_schedule_file_flags(app, s);
+  check_schedule_file_flags(app, s, o.file);
   check_memory_for_ops(o.file, s.total_ops(), use, o.max_memory);
   const ValidationReport report = validate(s);
   if (!report.ok())
@@ -84,24 +84,22 @@ Schedule make_schedule(const CLI::App& app, const ScheduleOptions& o, const std:
   return s;
 }
 
-void check_schedule_file_flags(const CLI::App& app, const Schedule& s) {
-  static constexpr std::array<const char*, 7> kGeneratorOnly = {
-      "--pipelines", "--concat", "--width", "--max-active-keys", "--min-update-frequency", "--twobw-policy",
-      "--amdp-update"};
-  reject_set_flags(app, kGeneratorOnly, "a setting of the generators; the schedule file (--schedule-file) fixes the "
-                                        "schedule");
-  const int chunks = s.num_devices > 0 && s.num_stages % s.num_devices == 0 ? s.num_stages / s.num_devices : 0;
-  const std::pair<const char*, std::pair<int, std::string>> shape[] = {
-      {"--stages", {s.num_devices, "devices"}},
-      {"--microbatches", {s.microbatches, "micro-batches per iteration"}},
-      {"--chunks", {chunks, "chunks per device"}},
+void check_schedule_file_flags(const CLI::App& app, const Schedule& s, const std::string& file) {
+  reject_given_flags(app, kGeneratorOnlyFlags,
+                     "a setting of the generators; the schedule file (--schedule-file) fixes the schedule");
+  const std::pair<const char*, std::pair<int, const char*>> shape[] = {
+      {"-p/--stages", {s.num_devices, "devices"}},
+      {"-m/--microbatches", {s.microbatches, "micro-batches per iteration"}},
+      {"-v/--chunks", {s.chunks_per_device(), "chunks per device"}},
       {"--iterations", {s.iterations, "iterations"}}};
-  for (const auto& [flag, file] : shape) {
-    if (!set_by_user(app, flag)) continue;
-    const int given = app.get_option(flag)->as<int>();
-    if (given != file.first)
-      throw InputError(std::string(flag) + " " + std::to_string(given) + " does not match the schedule file, which has " +
-                       std::to_string(file.first) + " " + file.second + " (drop " + flag + ", or give the file's value)");
+  for (const auto& [flag, in_file] : shape) {
+    const std::string name = std::string(flag).substr(std::string(flag).find("--"));
+    if (!given(app, name)) continue;
+    const int given = app.get_option(name)->as<int>();
+    if (given != in_file.first)
+      throw InputError(std::string(flag) + " " + std::to_string(given) + ": " + quote(file, 256) + " has " +
+                       std::to_string(in_file.first) + " " + in_file.second + " (drop " + flag + ", or give " +
+                       std::to_string(in_file.first) + ")");
   }
 }
 

@@ -42,9 +42,13 @@ inline constexpr std::array<const char*, 11> kUniformCostFlags = {
     "--fwd", "--bwd", "--wgrad", "--optimizer-time", "--link-latency", "--link-bandwidth", "--activation-bytes",
     "--activation-memory", "--grad-bytes", "--input-grad-free-fraction", "--stage-cost"};
 
-// With --schedule-file, the generator's settings would be ignored: -p, -m, -v and
-// --iterations must agree with the file's shape, the others are InputErrors.
-void check_schedule_file_flags(const CLI::App& app, const Schedule& schedule);
+// The generators' settings: with --schedule-file the shape flags must agree with the file
+// (check_schedule_file_flags), the others are InputErrors.
+inline constexpr std::array<const char*, 4> kShapeFlags = {"--stages", "--microbatches", "--chunks", "--iterations"};
+inline constexpr std::array<const char*, 7> kGeneratorOnlyFlags = {
+    "--pipelines", "--concat", "--width", "--max-active-keys", "--min-update-frequency", "--twobw-policy",
+    "--amdp-update"};
+void check_schedule_file_flags(const CLI::App& app, const Schedule& schedule, const std::string& file);
 
 // The schedule the flags describe: a generator run, or a file (read and validated).
 // A generator run is first checked to fit in memory for what the command does (`use`).

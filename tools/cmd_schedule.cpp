@@ -6,6 +6,7 @@
 
 #include "cost_models/uniform.hpp"
 #include "core/error.hpp"
+#include "schedules/pytorch_format.hpp"
 #include "schedules/schedule_io.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
@@ -46,8 +47,10 @@ void add_schedule_command(CLI::App& app) {
   auto list = std::make_shared<bool>(false);
   add_schedule_flags(*cmd, *so, true);
   add_cost_flags(*cmd, *co);
-  cmd->add_option("--format", *format, "text (op lists and a timeline), csv (PyTorch compute_only) or json")
-      ->check(CLI::IsMember({"text", "csv", "json"}))
+  cmd->add_option("--format", *format,
+                  "text (op lists and a timeline), csv (pipesim's CSV), json, pytorch (PyTorch's compute_only CSV) "
+                  "or pytorch-comms (its compute_comms CSV, with SEND/RECV)")
+      ->check(CLI::IsMember({"text", "csv", "json", "pytorch", "pytorch-comms"}))
       ->capture_default_str();
   cmd->add_option("-o,--out", *out, "Write to this file instead of standard output");
   cmd->add_flag("--list", *list, "List the schedule generators");
@@ -62,9 +65,11 @@ void add_schedule_command(CLI::App& app) {
     const UniformCostConfig costs = make_cost_config(*co);
     const Schedule s = make_schedule(*cmd, *so, so->name, {*format == "text" ? kTextBytesPerOp : kExportBytesPerOp, 0, 0});
     check_stage_costs(costs, s);
-    (file ? file->stream() : std::cout) << (*format == "csv"    ? schedule_to_csv(s)
-                                            : *format == "json" ? schedule_to_json(s)
-                                                                : text_form(s, costs));
+    (file ? file->stream() : std::cout) << (*format == "csv"             ? schedule_to_csv(s)
+                                            : *format == "json"          ? schedule_to_json(s)
+                                            : *format == "pytorch"       ? schedule_to_pytorch(s, PytorchFormat::ComputeOnly)
+                                            : *format == "pytorch-comms" ? schedule_to_pytorch(s, PytorchFormat::ComputeComms)
+                                                                         : text_form(s, costs));
     files.commit();
   });
 }
@@ -83,7 +88,7 @@ void add_check_command(CLI::App& app) {
       s = generate(so->name, so->params);
     } else {
       s = read_schedule_file(so->file);
-      check_schedule_file_flags(*cmd, s);
+      check_schedule_file_flags(*cmd, s, so->file);
       check_memory_for_ops(so->file, s.total_ops(), {kValidateBytesPerOp, 0, 0}, so->max_memory);
     }
     const UniformCostConfig costs = make_cost_config(*co);

@@ -176,23 +176,18 @@ void prepare(CLI::App& cmd, const OutputFlags& o, const ScheduleOptions& so, con
              const ProfiledOptions& po, CommandFiles& files) {
   files.input("--config", o.config);
   if (!o.config.empty()) apply_config_file(cmd, o.config);
-  const bool model = !ho.model.empty(), cost = !po.cost.empty();
-  if (model || cost)
-    reject_set_flags(cmd, kUniformCostFlags,
-                     model && !cost ? "not used with --model (the analytical model gives every duration and size)"
-                                    : "not used with --cost (the profile gives every duration and size)");
-  if (!model && !cost) {
-    reject_set_flags(cmd, kGpuFlags, "used only with --model (the GPU settings of the analytical model)");
-    reject_set_flags(cmd, std::array{"--micro-batch-size"}, "used only with --model or --cost");
+  std::vector<std::string> unused;
+  for (const UnusedFlags& group : unused_flags(!ho.model.empty(), !po.cost.empty(), !so.file.empty())) {
+    if (group.reject) reject_given_flags(cmd, group.flags, group.why);
+    unused.insert(unused.end(), group.flags.begin(), group.flags.end());
   }
-  if (!cost) reject_set_flags(cmd, kProfiledOnlyFlags, "used only with --cost");
   files.input("--schedule-file", so.file);
   files.input("--cost", po.cost);
   files.catalog_input("--model", ho.model);
   for (const std::string& gpu : split_list(ho.hardware)) files.catalog_input("--hardware", gpu);
   files.catalog_input("--intra-link", ho.intra_link);
   files.catalog_input("--inter-link", ho.inter_link);
-  if (OutputFile* saved = files.output("--save-config", o.save_config)) saved->stream() << config_text(cmd);
+  if (OutputFile* saved = files.output("--save-config", o.save_config)) saved->stream() << config_text(cmd, unused);
   if (!o.report.capacity.empty()) (void)parse_bytes(o.report.capacity, "--report-capacity");
 }
 
@@ -260,7 +255,7 @@ void add_simulate_command(CLI::App& app) {
     std::string cost_label;  // --cost: the profiled cost model used
     const MemoryUse use = simulate_memory_use(trace_file != nullptr, keep, recorded_trace_ops(out->max_trace_ops));
     if (!po->cost.empty()) {
-      const ProfiledCostModel model(make_profiled_config(*cmd, *po, *ho));
+      const ProfiledCostModel model(make_profiled_config(*po, *ho));
       cost_label = model.label();
       runs.push_back(run_one(make_schedule(*cmd, *so, so->name, use), model, cost_label, trace_file,
                              out->max_trace_ops, keep));
@@ -317,7 +312,7 @@ void add_compare_command(CLI::App& app) {
     prepare(*cmd, *out, *so, *ho, *po, files);
     const std::vector<std::string> list = parse_schedule_list(*names);
     std::optional<ProfiledCostModel> profiled;  // --cost: one measured cost model for every schedule
-    if (!po->cost.empty()) profiled.emplace(make_profiled_config(*cmd, *po, *ho));
+    if (!po->cost.empty()) profiled.emplace(make_profiled_config(*po, *ho));
     const std::vector<std::string> gpus =
         ho->model.empty() || profiled ? std::vector<std::string>{""} : split_list(ho->hardware);
     if (gpus.empty()) throw InputError("--hardware: expected a comma-separated list of GPU types");

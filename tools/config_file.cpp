@@ -80,9 +80,8 @@ void apply_config_file(CLI::App& app, const std::string& path) {
   }
   // What CLI11 checks for the command line, for the options the file set.
   for (const CLI::Option* opt : from_file) {
-    if (!set_by_user(app, opt->get_name())) continue;  // a default, as --save-config writes them
     for (const CLI::Option* other : opt->get_excludes())
-      if (set_by_user(app, other->get_name()))
+      if (other->count() > 0)
         throw InputError(path + ": /" + long_name(opt) + ": cannot be used with " + other->get_name() +
                          " (set too)");
     for (const CLI::Option* needed : opt->get_needs())
@@ -91,7 +90,7 @@ void apply_config_file(CLI::App& app, const std::string& path) {
   }
 }
 
-std::string config_text(const CLI::App& app) {
+std::string config_text(const CLI::App& app, const std::vector<std::string>& unused) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const CLI::Option* opt : app.get_options()) {
     const std::string name = long_name(opt);
@@ -100,6 +99,7 @@ std::string config_text(const CLI::App& app) {
       if (opt->count() > 0) j[name] = opt->results();
       continue;
     }
+    if (opt->count() == 0 && std::find(unused.begin(), unused.end(), opt->get_name()) != unused.end()) continue;
     const std::string value = opt->count() > 0 ? joined_results(opt) : opt->get_default_str();
     if (!value.empty()) j[name] = value;
   }
@@ -107,14 +107,14 @@ std::string config_text(const CLI::App& app) {
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-void reject_set_flags(const CLI::App& app, std::span<const char* const> flags, const std::string& why) {
+void reject_given_flags(const CLI::App& app, std::span<const char* const> flags, const std::string& why) {
   for (const char* flag : flags)
-    if (set_by_user(app, flag)) throw InputError(std::string(flag) + ": " + why);
+    if (given(app, flag)) throw InputError(std::string(flag) + ": " + why);
 }
 
-bool set_by_user(const CLI::App& app, const std::string& flag) {
+bool given(const CLI::App& app, const std::string& flag) {
   const CLI::Option* opt = app.get_option_no_throw(flag);
-  return opt != nullptr && opt->count() > 0 && joined_results(opt) != opt->get_default_str();
+  return opt != nullptr && opt->count() > 0;
 }
 
 }  // namespace pipesim

@@ -5,6 +5,7 @@
 // messages, prefixed with the file and key: "c.json: /tp: 'two': expected a decimal integer".
 #include <span>
 #include <string>
+#include <vector>
 
 #include "tools/cli_app.hpp"
 
@@ -17,14 +18,15 @@ namespace pipesim {
 void apply_config_file(CLI::App& app, const std::string& path);
 
 // The effective settings of `app` as such a JSON object (options with a value or a
-// default), as text. Outputs (--trace, --report, ...) and --config itself are left out.
-std::string config_text(const CLI::App& app);
+// default), as text. Outputs (--trace, --report, ...) and --config itself are left out, and
+// so are the defaults of `unused` (flags this run does not use, which loading the file
+// again would refuse).
+std::string config_text(const CLI::App& app, const std::vector<std::string>& unused = {});
 
-// Whether the user set `flag` (on the command line or in --config) to a value other than
-// its default: a --save-config file holds every default, so loading one sets nothing new.
-bool set_by_user(const CLI::App& app, const std::string& flag);
-// InputError "<flag>: <why>" for the first of `flags` set_by_user: a flag the run would
-// silently ignore is an error.
-void reject_set_flags(const CLI::App& app, std::span<const char* const> flags, const std::string& why);
+// Whether the user gave `flag`, on the command line or in --config.
+bool given(const CLI::App& app, const std::string& flag);
+// InputError "<flag>: <why>" for the first of `flags` given: a flag the run would silently
+// ignore is an error.
+void reject_given_flags(const CLI::App& app, std::span<const char* const> flags, const std::string& why);
 
 }  // namespace pipesim

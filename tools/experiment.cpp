@@ -175,6 +175,29 @@ std::string stage_count_problem(const ModelSpec& model, const Schedule& schedule
          " has " + std::to_string(model.layers) + " layers: a stage holds at least one layer";
 }
 
+std::vector<UnusedFlags> unused_flags(bool model, bool cost, bool schedule_file) {
+  std::vector<UnusedFlags> out;
+  if (model || cost)
+    out.push_back({kUniformCostFlags,
+                   cost ? "not used with --cost (the profile gives every duration and size)"
+                        : "not used with --model (the analytical model gives every duration and size)",
+                   true});
+  if (cost) out.push_back({kGpuFlags, "not used with --cost (the profile measured its own machine)", true});
+  if (!model && !cost) {
+    out.push_back({kGpuFlags, "used only with --model (the GPU settings of the analytical model)", true});
+    static constexpr std::array<const char*, 1> kMicroBatchSize = {"--micro-batch-size"};
+    out.push_back({kMicroBatchSize, "used only with --model or --cost", true});
+  }
+  if (!cost) out.push_back({kProfiledOnlyFlags, "used only with --cost", true});
+  if (schedule_file) {  // checked against the file where the schedule is made (check_schedule_file_flags)
+    static constexpr std::array<const char*, 1> kSchedule = {"--schedule"};
+    out.push_back({kShapeFlags, "", false});
+    out.push_back({kGeneratorOnlyFlags, "", false});
+    out.push_back({kSchedule, "", false});
+  }
+  return out;
+}
+
 void add_profiled_flags(CLI::App& app, ProfiledOptions& o) {
   app.add_option("--cost", o.cost, "Measured costs: a profile file from `pipesim profile` (with --model, --micro-batch-size)");
   app.add_option("--cost-optimizer", o.optimizer, "With --cost: the optimizer step OptStep takes, adam or sgd")
@@ -183,8 +206,7 @@ void add_profiled_flags(CLI::App& app, ProfiledOptions& o) {
       ->capture_default_str();
 }
 
-ProfiledCostConfig make_profiled_config(const CLI::App& app, const ProfiledOptions& o, const HardwareOptions& hw) {
-  reject_set_flags(app, kGpuFlags, "not used with --cost (the profile measured its own machine)");
+ProfiledCostConfig make_profiled_config(const ProfiledOptions& o, const HardwareOptions& hw) {
   if (o.optimizer != "adam" && o.optimizer != "sgd")
     throw InputError("--cost-optimizer: expected adam or sgd, got " + quote(o.optimizer));
   ProfiledCostConfig c;

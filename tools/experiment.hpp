@@ -3,6 +3,7 @@
 // model from the catalogs, and what a person wants to know about each schedule there:
 // tokens/s, model FLOPs utilization, memory against capacity, cost per million tokens.
 #include <array>
+#include <span>
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -83,7 +84,18 @@ void add_profiled_flags(CLI::App& app, ProfiledOptions& options);
 inline constexpr std::array<const char*, 2> kProfiledOnlyFlags = {"--cost-optimizer", "--cost-fit"};
 // Reads and checks the profile. --model names the simulated model (the profile's when
 // empty); InputError if --hardware or other GPU flags were given too.
-ProfiledCostConfig make_profiled_config(const CLI::App& app, const ProfiledOptions& options, const HardwareOptions& hw);
+ProfiledCostConfig make_profiled_config(const ProfiledOptions& options, const HardwareOptions& hw);
+
+// Flags a run does not use, by what it runs on (--model: the analytical model, --cost: a
+// profile, neither: uniform costs) and where its schedule comes from. `reject`: giving one is
+// an InputError with `why` (a flag the run would silently ignore); every group's defaults
+// are left out of --save-config.
+struct UnusedFlags {
+  std::span<const char* const> flags;
+  std::string why;
+  bool reject;
+};
+std::vector<UnusedFlags> unused_flags(bool model, bool cost, bool schedule_file);
 
 // One schedule on one model and GPU type.
 struct Assessment {

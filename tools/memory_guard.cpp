@@ -77,8 +77,12 @@ std::uint64_t estimate_ops(std::string_view g, const ScheduleParams& params) {
   double per_iteration = 0;
   if (g == "gpipe" || g == "1f1b" || g == "pipedream-2bw") {
     per_iteration = p * (2 * m + 1);
-  } else if (g == "interleaved") {
+  } else if (g == "interleaved" || g == "looped-bfs") {
     per_iteration = p * v * (2 * m + 1);
+  } else if (g == "interleaved-zb") {
+    per_iteration = p * v * (3 * m + 1);
+  } else if (g == "zb-v" || g == "v-half" || g == "v-min") {
+    per_iteration = p * (6 * m + 2);
   } else if (g == "zb-h1" || g == "zb-h2") {
     per_iteration = p * (3 * m + 1);
   } else if (g == "chimera") {

@@ -21,6 +21,10 @@ char kind_letter(OpKind kind) {
     case OpKind::W: return 'W';
     case OpKind::GradSync: return 'G';
     case OpKind::OptStep: return 'O';
+    case OpKind::SendF:
+    case OpKind::SendB: return 'S';
+    case OpKind::RecvF:
+    case OpKind::RecvB: return 'R';
   }
   return '?';
 }
@@ -33,6 +37,10 @@ std::string_view kind_description(OpKind kind) {
     case OpKind::W: return "backward-weight";
     case OpKind::GradSync: return "grad-sync";
     case OpKind::OptStep: return "optimizer";
+    case OpKind::SendF: return "send activation";
+    case OpKind::RecvF: return "receive activation";
+    case OpKind::SendB: return "send gradient";
+    case OpKind::RecvB: return "receive gradient";
   }
   return "?";
 }
@@ -46,7 +54,7 @@ struct Labeler {
   std::string core(const Op& op) const {
     std::string text = with_stage ? std::to_string(op.stage) : std::string();
     text += kind_letter(op.kind);
-    if (is_microbatch_op(op.kind)) text += std::to_string(op.microbatch);
+    if (has_microbatch(op.kind)) text += std::to_string(op.microbatch);
     return text;
   }
   std::string full(const Op& op) const {

@@ -46,6 +46,10 @@ std::string_view category_of(OpKind kind) {
     case OpKind::W: return "backward-weight";
     case OpKind::GradSync: return "grad-sync";
     case OpKind::OptStep: return "optimizer";
+    case OpKind::SendF: return "send-activation";
+    case OpKind::RecvF: return "recv-activation";
+    case OpKind::SendB: return "send-gradient";
+    case OpKind::RecvB: return "recv-gradient";
   }
   return "?";
 }

@@ -159,7 +159,7 @@ std::string GanttBuilder::title(const Interval& it) const {
 // character for digits and capitals).
 std::string GanttBuilder::label(const Op& op, double width) const {
   std::string kind = op.kind == OpKind::OptStep ? "OPT" : std::string(op_kind_name(op.kind));
-  std::string mb = is_microbatch_op(op.kind) ? std::to_string(op.microbatch) : std::string();
+  std::string mb = has_microbatch(op.kind) ? std::to_string(op.microbatch) : std::string();
   std::string core = kind + mb;
   std::string staged = with_stage_ ? std::to_string(op.stage) + core : core;
   std::string full = op.pipeline != 0 ? std::to_string(op.pipeline) + ":" + staged : staged;

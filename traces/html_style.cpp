@@ -41,6 +41,10 @@ WorkKind work_kind(OpKind kind) {
     case OpKind::W: return WorkKind::WeightGrad;
     case OpKind::GradSync: return WorkKind::Sync;
     case OpKind::OptStep: return WorkKind::Optimizer;
+    case OpKind::SendF:
+    case OpKind::RecvF:
+    case OpKind::SendB:
+    case OpKind::RecvB: return WorkKind::Sync;  // zero-length marks of the communication ops
   }
   return WorkKind::Forward;
 }

@@ -17,5 +17,10 @@ Schedule make_amp(const ScheduleParams& params);
 Schedule make_amdp(const ScheduleParams& params);
 Schedule make_dualpipe(const ScheduleParams& params);
 Schedule make_dualpipev(const ScheduleParams& params);
+Schedule make_looped_bfs(const ScheduleParams& params);
+Schedule make_interleaved_zb(const ScheduleParams& params);
+Schedule make_zb_v(const ScheduleParams& params);
+Schedule make_v_half(const ScheduleParams& params);
+Schedule make_v_min(const ScheduleParams& params);
 
 }  // namespace pipesim

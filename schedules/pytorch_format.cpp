@@ -1,0 +1,103 @@
+#include "schedules/pytorch_format.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "schedules/lowering.hpp"
+#include "schedules/op_text.hpp"
+
+namespace pipesim {
+namespace {
+
+std::string join_row(const std::vector<std::string>& cells) {
+  std::string line;
+  for (std::size_t c = 0; c < cells.size(); ++c) line += (c ? "," : "") + cells[c];
+  return line + "\n";
+}
+
+void require_expressible(const Schedule& s, const char* flag) {
+  const std::string name = "'" + s.name + "'";
+  if (s.num_pipelines != 1)
+    throw InputError(std::string(flag) + ": PyTorch pipelining runs one pipeline; " + name + " has " +
+                     std::to_string(s.num_pipelines) + " (its ops like 1:2F0 have no PyTorch form)");
+  if (s.iterations != 1)
+    throw InputError(std::string(flag) + ": a PyTorch schedule covers one iteration; " + name + " has " +
+                     std::to_string(s.iterations) + " (use --iterations 1)");
+  if (s.microbatch_split != 1)
+    throw InputError(std::string(flag) + ": PyTorch has no split micro-batches; " + name + " splits each in " +
+                     std::to_string(s.microbatch_split));
+}
+
+bool has_comm_ops(const Schedule& s) {
+  for (const auto& list : s.ops)
+    for (const Op& op : list)
+      if (is_comm(op.kind)) return true;
+  return false;
+}
+
+// The F, B, I, W ops only, in order.
+Schedule compute_only(const Schedule& s) {
+  Schedule out = s;
+  out.cells = CellLayout{};
+  for (auto& list : out.ops) std::erase_if(list, [](const Op& op) { return !is_microbatch_op(op.kind); });
+  return out;
+}
+
+}  // namespace
+
+std::string csv_rows(const Schedule& s, const std::function<std::string(const Op&)>& text, bool kept_cells) {
+  std::vector<std::vector<std::string>> texts(s.ops.size());
+  bool dropped = false;
+  for (std::size_t d = 0; d < s.ops.size(); ++d)
+    for (const Op& op : s.ops[d]) {
+      texts[d].push_back(text(op));
+      dropped |= texts[d].back().empty();
+    }
+  std::string out;
+  if (dropped || !s.cells.matches(s.ops)) {
+    for (const auto& row : texts) {
+      std::vector<std::string> cells;
+      for (const std::string& t : row)
+        if (!t.empty()) cells.push_back(t);
+      out += join_row(cells);
+    }
+    return out;
+  }
+  for (std::size_t d = 0; d < s.ops.size(); ++d) {
+    std::vector<std::vector<std::string>> cells(s.cells.width[d]);
+    for (std::size_t i = 0; i < texts[d].size(); ++i) cells[s.cells.column[d][i]].push_back(texts[d][i]);
+    if (kept_cells)
+      for (const CellLayout::Kept& k : s.cells.kept)
+        if (k.device == static_cast<int>(d) && k.column < cells.size() && cells[k.column].empty())
+          cells[k.column].push_back(k.text);
+    std::vector<std::string> row;
+    for (const auto& ops : cells) {
+      if (ops.size() <= 1) {
+        row.push_back(ops.empty() ? std::string() : ops.front());
+        continue;
+      }
+      std::string pair = "(";
+      for (std::size_t k = 0; k < ops.size(); ++k) pair += (k ? ";" : "") + ops[k];
+      row.push_back(pair + ")OVERLAP_F_B");
+    }
+    out += join_row(row);
+  }
+  return out;
+}
+
+std::string schedule_to_pytorch(const Schedule& schedule, PytorchFormat format) {
+  if (format == PytorchFormat::ComputeOnly) {
+    require_expressible(schedule, "--format pytorch");
+    return csv_rows(schedule, [](const Op& op) { return is_microbatch_op(op.kind) ? to_string(op) : std::string(); },
+                    false);
+  }
+  require_expressible(schedule, "--format pytorch-comms");
+  const auto text = [](const Op& op) {
+    if (op.kind == OpKind::GradSync) return std::to_string(op.stage) + "REDUCE_GRAD";
+    return op.kind == OpKind::OptStep ? std::string() : to_string(op);
+  };
+  if (has_comm_ops(schedule)) return csv_rows(schedule, text, true);
+  return csv_rows(add_send_recv(add_reduce_grad(compute_only(schedule))), text, true);
+}
+
+}  // namespace pipesim
