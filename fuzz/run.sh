@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 [[ $# -gt 0 ]] && shift
 harnesses=("$@")
-[[ ${#harnesses[@]} -eq 0 ]] && harnesses=(op_text units schedule_csv schedule_json catalog cli_flags experiment_config profile cli)
+[[ ${#harnesses[@]} -eq 0 ]] && harnesses=(op_text units schedule_csv schedule_json catalog cli_flags experiment_config profile runs_csv cli)
 build=${PIPESIM_FUZZ_BUILD:-build-fuzz-clang}
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -34,6 +34,7 @@ void units(std::string_view bytes);          // first byte picks duration/bytes/
 void cli_flags(std::string_view bytes);      // '\n'-separated argv of the schedule and cost flags
 void experiment_config(std::string_view bytes);  // a --config JSON file (apply_config_file)
 void profile(std::string_view bytes);        // parse_profile + every ProfiledCostModel question
+void runs_csv(std::string_view bytes);       // pipesim fit's runs CSV + the prediction of every run
 void cli(std::string_view bytes);            // the whole CLI (run_cli) in a sandbox folder: exit codes, no file lost
 
 // The fuzz targets by name, for the harness sources and the corpus replay.
@@ -46,7 +47,7 @@ inline constexpr NamedTarget kTargets[] = {
     {"op_text", &op_text}, {"schedule_csv", &schedule_csv}, {"schedule_json", &schedule_json},
     {"catalog", &catalog}, {"units", &units},               {"cli_flags", &cli_flags},
     {"experiment_config", &experiment_config}, {"profile", &profile},
-    {"cli", &cli},
+    {"runs_csv", &runs_csv}, {"cli", &cli},
 };
 
 }  // namespace pipesim::fuzz

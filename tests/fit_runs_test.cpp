@@ -81,7 +81,7 @@ TEST(RunsFile, BadRowsNameFileLineAndColumn) {
   EXPECT_EQ(err(h + "x,,a100-80g,1,1,1,8,1,1f1b,none,false,1\n"), "runs.csv:2: column 'model': is empty");
   EXPECT_THAT(err(h + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,sometimes,false,1\n"),
               HasSubstr("runs.csv:2: --recompute: expected none, selective or full, got 'sometimes'"));
-  EXPECT_THAT(err(h + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,maybe,1\n"), HasSubstr("runs.csv:2: Could not convert: --sequence-parallel = maybe"));
+  EXPECT_THAT(err(h + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,maybe,1\n"), HasSubstr("runs.csv:2: --sequence-parallel: 'maybe': expected true or false"));
   EXPECT_THAT(err(h + "x,no-such-model,a100-80g,1,1,1,8,1,1f1b,none,false,1\n"), HasSubstr("runs.csv:2: "));
   EXPECT_THAT(err(h + "x,gpt3-1.3b,a100-80g,3,1,1,8,1,1f1b,none,false,1\n"),
               HasSubstr("runs.csv:2: analytical: tp (3) must divide the attention heads (16)"));

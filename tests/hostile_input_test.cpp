@@ -203,6 +203,15 @@ std::vector<Case> cases() {
        "activations in flight need up to"},
       {"profile_link_sizes", "memory", {}, "$P profile --model gpt-tiny --out p.json --link-sizes 1KiB,3GiB", {"p.json"},
        2, "profile: link size 3.0 GiB needs three buffers of it"},
+      {"fit_runs_too_large", "memory",
+       {{"r.csv", "name,model,hardware,tp,pp,dp,global-batch,micro-batch-size,schedule,recompute,sequence-parallel,"
+                  "seconds\nx,gpt3-175b,a100-80g,1,64,1,1048576,1,1f1b,none,false,1\n"}},
+       "$P fit --measurements r.csv --hardware a100-80g --evaluate --max-memory 1GiB", {}, 2,
+       "r.csv:2: 1f1b with p=64, m=1048576 (with the runs before it) has ~1.3e8 ops and needs"},
+      {"fit_output_kept", "outputs", {{"r.csv", "name,model\n"}},
+       "$P fit --measurements r.csv --hardware a100-80g -o gpu.json", {"gpu.json"}, 2, "r.csv:1: missing column"},
+      {"runs_file_is_a_fifo", "inputs", {}, "mkfifo r.csv && $P fit --measurements r.csv --hardware a100-80g --evaluate",
+       {}, 2, "cannot read runs file 'r.csv': a FIFO (named pipe)"},
       // Config files: the checks and messages of flags, with file and key.
       {"config_duplicate_key", "config", {{"c.json", "{\"tp\": 2, \"tp\": 4}"}}, "$P simulate --config c.json", {}, 2,
        "c.json: /tp: the key 'tp' is given twice in one object"},

@@ -23,6 +23,7 @@ namespace pipesim {
 namespace {
 
 struct FitFlags {
+  std::string max_memory;
   std::string measurements;
   std::string hardware;
   std::string output;
@@ -77,7 +78,7 @@ void run_fit(const FitFlags& f) {
   std::vector<EfficiencyParam> params;
   for (const std::string& name : split_list(f.parameters)) params.push_back(parse_efficiency_param(name, "--parameters"));
   if (params.empty()) throw InputError("--parameters: expected a comma-separated list such as gemm,gemm_k_overhead");
-  std::vector<TrainingRun> runs = read_runs_file(f.measurements);
+  std::vector<TrainingRun> runs = read_runs_file(f.measurements, f.max_memory);
   for (TrainingRun& r : runs) {
     if (r.config.cluster.gpu.name != gpu.name)
       throw InputError(r.where + ": column 'hardware': '" + r.config.cluster.gpu.name + "' is not the GPU being fitted ('" +
@@ -183,6 +184,8 @@ void add_fit_command(CLI::App& app) {
   cmd->add_flag("--evaluate", f->evaluate, "Only predict the runs with the GPU as it is: fit and write nothing");
   cmd->add_option("--leave-one-out", f->leave_one_out, "Also refit without each run and predict it (true/false)")
       ->capture_default_str();
+  cmd->add_option("--max-memory", f->max_memory,
+                  "Memory the runs' schedules may take together, e.g. 8GiB [default: what the machine has available]");
   cmd->callback([f] { run_fit(*f); });
 }
 

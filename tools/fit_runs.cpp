@@ -9,11 +9,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/decimal.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/cli_options.hpp"
+#include "tools/memory_guard.hpp"
 
 namespace pipesim {
 namespace {
@@ -61,16 +64,9 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 long long integer(const std::string& text, const std::string& where, long long lo) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || v < lo)
-    throw InputError(where + ": expected an integer >= " + std::to_string(lo) + ", got '" + text + "'");
-  return v;
+  const std::optional<long long> v = parse_decimal<long long>(text);  // decimal, as everywhere (core/decimal.hpp)
+  if (!v || *v < lo) throw InputError(where + ": expected an integer >= " + std::to_string(lo) + ", got " + quote(text));
+  return *v;
 }
 
 // A catalog file named relative to the runs file is read from the runs file's folder.
@@ -84,7 +80,8 @@ std::string relative_to(const std::string& value, const std::string& base_dir) {
 
 // The analytical config and schedule of a run (what make_analytical_config makes of the
 // same flags on a cluster of exactly tp·pp·dp GPUs).
-void build(TrainingRun& r) {
+// Every run's schedule is kept for the fit: `ops` counts them all, against the memory guard.
+void build(TrainingRun& r, std::uint64_t& ops, const std::optional<MemoryLimit>& limit) {
   const long long gpus = static_cast<long long>(r.options.tp) * r.pp * r.dp;
   const int gpn = r.options.gpus_per_node;
   if (gpn <= 0) throw InputError("column 'gpus-per-node': must be positive, got " + std::to_string(gpn));
@@ -110,6 +107,10 @@ void build(TrainingRun& r) {
   sp.p = r.pp;
   sp.m = r.microbatches;
   sp.v = r.chunks;
+  ops += estimate_ops(r.schedule, sp);
+  if (auto refusal = memory_refusal(describe_generation(r.schedule, sp) + " (with the runs before it)", ops,
+                                    {kSimulateBytesPerOp, 0, 0}, limit, "give fewer or smaller runs"))
+    throw InputError(*refusal);
   r.plan = generate(r.schedule, sp);
   const AnalyticalCostModel check(r.config);  // every setting, before any fit
   (void)check;
@@ -117,9 +118,12 @@ void build(TrainingRun& r) {
 
 }  // namespace
 
-std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& source, const std::string& base_dir) {
+std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& source, const std::string& base_dir,
+                                    const std::string& max_memory) {
   std::vector<TrainingRun> runs;
   std::vector<std::string> header;
+  std::uint64_t ops = 0;  // of every run's schedule so far
+  const std::optional<MemoryLimit> limit = memory_limit(max_memory);
   std::istringstream in{std::string(text)};
   int number = 0;
   for (std::string line; std::getline(in, line);) {
@@ -159,6 +163,7 @@ std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& so
     r.where = where;
     CLI::App app;
     add_hardware_flags(app, r.options);
+    add_value_checks(app);  // the flags' own rules: a column reads as its flag does
     std::vector<std::string> args;
     for (std::size_t i = 0; i < header.size(); ++i) {
       const std::string& col = header[i];
@@ -194,12 +199,12 @@ std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& so
       std::reverse(args.begin(), args.end());  // CLI11 takes its arguments last first
       app.parse(args);
     } catch (const CLI::ParseError& e) {
-      throw InputError(where + ": " + one_line(e.what()));
+      throw InputError(where + ": " + cli_error_text(e));
     }
     if (split_list(r.options.hardware).size() != 1)
-      throw InputError(where + ": column 'hardware': one GPU type per run, got '" + r.options.hardware + "'");
+      throw InputError(where + ": column 'hardware': one GPU type per run, got " + quote(r.options.hardware));
     try {
-      build(r);
+      build(r, ops, limit);
     } catch (const InputError& e) {
       throw InputError(where + ": " + e.what());
     }
@@ -212,8 +217,9 @@ std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& so
   return runs;
 }
 
-std::vector<TrainingRun> read_runs_file(const std::string& path) {
-  return parse_runs(read_input_file(path, kRunsFileInput), path, std::filesystem::path(path).parent_path().string());
+std::vector<TrainingRun> read_runs_file(const std::string& path, const std::string& max_memory) {
+  return parse_runs(read_input_file(path, kRunsFileInput), path, std::filesystem::path(path).parent_path().string(),
+                    max_memory);
 }
 
 double predict_run_seconds(const TrainingRun& run, const Efficiency& e) {

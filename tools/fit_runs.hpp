@@ -46,8 +46,11 @@ struct TrainingRun {
 };
 
 // `base_dir`: where relative catalog files are looked up; `source` names the text in errors.
-std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& source, const std::string& base_dir);
-std::vector<TrainingRun> read_runs_file(const std::string& path);
+// Every run's schedule is kept: together they must fit in `max_memory` (a size such as
+// "8GiB"; empty: what the machine has available), or the run that passes it is an InputError.
+std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& source, const std::string& base_dir,
+                                    const std::string& max_memory = "");
+std::vector<TrainingRun> read_runs_file(const std::string& path, const std::string& max_memory = "");
 
 // Seconds of one iteration of `run` with the GPU's efficiencies `e` (the run's own
 // efficiency column applied on top).
