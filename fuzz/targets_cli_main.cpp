@@ -1,5 +1,5 @@
 // The `cli` fuzz target: the whole command line (run_cli, every subcommand that does not run
-// real kernels) in-process, in a folder of its own holding one input file and three outputs
+// real kernels: simulate, compare, schedule, check, catalog, sweep, fit) in-process, in a folder of its own holding one input file and three outputs
 // that exist before the run. The contract of issue #17 end to end:
 //   - the exit code is documented (0 success, 1 a disagreement, 2 bad input, 3 out of
 //     memory, 4 an output that could not be written); 5 (an internal error: an exception that
@@ -69,7 +69,8 @@ class Enter {
 // Subcommands that only read, generate, simulate and write; run, validate and profile run
 // real kernels and threads for seconds (their inputs have the other targets and tests).
 bool fast_subcommand(const std::string& s) {
-  return s == "simulate" || s == "compare" || s == "schedule" || s == "check" || s == "catalog" || s == "sweep";
+  return s == "simulate" || s == "compare" || s == "schedule" || s == "check" || s == "catalog" || s == "sweep" ||
+         s == "fit";
 }
 
 }  // namespace

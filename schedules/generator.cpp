@@ -12,19 +12,25 @@ const std::vector<GeneratorInfo>& generators() {
   static const std::vector<GeneratorInfo> all = {
       {"gpipe", "GPipe: all forwards, then all backwards, flush", &make_gpipe},
       {"1f1b", "1F1B with flush (PipeDream-Flush / DAPPLE)", &make_1f1b},
-      {"interleaved", "interleaved 1F1B with v chunks per device (Megatron-LM)", &make_interleaved},
+      {"interleaved", "interleaved 1F1B with v chunks per device (Megatron-LM)", &make_interleaved, {"chunks"}},
       {"zb-h1", "Zero Bubble H1: split backward I/W, 1F1B memory", &make_zb_h1},
       {"zb-h2", "Zero Bubble H2: split backward I/W, 2p-1 activations", &make_zb_h2},
-      {"chimera", "Chimera: 2f bidirectional pipelines (f down, f up), direct/doubling/halving concat", &make_chimera},
+      {"chimera", "Chimera: 2f bidirectional pipelines (f down, f up), direct/doubling/halving concat", &make_chimera,
+       {"pipelines", "concat", "width"}},
       {"pipedream", "PipeDream: flush-free 1F1B, update after every backward, weight stashing", &make_pipedream},
-      {"pipedream-2bw", "PipeDream-2BW: flush-free 1F1B, update every m micro-batches, 2 versions", &make_pipedream_2bw},
+      {"pipedream-2bw", "PipeDream-2BW: flush-free 1F1B, update every m micro-batches, 2 versions", &make_pipedream_2bw,
+       {"twobw-policy"}},
       {"async-1f1b", "async 1F1B: flush-free, update after every backward, no stashing", &make_async_1f1b},
-      {"amp", "AMPNet (fairscale AMPnetPipe): max_active_keys in flight, local update every muf backwards", &make_amp},
-      {"amdp", "AMDP: p/2 asynchronous pipelines on Chimera's placement, update inside the next iteration", &make_amdp},
+      {"amp", "AMPNet (fairscale AMPnetPipe): max_active_keys in flight, local update every muf backwards", &make_amp,
+       {"max-active-keys", "min-update-frequency"}},
+      {"amdp", "AMDP: p/2 asynchronous pipelines on Chimera's placement, update inside the next iteration", &make_amdp,
+       {"amdp-update"}},
       {"dualpipe", "DualPipe: two directions on p ranks, F&B pairs, zero-bubble W (DeepSeek-V3)", &make_dualpipe},
       {"dualpipev", "DualPipeV: DualPipe cut in half, 2p stages in a V on p ranks", &make_dualpipev},
-      {"looped-bfs", "Looped BFS: v chunks per device, each chunk's micro-batches all at once (PyTorch)", &make_looped_bfs},
-      {"interleaved-zb", "interleaved zero bubble: interleaved 1F1B with split I/W (PyTorch)", &make_interleaved_zb},
+      {"looped-bfs", "Looped BFS: v chunks per device, each chunk's micro-batches all at once (PyTorch)", &make_looped_bfs,
+       {"chunks"}},
+      {"interleaved-zb", "interleaved zero bubble: interleaved 1F1B with split I/W (PyTorch)", &make_interleaved_zb,
+       {"chunks"}},
       {"zb-v", "ZB-V: zero bubble on 2p stages in a V, 1F1B memory (PyTorch's order)", &make_zb_v},
       {"v-half", "V-Half: V-shaped, half of 1F1B's activation memory (controllable-memory paper)", &make_v_half},
       {"v-min", "V-Min: V-shaped, a third of 1F1B's activation memory (controllable-memory paper)", &make_v_min},
@@ -38,6 +44,10 @@ const GeneratorInfo& find_generator(std::string_view name) {
   std::string known;
   for (const auto& g : generators()) known += (known.empty() ? "" : ", ") + std::string(g.name);
   throw InputError("unknown schedule " + quote(name) + " (known: " + known + ")");
+}
+
+int pipeline_devices(std::string_view name, const ScheduleParams& params) {
+  return name == "chimera" ? params.p * params.width : params.p;
 }
 
 Schedule plain_pipeline(std::string_view name, const ScheduleParams& params, int chunks) {

@@ -39,6 +39,10 @@ struct GeneratorInfo {
   std::string_view name;     // CLI name, e.g. "1f1b"
   std::string_view summary;  // one line for `pipesim schedule --list`
   GeneratorFn fn;
+  // The ScheduleParams it reads besides p, m and iterations, by flag name ("chunks",
+  // "pipelines", "concat", "width", "max-active-keys", "min-update-frequency",
+  // "twobw-policy", "amdp-update"): a sweep varies only these, the CLI warns about others.
+  std::vector<std::string_view> settings = {};
 };
 
 // All generators, in the order `--schedules all` runs them.
@@ -50,6 +54,10 @@ const GeneratorInfo& find_generator(std::string_view name);
 inline Schedule generate(std::string_view name, const ScheduleParams& params) {
   return find_generator(name).fn(params);
 }
+
+// The devices `name`'s schedule for `params` uses, without generating it: p, times Chimera's
+// data-parallel width (tests/generators_test.cpp checks it against every generator's output).
+int pipeline_devices(std::string_view name, const ScheduleParams& params);
 
 // The frame of a single-pipeline schedule (p devices, p*chunks stages placed round robin,
 // empty op lists): checks p, m and iterations are positive, names errors after `name`.

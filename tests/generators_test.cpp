@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -281,6 +283,60 @@ TEST(Generators, ZeroBubbleNeedsMAtLeastTwoP) {
 
 TEST(Generators, UnknownNameListsKnownOnes) {
   EXPECT_THAT(error_of("no-such-schedule", params(4, 8)), HasSubstr("unknown schedule 'no-such-schedule'"));
+}
+
+
+// pipeline_devices knows every generator's device count without generating.
+TEST(Generators, PipelineDevicesWithoutGenerating) {
+  for (const auto& g : generators()) {
+    int generated = 0;
+    for (int p : {2, 4, 8})
+      for (int m : {4, 8, 16, 32})
+        for (int width : {1, 2}) {
+          ScheduleParams sp = params(p, m, 2, 1);
+          sp.width = width;
+          Schedule s;
+          try {
+            s = generate(g.name, sp);
+          } catch (const InputError&) {
+            continue;
+          }
+          ++generated;
+          EXPECT_EQ(pipeline_devices(g.name, sp), s.num_devices) << g.name << " p=" << p << " m=" << m << " width=" << width;
+        }
+    EXPECT_GT(generated, 0) << g.name;
+  }
+}
+
+// Each generator's `settings` are the ScheduleParams it reads: changing any other one leaves
+// its schedule as it was or is refused (so a sweep varies only those, and nothing else makes
+// a new row).
+TEST(Generators, SettingsAreExactlyWhatAGeneratorReads) {
+  const std::vector<std::pair<std::string_view, std::function<void(ScheduleParams&)>>> changes = {
+      {"chunks", [](ScheduleParams& q) { q.v = 4; }},
+      {"pipelines", [](ScheduleParams& q) { q.pipelines = 4; }},
+      {"concat", [](ScheduleParams& q) { q.concat = "doubling"; }},
+      {"width", [](ScheduleParams& q) { q.width = 2; }},
+      {"max-active-keys", [](ScheduleParams& q) { q.max_active_keys = 2; }},
+      {"min-update-frequency", [](ScheduleParams& q) { q.min_update_frequency = 2; }},
+      {"twobw-policy", [](ScheduleParams& q) { q.twobw_policy = "naive"; }},
+      {"amdp-update", [](ScheduleParams& q) { q.amdp_update = "early"; }}};
+  for (const auto& g : generators()) {
+    const ScheduleParams base = params(8, 16, 2, 2);
+    const Schedule s = generate(g.name, base);
+    for (const auto& [setting, change] : changes) {
+      ScheduleParams q = base;
+      change(q);
+      const bool listed = std::find(g.settings.begin(), g.settings.end(), setting) != g.settings.end();
+      Schedule t;
+      try {
+        t = generate(g.name, q);
+      } catch (const InputError&) {
+        continue;  // refused (AMDP refuses a width): not silently ignored
+      }
+      if (!listed) EXPECT_EQ(t.ops, s.ops) << g.name << " reads " << setting << " but does not list it";
+    }
+  }
 }
 
 }  // namespace

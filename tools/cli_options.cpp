@@ -85,7 +85,7 @@ Schedule make_schedule(const CLI::App& app, const ScheduleOptions& o, const std:
 }
 
 void check_schedule_file_flags(const CLI::App& app, const Schedule& s, const std::string& file) {
-  reject_given_flags(app, kGeneratorOnlyFlags,
+  reject_given_flags(app, {kGeneratorOnlyFlags.begin(), kGeneratorOnlyFlags.end()},
                      "a setting of the generators; the schedule file (--schedule-file) fixes the schedule");
   const std::pair<const char*, std::pair<int, const char*>> shape[] = {
       {"-p/--stages", {s.num_devices, "devices"}},
@@ -100,6 +100,27 @@ void check_schedule_file_flags(const CLI::App& app, const Schedule& s, const std
       throw InputError(std::string(flag) + " " + std::to_string(given) + ": " + quote(file, 256) + " has " +
                        std::to_string(in_file.first) + " " + in_file.second + " (drop " + flag + ", or give " +
                        std::to_string(in_file.first) + ")");
+  }
+}
+
+void check_generator_flags(const CLI::App& app, const std::vector<std::string>& names) {
+  std::vector<const char*> settings(kGeneratorOnlyFlags.begin(), kGeneratorOnlyFlags.end());
+  settings.push_back("--chunks");
+  for (const char* flag : settings) {
+    if (!given(app, flag)) continue;
+    const std::string_view setting = std::string_view(flag).substr(2);
+    const auto reads = [&](const GeneratorInfo& g) {
+      return std::find(g.settings.begin(), g.settings.end(), setting) != g.settings.end();
+    };
+    bool used = false;
+    for (const std::string& name : names) used = used || reads(find_generator(name));
+    if (used) continue;
+    std::string readers;
+    for (const GeneratorInfo& g : generators())
+      if (reads(g)) readers += (readers.empty() ? "" : ", ") + std::string(g.name);
+    std::string listed;
+    for (const std::string& name : names) listed += (listed.empty() ? "" : ", ") + name;
+    throw InputError(std::string(flag) + ": not a setting of " + listed + " (it is one of " + readers + ")");
   }
 }
 

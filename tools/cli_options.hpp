@@ -49,6 +49,9 @@ inline constexpr std::array<const char*, 7> kGeneratorOnlyFlags = {
     "--pipelines", "--concat", "--width", "--max-active-keys", "--min-update-frequency", "--twobw-policy",
     "--amdp-update"};
 void check_schedule_file_flags(const CLI::App& app, const Schedule& schedule, const std::string& file);
+// A generator setting given (-v, --pipelines, --concat, ...) that none of `generators` reads
+// (GeneratorInfo::settings) is an InputError naming the generators that do.
+void check_generator_flags(const CLI::App& app, const std::vector<std::string>& generators);
 
 // The schedule the flags describe: a generator run, or a file (read and validated).
 // A generator run is first checked to fit in memory for what the command does (`use`).

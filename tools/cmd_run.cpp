@@ -97,6 +97,7 @@ void add_run_command(CLI::App& app) {
     files.catalog_input("--model", f->model);
     OutputFile* trace = files.output("--trace", f->trace);
     const ModelSpec model = find_model(f->model);
+    if (so->file.empty()) check_generator_flags(*cmd, {so->name});
     const Schedule schedule = make_schedule(*cmd, *so, so->name);
     check_run(schedule, model, options);  // before the warning: bad input is one line
     warn_if_oversubscribed(schedule);

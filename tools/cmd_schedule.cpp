@@ -62,6 +62,7 @@ void add_schedule_command(CLI::App& app) {
     CommandFiles files;
     files.input("--schedule-file", so->file);
     OutputFile* file = files.output("--out", *out);
+    if (so->file.empty()) check_generator_flags(*cmd, {so->name});
     const UniformCostConfig costs = make_cost_config(*co);
     const Schedule s = make_schedule(*cmd, *so, so->name, {*format == "text" ? kTextBytesPerOp : kExportBytesPerOp, 0, 0});
     check_stage_costs(costs, s);
@@ -84,6 +85,7 @@ void add_check_command(CLI::App& app) {
     // Not make_schedule: an invalid schedule is what `check` reports, not an error before it.
     Schedule s;
     if (so->file.empty()) {
+      check_generator_flags(*cmd, {so->name});
       check_memory(so->name, so->params, {kValidateBytesPerOp, 0, 0}, so->max_memory);
       s = generate(so->name, so->params);
     } else {

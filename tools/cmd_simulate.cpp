@@ -172,12 +172,16 @@ void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
 // run's inputs and --save-config (the caller adds its traces and report), and checks
 // --report-capacity. The effective settings go to --save-config's temporary file, which the
 // run's end moves into place with the other outputs.
-void prepare(CLI::App& cmd, const OutputFlags& o, const ScheduleOptions& so, const HardwareOptions& ho,
-             const ProfiledOptions& po, CommandFiles& files) {
+// Returns the generators the run will use: compare's --schedules (`schedules`), else --schedule.
+std::vector<std::string> prepare(CLI::App& cmd, const OutputFlags& o, const ScheduleOptions& so,
+                                 const HardwareOptions& ho, const ProfiledOptions& po, CommandFiles& files,
+                                 const std::string* schedules = nullptr) {
   files.input("--config", o.config);
   if (!o.config.empty()) apply_config_file(cmd, o.config);
+  const std::vector<std::string> generators = schedules ? parse_schedule_list(*schedules) : std::vector{so.name};
+  if (so.file.empty()) check_generator_flags(cmd, generators);
   std::vector<std::string> unused;
-  for (const UnusedFlags& group : unused_flags(!ho.model.empty(), !po.cost.empty(), !so.file.empty())) {
+  for (const UnusedFlags& group : unused_flags(!ho.model.empty(), !po.cost.empty(), !so.file.empty(), generators)) {
     if (group.reject) reject_given_flags(cmd, group.flags, group.why);
     unused.insert(unused.end(), group.flags.begin(), group.flags.end());
   }
@@ -189,6 +193,7 @@ void prepare(CLI::App& cmd, const OutputFlags& o, const ScheduleOptions& so, con
   files.catalog_input("--inter-link", ho.inter_link);
   if (OutputFile* saved = files.output("--save-config", o.save_config)) saved->stream() << config_text(cmd, unused);
   if (!o.report.capacity.empty()) (void)parse_bytes(o.report.capacity, "--report-capacity");
+  return generators;
 }
 
 // One schedule on one model and GPU type, with its assessment.
@@ -197,12 +202,22 @@ struct ModelRunOutput {
   Assessment assessment;
 };
 
+// The schedule options for `name`: with --global-batch-size, -m is what makes that batch.
+ScheduleOptions at_global_batch(const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
+                                bool profiled) {
+  ScheduleOptions out = so;
+  if (ho.global_batch_size > 0 && so.file.empty())
+    out.params.m = microbatches_for_global_batch(ho, name, so.params, profiled);
+  return out;
+}
+
 ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
                                const std::string& gpu, OutputFile* trace, std::size_t max_trace_ops,
                                bool keep_timeline) {
-  Schedule schedule =
-      make_schedule(cmd, so, name, simulate_memory_use(trace != nullptr, keep_timeline, recorded_trace_ops(max_trace_ops)));
+  Schedule schedule = make_schedule(cmd, at_global_batch(so, name, ho, false), name,
+                                    simulate_memory_use(trace != nullptr, keep_timeline, recorded_trace_ops(max_trace_ops)));
   const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
+  check_global_batch(ho, schedule, model.config().dp);
   if (const std::string problem = stage_count_problem(model.config().model, schedule); !problem.empty())
     throw InputError(problem + " (reduce -p or -v)");
   auto static_memory = [&model](const Schedule& s, const SimResult& r) {
@@ -222,8 +237,11 @@ ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, c
 }
 
 std::string model_settings_line(const ScheduleOptions& so, const HardwareOptions& ho) {
-  return ho.model + " on " + std::to_string(ho.nodes) + " x " + std::to_string(ho.gpus_per_node) + " GPUs: tp=" +
-         std::to_string(ho.tp) + " pp=" + std::to_string(so.params.p) + " m=" + std::to_string(so.params.m) +
+  const std::string batch = ho.global_batch_size > 0
+                                ? " global batch=" + std::to_string(ho.global_batch_size) + " (m = B / (dp x micro-batch size))"
+                                : " m=" + std::to_string(so.params.m);
+  return one_line(ho.model) + " on " + std::to_string(ho.nodes) + " x " + std::to_string(ho.gpus_per_node) +
+         " GPUs: tp=" + std::to_string(ho.tp) + " pp=" + std::to_string(so.params.p) + batch +
          " micro-batch size=" + std::to_string(ho.micro_batch_size) + " recompute=" + ho.recompute +
          " iterations=" + std::to_string(so.params.iterations) + "\n\n";
 }
@@ -240,6 +258,7 @@ void add_simulate_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, true);
   add_cost_flags(*cmd, *co);
   add_hardware_flags(*cmd, *ho);
+  cmd->get_option("--global-batch-size")->excludes("--microbatches");
   auto po = std::make_shared<ProfiledOptions>();
   add_profiled_flags(*cmd, *po);
   cmd->add_option("--trace", *trace, "Write a Chrome trace (Perfetto / chrome://tracing) to this file");
@@ -257,8 +276,9 @@ void add_simulate_command(CLI::App& app) {
     if (!po->cost.empty()) {
       const ProfiledCostModel model(make_profiled_config(*po, *ho));
       cost_label = model.label();
-      runs.push_back(run_one(make_schedule(*cmd, *so, so->name, use), model, cost_label, trace_file,
-                             out->max_trace_ops, keep));
+      Schedule schedule = make_schedule(*cmd, at_global_batch(*so, so->name, *ho, true), so->name, use);
+      check_global_batch(*ho, schedule, 1);
+      runs.push_back(run_one(std::move(schedule), model, cost_label, trace_file, out->max_trace_ops, keep));
     } else if (ho->model.empty()) {
       const UniformCostConfig costs = make_cost_config(*co);
       Schedule schedule = make_schedule(*cmd, *so, so->name, use);
@@ -303,14 +323,14 @@ void add_compare_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, false);
   add_cost_flags(*cmd, *co);
   add_hardware_flags(*cmd, *ho);
+  cmd->get_option("--global-batch-size")->excludes("--microbatches");
   auto po = std::make_shared<ProfiledOptions>();
   add_profiled_flags(*cmd, *po);
   cmd->add_option("--trace-dir", *trace_dir, "Write one Chrome trace per schedule into this folder");
   add_output_flags(*cmd, *out, "Print a JSON object {\"schedules\": [...]} instead of the table");
   cmd->callback([=] {
     CommandFiles files;
-    prepare(*cmd, *out, *so, *ho, *po, files);
-    const std::vector<std::string> list = parse_schedule_list(*names);
+    const std::vector<std::string> list = prepare(*cmd, *out, *so, *ho, *po, files, names.get());
     std::optional<ProfiledCostModel> profiled;  // --cost: one measured cost model for every schedule
     if (!po->cost.empty()) profiled.emplace(make_profiled_config(*po, *ho));
     const std::vector<std::string> gpus =
@@ -349,8 +369,9 @@ void add_compare_command(CLI::App& app) {
           assessed.emplace_back(r.assessment, r.run.metrics);
           run = std::move(r.run);
         } else if (profiled) {
-          run = run_one(make_schedule(*cmd, *so, name, use), *profiled, profiled->label(), trace, out->max_trace_ops,
-                        keep);
+          Schedule schedule = make_schedule(*cmd, at_global_batch(*so, name, *ho, true), name, use);
+          check_global_batch(*ho, schedule, 1);
+          run = run_one(std::move(schedule), *profiled, profiled->label(), trace, out->max_trace_ops, keep);
         } else {
           Schedule schedule = make_schedule(*cmd, *so, name, use);
           check_stage_costs(costs, schedule);

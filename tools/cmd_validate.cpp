@@ -260,8 +260,9 @@ void add_validate_command(CLI::App& app) {
     if (!several && !f->trace_dir.empty()) throw InputError("--trace-dir: needs --schedules (one schedule: --trace)");
     if (several && !so->file.empty()) throw InputError("--schedules: not with --schedule-file");
     const std::vector<std::string> names = several ? parse_schedule_list(f->schedules) : std::vector<std::string>{so->name};
+    if (so->file.empty()) check_generator_flags(*cmd, names);
     if (!f->cost.empty())
-      reject_given_flags(*cmd, std::array{"--repeats", "--warmup"}, "used only when profiling now (without --cost)");
+      reject_given_flags(*cmd, {"--repeats", "--warmup"}, "used only when profiling now (without --cost)");
     CommandFiles files;
     files.input("--schedule-file", so->file);
     files.input("--cost", f->cost);

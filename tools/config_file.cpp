@@ -107,9 +107,9 @@ std::string config_text(const CLI::App& app, const std::vector<std::string>& unu
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-void reject_given_flags(const CLI::App& app, std::span<const char* const> flags, const std::string& why) {
-  for (const char* flag : flags)
-    if (given(app, flag)) throw InputError(std::string(flag) + ": " + why);
+void reject_given_flags(const CLI::App& app, const std::vector<std::string>& flags, const std::string& why) {
+  for (const std::string& flag : flags)
+    if (given(app, flag)) throw InputError(flag + ": " + why);
 }
 
 bool given(const CLI::App& app, const std::string& flag) {

@@ -3,7 +3,6 @@
 // (schema: docs/experiment-config.md). A value from the file goes through the same option,
 // so it meets the same checks as the flag (tools/cli_checks.hpp) and gets the same
 // messages, prefixed with the file and key: "c.json: /tp: 'two': expected a decimal integer".
-#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +26,6 @@ std::string config_text(const CLI::App& app, const std::vector<std::string>& unu
 bool given(const CLI::App& app, const std::string& flag);
 // InputError "<flag>: <why>" for the first of `flags` given: a flag the run would silently
 // ignore is an error.
-void reject_given_flags(const CLI::App& app, std::span<const char* const> flags, const std::string& why);
+void reject_given_flags(const CLI::App& app, const std::vector<std::string>& flags, const std::string& why);
 
 }  // namespace pipesim

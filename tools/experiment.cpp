@@ -50,6 +50,9 @@ void add_hardware_flags(CLI::App& app, HardwareOptions& o) {
   app.add_option("--flash-attention", o.flash_attention, "Fused attention: no s x s scores in memory (true/false)")
       ->capture_default_str();
   app.add_option("--micro-batch-size", o.micro_batch_size, "Sequences per micro-batch")->capture_default_str();
+  app.add_option("--global-batch-size", o.global_batch_size,
+                 "Sequences per optimizer step (Megatron's global batch); sets -m = B / (dp x micro-batch size) "
+                 "for each schedule, so that every schedule runs the same batch");
   app.add_option("--recompute", o.recompute, "Activation recomputation: none, selective or full")
       ->capture_default_str();
   app.add_option("--dtype", o.dtype, "Compute dtype: bf16, fp16, fp8, tf32, fp32")->capture_default_str();
@@ -112,6 +115,52 @@ void apply_efficiency_overrides(Efficiency& e, const std::string& text, const st
   check_efficiency(e, what);
 }
 
+int data_parallel_width(const HardwareOptions& o, int pipeline_devices) {
+  if (o.nodes <= 0 || o.gpus_per_node <= 0)
+    throw InputError("--nodes and --gpus-per-node must be positive, got " + std::to_string(o.nodes) + " and " +
+                     std::to_string(o.gpus_per_node));
+  if (o.tp <= 0) throw InputError("--tp must be positive, got " + std::to_string(o.tp));
+  const long long group = static_cast<long long>(o.tp) * pipeline_devices;
+  const long long gpus = static_cast<long long>(o.nodes) * o.gpus_per_node;
+  if (group <= 0 || gpus % group != 0)
+    throw InputError("--tp " + std::to_string(o.tp) + " x " + std::to_string(pipeline_devices) +
+                     " pipeline devices = " + std::to_string(group) + " GPUs per pipeline, which does not divide the " +
+                     std::to_string(gpus) + " GPUs of " + std::to_string(o.nodes) + " x " +
+                     std::to_string(o.gpus_per_node));
+  return static_cast<int>(gpus / group);
+}
+
+int microbatches_for_global_batch(const HardwareOptions& o, std::string_view schedule, const ScheduleParams& params,
+                                  bool profiled) {
+  const long long b = o.global_batch_size;  // an int: a batch of 2^31 sequences is not a batch
+  if (b <= 0) throw InputError("--global-batch-size must be positive, got " + std::to_string(b));
+  if (o.micro_batch_size <= 0)
+    throw InputError("--micro-batch-size must be positive, got " + std::to_string(o.micro_batch_size));
+  const int devices = pipeline_devices(schedule, params);
+  const long long dp = profiled ? 1 : data_parallel_width(o, devices);
+  const long long per_step = dp * o.micro_batch_size;
+  if (b % per_step != 0)
+    throw InputError("--global-batch-size " + std::to_string(b) + " is not a multiple of dp x micro-batch size = " +
+                     std::to_string(dp) + " x " + std::to_string(o.micro_batch_size) + " = " +
+                     std::to_string(per_step) + " (" + std::string(schedule) + " on " + std::to_string(devices) +
+                     " pipeline devices" + (profiled ? ")" : " of tp " + std::to_string(o.tp) + ")"));
+  return static_cast<int>(b / per_step);
+}
+
+long long sequences_per_iteration(const Schedule& schedule, int micro_batch_size, int dp) {
+  return static_cast<long long>(schedule.microbatches) / schedule.microbatch_split * micro_batch_size * dp;
+}
+
+void check_global_batch(const HardwareOptions& o, const Schedule& schedule, int dp) {
+  if (o.global_batch_size <= 0) return;
+  const long long runs = sequences_per_iteration(schedule, o.micro_batch_size, dp);
+  if (runs != o.global_batch_size)
+    throw InputError("--global-batch-size " + std::to_string(o.global_batch_size) + ": " + schedule.name + " runs " +
+                     std::to_string(runs) + " sequences per iteration (" + std::to_string(schedule.microbatches) +
+                     " micro-batches x micro-batch size " + std::to_string(o.micro_batch_size) + " x dp " +
+                     std::to_string(dp) + ")");
+}
+
 AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::string& gpu, int pipeline_devices) {
   AnalyticalConfig c;
   c.model = find_model(o.model);
@@ -119,17 +168,9 @@ AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::str
     throw InputError("--nodes and --gpus-per-node must be positive, got " + std::to_string(o.nodes) + " and " +
                      std::to_string(o.gpus_per_node));
   c.cluster = make_cluster(gpu, o.nodes, o.gpus_per_node, o.intra_link, o.inter_link);
-  if (o.tp <= 0) throw InputError("--tp must be positive, got " + std::to_string(o.tp));
-  const long long group = static_cast<long long>(o.tp) * pipeline_devices;
-  const int gpus = c.cluster.total_gpus();
-  if (gpus % group != 0)
-    throw InputError("--tp " + std::to_string(o.tp) + " x " + std::to_string(pipeline_devices) +
-                     " pipeline devices = " + std::to_string(group) + " GPUs per pipeline, which does not divide the " +
-                     std::to_string(gpus) + " GPUs of " + std::to_string(o.nodes) + " x " +
-                     std::to_string(o.gpus_per_node));
   c.pipeline_devices = pipeline_devices;
   c.tp = o.tp;
-  c.dp = static_cast<int>(gpus / group);
+  c.dp = data_parallel_width(o, pipeline_devices);
   c.sequence_parallel = o.sequence_parallel;
   c.flash_attention = o.flash_attention;
   c.micro_batch_size = o.micro_batch_size;
@@ -175,25 +216,38 @@ std::string stage_count_problem(const ModelSpec& model, const Schedule& schedule
          " has " + std::to_string(model.layers) + " layers: a stage holds at least one layer";
 }
 
-std::vector<UnusedFlags> unused_flags(bool model, bool cost, bool schedule_file) {
+std::vector<UnusedFlags> unused_flags(bool model, bool cost, bool schedule_file,
+                                      const std::vector<std::string>& generators) {
+  const auto list = [](const auto& flags) { return std::vector<std::string>(flags.begin(), flags.end()); };
   std::vector<UnusedFlags> out;
   if (model || cost)
-    out.push_back({kUniformCostFlags,
+    out.push_back({list(kUniformCostFlags),
                    cost ? "not used with --cost (the profile gives every duration and size)"
                         : "not used with --model (the analytical model gives every duration and size)",
                    true});
-  if (cost) out.push_back({kGpuFlags, "not used with --cost (the profile measured its own machine)", true});
+  if (cost) out.push_back({list(kGpuFlags), "not used with --cost (the profile measured its own machine)", true});
   if (!model && !cost) {
-    out.push_back({kGpuFlags, "used only with --model (the GPU settings of the analytical model)", true});
-    static constexpr std::array<const char*, 1> kMicroBatchSize = {"--micro-batch-size"};
-    out.push_back({kMicroBatchSize, "used only with --model or --cost", true});
+    out.push_back({list(kGpuFlags), "used only with --model (the GPU settings of the analytical model)", true});
+    out.push_back({{"--micro-batch-size", "--global-batch-size"}, "used only with --model or --cost", true});
   }
-  if (!cost) out.push_back({kProfiledOnlyFlags, "used only with --cost", true});
+  if (!cost) out.push_back({list(kProfiledOnlyFlags), "used only with --cost", true});
   if (schedule_file) {  // checked against the file where the schedule is made (check_schedule_file_flags)
-    static constexpr std::array<const char*, 1> kSchedule = {"--schedule"};
-    out.push_back({kShapeFlags, "", false});
-    out.push_back({kGeneratorOnlyFlags, "", false});
-    out.push_back({kSchedule, "", false});
+    UnusedFlags generator{list(kShapeFlags), "", false};
+    for (const char* f : kGeneratorOnlyFlags) generator.flags.emplace_back(f);
+    generator.flags.emplace_back("--schedule");
+    out.push_back(generator);
+  } else {  // settings that none of the generators reads (check_generator_flags refuses them)
+    UnusedFlags settings{{}, "", false};
+    for (const std::string flag : {"--chunks", "--pipelines", "--concat", "--width", "--max-active-keys",
+                                   "--min-update-frequency", "--twobw-policy", "--amdp-update"}) {
+      bool read = false;
+      for (const std::string& name : generators) {
+        const auto& s = find_generator(name).settings;
+        read = read || std::find(s.begin(), s.end(), std::string_view(flag).substr(2)) != s.end();
+      }
+      if (!read) settings.flags.push_back(flag);
+    }
+    out.push_back(settings);
   }
   return out;
 }
@@ -225,8 +279,7 @@ Assessment assess(const AnalyticalCostModel& model, const std::string& hardware,
   Assessment a;
   a.hardware = hardware;
   a.gpus = c.cluster.total_gpus();
-  const double sequences = static_cast<double>(schedule.microbatches) / schedule.microbatch_split *
-                           c.micro_batch_size * c.dp;
+  const auto sequences = static_cast<double>(sequences_per_iteration(schedule, c.micro_batch_size, c.dp));
   a.tokens_per_iteration = sequences * c.model.seq_len;
   const double seconds = ticks_to_seconds(metrics.time_per_iteration);
   if (seconds > 0) {

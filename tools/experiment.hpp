@@ -3,16 +3,17 @@
 // model from the catalogs, and what a person wants to know about each schedule there:
 // tokens/s, model FLOPs utilization, memory against capacity, cost per million tokens.
 #include <array>
-#include <span>
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include "cost_models/analytical.hpp"
 #include "cost_models/memory_model.hpp"
 #include "cost_models/profiled.hpp"
+#include "schedules/generator.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
@@ -29,6 +30,7 @@ struct HardwareOptions {
   bool sequence_parallel = false;
   bool flash_attention = false;
   int micro_batch_size = 1;
+  int global_batch_size = 0;  // sequences per optimizer step (Megatron's); 0: from -m
   std::string recompute = "none";
   std::string dtype = "bf16";
   bool zero1 = false;
@@ -67,6 +69,22 @@ void apply_efficiency_overrides(Efficiency& e, const std::string& text, const st
 // The analytical model for `gpu` running a pipeline of `pipeline_devices` devices (each of
 // tp GPUs); data parallelism fills the rest of the cluster. InputError if it does not divide.
 AnalyticalConfig make_analytical_config(const HardwareOptions& options, const std::string& gpu, int pipeline_devices);
+// The data-parallel width that make_analytical_config uses: the cluster's GPUs / (tp x
+// pipeline devices). InputError if it does not divide.
+int data_parallel_width(const HardwareOptions& options, int pipeline_devices);
+
+// --global-batch-size B: the micro-batches per iteration m = B / (dp x micro-batch size)
+// with which `schedule` runs B sequences per optimizer step, dp being the cluster's
+// (data_parallel_width; 1 for `profiled`, a measured profile of one machine). InputError
+// naming B, dp and the micro-batch size when it does not divide.
+int microbatches_for_global_batch(const HardwareOptions& options, std::string_view schedule,
+                                  const ScheduleParams& params, bool profiled);
+// Sequences per optimizer step of `schedule` with `micro_batch_size` sequences per
+// micro-batch on `dp` data-parallel replicas of it (the global batch).
+long long sequences_per_iteration(const Schedule& schedule, int micro_batch_size, int dp);
+// With --global-batch-size: InputError unless `schedule` runs exactly that many sequences
+// per iteration (a schedule file fixes its micro-batches: the file must agree with B).
+void check_global_batch(const HardwareOptions& options, const Schedule& schedule, int dp);
 
 // Why `model` cannot be cut into the stages of `schedule` (each stage at least one layer),
 // or empty if it can.
@@ -87,15 +105,16 @@ inline constexpr std::array<const char*, 2> kProfiledOnlyFlags = {"--cost-optimi
 ProfiledCostConfig make_profiled_config(const ProfiledOptions& options, const HardwareOptions& hw);
 
 // Flags a run does not use, by what it runs on (--model: the analytical model, --cost: a
-// profile, neither: uniform costs) and where its schedule comes from. `reject`: giving one is
-// an InputError with `why` (a flag the run would silently ignore); every group's defaults
-// are left out of --save-config.
+// profile, neither: uniform costs) and where its schedules come from (a file, or these
+// `generators`). `reject`: giving one is an InputError with `why` (a flag the run would
+// silently ignore); every group's defaults are left out of --save-config.
 struct UnusedFlags {
-  std::span<const char* const> flags;
+  std::vector<std::string> flags;
   std::string why;
   bool reject;
 };
-std::vector<UnusedFlags> unused_flags(bool model, bool cost, bool schedule_file);
+std::vector<UnusedFlags> unused_flags(bool model, bool cost, bool schedule_file,
+                                      const std::vector<std::string>& generators);
 
 // One schedule on one model and GPU type.
 struct Assessment {
