@@ -334,7 +334,9 @@ TEST(Generators, SettingsAreExactlyWhatAGeneratorReads) {
       } catch (const InputError&) {
         continue;  // refused (AMDP refuses a width): not silently ignored
       }
-      if (!listed) EXPECT_EQ(t.ops, s.ops) << g.name << " reads " << setting << " but does not list it";
+      if (!listed) {
+        EXPECT_EQ(t.ops, s.ops) << g.name << " reads " << setting << " but does not list it";
+      }
     }
   }
 }

@@ -289,7 +289,7 @@ TEST_P(HostileInput, OneLineExitCodeAndNothingLost) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, HostileInput, testing::ValuesIn(cases()),
-                         [](const testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+                         [](const testing::TestParamInfo<Case>& param) { return std::string(param.param.name); });
 
 // ---- what must work ----------------------------------------------------------------------
 

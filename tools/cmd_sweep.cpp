@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
+#include "tools/config_file.hpp"
 #include "tools/report.hpp"
 #include "tools/sweep.hpp"
 #include "tools/sweep_output.hpp"
@@ -33,8 +34,15 @@ struct SweepFlags {
   std::string tp = "1";
   std::string pp = "2,4,8,16";
   std::string microbatches = "8..128";
+  std::string global_batch;  // empty: -m is the batch dimension
   std::string micro_batch_size = "1";
   std::string recompute = "none";
+  std::string chunks = "2";
+  std::string concat = "direct";
+  std::string max_active_keys;  // empty: p (AMP's default)
+  std::string min_update_frequency = "1";
+  bool synchronous_only = false;
+  std::string config, save_config;
   int jobs = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::string csv, json, report;
   CLI::Option* json_option = nullptr;
@@ -43,16 +51,21 @@ struct SweepFlags {
 
 void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
   HardwareOptions& h = f.settings.hardware;
-  cmd.add_option("--model", h.model, "Model from the catalog (`pipesim catalog models`) or a catalog file")->required();
+  cmd.add_option("--model", h.model, "Model from the catalog (`pipesim catalog models`) or a catalog file (required)");
   cmd.add_option("--hardware", h.hardware, "GPU types, comma-separated: a grid dimension")->capture_default_str();
-  cmd.add_option("--gpus", f.gpus, "GPUs in the cluster: tp x pp x dp")->required();
+  cmd.add_option("--gpus", f.gpus, "GPUs in the cluster: tp x pp x dp (required)");
   cmd.add_option("--gpus-per-node", h.gpus_per_node, "GPUs per node")->capture_default_str();
   cmd.add_option("--schedules", f.schedules, "Generator names, comma-separated, or 'all'")->capture_default_str();
   const char* numbers = ": a list or range, e.g. 1,2,4 or 8..128 (powers of two)";
   cmd.add_option("--tp", f.tp, std::string("Tensor-parallel sizes") + numbers)->capture_default_str();
   cmd.add_option("--pp", f.pp, std::string("Pipeline sizes") + numbers)->capture_default_str();
-  cmd.add_option("-m,--microbatches", f.microbatches, std::string("Micro-batches per iteration") + numbers)
-      ->capture_default_str();
+  auto* m = cmd.add_option("-m,--microbatches", f.microbatches, std::string("Micro-batches per iteration") + numbers)
+                ->capture_default_str();
+  cmd.add_option("--global-batch-size", f.global_batch,
+                 std::string("Sequences per optimizer step (Megatron's global batch) instead of -m: each combination "
+                             "runs m = B / (dp x micro-batch size), and configurations are ranked at equal batch") +
+                     numbers)
+      ->excludes(m);
   cmd.add_option("--micro-batch-size", f.micro_batch_size, std::string("Sequences per micro-batch") + numbers)
       ->capture_default_str();
   cmd.add_option("--recompute", f.recompute, "Activation recomputation, comma-separated: none, selective, full")
@@ -60,7 +73,21 @@ void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
   cmd.add_option("--iterations", f.settings.iterations,
                  "Iterations simulated: time per iteration is the steady state from 2 on")
       ->capture_default_str();
-  cmd.add_option("-v,--chunks", f.settings.chunks, "Chunks per device (interleaved)")->capture_default_str();
+  cmd.add_option("-v,--chunks", f.chunks, std::string("Chunks per device of the interleaved schedules") + numbers)
+      ->capture_default_str();
+  cmd.add_option("--concat", f.concat, "Chimera with m > p, comma-separated: direct, doubling, halving")
+      ->capture_default_str();
+  cmd.add_option("--max-active-keys", f.max_active_keys,
+                 std::string("AMP: micro-batches in flight") + numbers + " [default: p]");
+  cmd.add_option("--min-update-frequency", f.min_update_frequency,
+                 std::string("AMP: a local update after this many backwards at a stage") + numbers)
+      ->capture_default_str();
+  cmd.add_flag("--synchronous-only", f.synchronous_only,
+               "Rank only configurations without stale weights (max mismatch and max delay 0)");
+  cmd.add_option("--max-mismatch", f.settings.max_mismatch,
+                 "Rank only configurations whose max mismatch is at most this (optimizer steps)");
+  cmd.add_option("--max-delay", f.settings.max_delay,
+                 "Rank only configurations whose max gradient delay is at most this (optimizer steps)");
   cmd.add_option("--sequence-parallel", h.sequence_parallel, "Sequence parallelism with TP (true/false)")
       ->capture_default_str();
   cmd.add_option("--flash-attention", h.flash_attention, "Fused attention: no s x s scores in memory (true/false)")
@@ -79,15 +106,29 @@ void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
   cmd.add_option("--top", f.top, "How many of the best configurations to list")->capture_default_str();
   cmd.add_option("--max-memory", f.settings.max_memory,
                  "Memory the sweep may use, e.g. 16GiB [default: what the machine has available]");
+  cmd.add_option("--config", f.config, "Take settings from this JSON file (docs/experiment-config.md); flags win");
+  cmd.add_option("--save-config", f.save_config, "Write the effective settings to this JSON file");
 }
 
 SweepGrid make_grid(const SweepFlags& f) {
   SweepGrid g;
   g.hardware = parse_name_grid(f.settings.hardware.hardware, "--hardware");
-  g.schedules = parse_schedule_grid(f.schedules);
+  VariantLists lists;
+  lists.schedules = parse_schedule_grid(f.schedules);
+  lists.chunks = parse_int_grid(f.chunks, "--chunks");
+  lists.concat = parse_name_grid(f.concat, "--concat");
+  for (const std::string& c : lists.concat)
+    if (c != "direct" && c != "doubling" && c != "halving")
+      throw InputError("--concat: expected direct, doubling or halving, got " + quote(c));
+  if (!f.max_active_keys.empty()) lists.max_active_keys = parse_int_grid(f.max_active_keys, "--max-active-keys");
+  lists.min_update_frequency = parse_int_grid(f.min_update_frequency, "--min-update-frequency");
+  g.variants = expand_variants(lists);
   g.tp = parse_int_grid(f.tp, "--tp");
   g.pp = parse_int_grid(f.pp, "--pp");
-  g.microbatches = parse_int_grid(f.microbatches, "--microbatches");
+  if (f.global_batch.empty())
+    g.microbatches = parse_int_grid(f.microbatches, "--microbatches");
+  else
+    g.global_batch = parse_int_grid(f.global_batch, "--global-batch-size");
   g.micro_batch_size = parse_int_grid(f.micro_batch_size, "--micro-batch-size");
   g.recompute = parse_name_grid(f.recompute, "--recompute");
   return g;
@@ -110,8 +151,20 @@ void add_sweep_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Simulate every combination of a grid; best configurations, Pareto fronts");
   auto f = std::make_shared<SweepFlags>();
   add_sweep_flags(*cmd, *f);
-  cmd->callback([f] {
+  cmd->callback([f, cmd] {
+    CommandFiles files;
+    files.input("--config", f->config);
+    if (!f->config.empty()) apply_config_file(*cmd, f->config);
+    for (const char* flag : {"--model", "--gpus"})  // on the command line or in --config
+      if (!given(*cmd, flag)) throw InputError(std::string(flag) + " is required (see pipesim sweep --help)");
     SweepSettings& s = f->settings;
+    if (f->synchronous_only) {
+      if (s.max_mismatch > 0 || s.max_delay > 0)
+        throw InputError("--synchronous-only: not with --max-mismatch or --max-delay above 0");
+      s.max_mismatch = s.max_delay = 0;
+    }
+    if (s.max_mismatch < -1 || s.max_delay < -1)
+      throw InputError("--max-mismatch and --max-delay: expected a number of optimizer steps (0 or more)");
     const SweepGrid grid = make_grid(*f);
     if (f->jobs < 1) throw InputError("--jobs must be at least 1, got " + std::to_string(f->jobs));
     if (f->jobs > kMaxJobs)
@@ -123,7 +176,6 @@ void add_sweep_command(CLI::App& app) {
                        "state, reached from iteration 2 on), got " + std::to_string(s.iterations));
     std::tie(s.hardware.nodes, s.hardware.gpus_per_node) = sweep_cluster_shape(f->gpus, s.hardware.gpus_per_node);
     const bool json_to_stdout = f->json_option->count() > 0 && f->json.empty();
-    CommandFiles files;
     files.catalog_input("--model", s.hardware.model);
     for (const std::string& gpu : grid.hardware) files.catalog_input("--hardware", gpu);
     files.catalog_input("--intra-link", s.hardware.intra_link);
@@ -131,6 +183,7 @@ void add_sweep_command(CLI::App& app) {
     OutputFile* csv = files.output("--csv", f->csv);
     OutputFile* json = files.output("--json", f->json);
     OutputFile* report = files.output("--report", f->report);
+    if (OutputFile* saved = files.output("--save-config", f->save_config)) saved->stream() << config_text(*cmd);
 
     const bool tty = isatty(STDERR_FILENO) == 1;
     const auto start = std::chrono::steady_clock::now();
@@ -151,7 +204,7 @@ void add_sweep_command(CLI::App& app) {
     std::fprintf(stderr, "sweep: %zu combinations (%zu evaluated, %zu skipped) in %.2f s on %zu threads\n",
                  result.combinations, result.rows.size(), result.skipped_total(), seconds, result.threads);
 
-    const SweepSelection selection = select_rows(result, static_cast<std::size_t>(f->top));
+    const SweepSelection selection = select_rows(grid, result, static_cast<std::size_t>(f->top));
     if (csv) write_sweep_csv(csv->stream(), grid, result);
     if (json || json_to_stdout)
       (json ? json->stream() : std::cout) << json_text(sweep_json(s, grid, result, selection)) << "\n";

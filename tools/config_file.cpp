@@ -100,6 +100,11 @@ std::string config_text(const CLI::App& app, const std::vector<std::string>& unu
       continue;
     }
     if (opt->count() == 0 && std::find(unused.begin(), unused.end(), opt->get_name()) != unused.end()) continue;
+    // The default of an option that a given one excludes (-m beside --global-batch-size).
+    const auto& excluded_by = opt->get_excludes();
+    if (opt->count() == 0 &&
+        std::any_of(excluded_by.begin(), excluded_by.end(), [](const CLI::Option* o) { return o->count() > 0; }))
+      continue;
     const std::string value = opt->count() > 0 ? joined_results(opt) : opt->get_default_str();
     if (!value.empty()) j[name] = value;
   }

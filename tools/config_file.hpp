@@ -19,7 +19,7 @@ void apply_config_file(CLI::App& app, const std::string& path);
 // The effective settings of `app` as such a JSON object (options with a value or a
 // default), as text. Outputs (--trace, --report, ...) and --config itself are left out, and
 // so are the defaults of `unused` (flags this run does not use, which loading the file
-// again would refuse).
+// again would refuse) and of options that a given option excludes.
 std::string config_text(const CLI::App& app, const std::vector<std::string>& unused = {});
 
 // Whether the user gave `flag`, on the command line or in --config.

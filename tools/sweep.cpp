@@ -6,7 +6,9 @@
 #include <condition_variable>
 #include <exception>
 #include <limits>
+#include <map>
 #include <mutex>
+#include <tuple>
 #include <thread>
 
 #include "cost_models/analytical.hpp"
@@ -20,10 +22,11 @@
 namespace pipesim {
 namespace {
 
-// The combinations that share one schedule: (schedule, pp, microbatches). The schedule is
-// generated once for all hardware, tp, micro-batch sizes and recompute settings.
+// The combinations that share one schedule: (variant, pp, batch). The schedule is generated
+// once for all hardware, tp, micro-batch sizes and recompute settings that give it the same
+// m (with a global batch, m = B / (dp x micro-batch size) changes with tp and b).
 struct Group {
-  std::size_t schedule = 0, pp = 0, microbatches = 0;
+  std::size_t variant = 0, pp = 0, batch = 0;
 };
 
 // Everything the workers read; immutable while they run.
@@ -85,7 +88,8 @@ SweepRow evaluate(Simulator& simulator, const Plan& plan, const AnalyticalCostMo
   row.tp = model.config().tp;
   row.pp = g.pp[point.pp];
   row.dp = model.config().dp;
-  row.microbatches = g.microbatches[point.microbatches];
+  row.microbatches = schedule.microbatches;
+  row.global_batch = sequences_per_iteration(schedule, model.config().micro_batch_size, model.config().dp);
   row.micro_batch_size = model.config().micro_batch_size;
   row.gpus = a.gpus;
   row.time_per_iteration = metrics.time_per_iteration;
@@ -114,16 +118,21 @@ SweepRow evaluate(Simulator& simulator, const Plan& plan, const AnalyticalCostMo
 
 void run_group(const Plan& plan, const Group& group, Outcome& out) {
   const SweepGrid& g = plan.grid;
+  const SweepVariant& variant = g.variants[group.variant];
   const int pp = g.pp[group.pp];
   std::optional<Schedule> schedule;
   Simulator simulator;  // one per group: the points of a group simulate one schedule again and again
+  int generated_m = 0;   // m of `schedule` (0: none generated yet)
   std::string schedule_error;
   SkipReason schedule_reason = SkipReason::Schedule;
-  bool generated = false;
   GridPoint p;
-  p.schedule = group.schedule;
+  p.variant = group.variant;
   p.pp = group.pp;
-  p.microbatches = group.microbatches;
+  p.batch = group.batch;
+  ScheduleParams params = variant.settings;
+  params.p = pp;
+  params.iterations = plan.settings.iterations;
+  const int devices = pipeline_devices(variant.schedule, params);
   for (p.hardware = 0; p.hardware < g.hardware.size(); ++p.hardware)
     for (p.tp = 0; p.tp < g.tp.size(); ++p.tp)
       for (p.micro_batch_size = 0; p.micro_batch_size < g.micro_batch_size.size(); ++p.micro_batch_size)
@@ -138,46 +147,54 @@ void run_group(const Plan& plan, const Group& group, Outcome& out) {
                      " GPUs per pipeline does not divide " + std::to_string(plan.gpus) + " GPUs");
             continue;
           }
+          if (plan.gpus % (static_cast<long long>(tp) * devices) != 0) {  // more devices than pp
+            skip(out, index, SkipReason::GpusIndivisible,
+                 variant.label + " on pp " + std::to_string(pp) + " uses " + std::to_string(devices) + " devices; x tp " +
+                     std::to_string(tp) + " does not divide " + std::to_string(plan.gpus) + " GPUs");
+            continue;
+          }
           if (!plan.model_error[p.tp].empty()) {
             skip(out, index, SkipReason::ModelShape, plan.model_error[p.tp]);
             continue;
           }
-          if (!generated) {
-            generated = true;
-            ScheduleParams params;
-            params.p = pp;
-            params.m = g.microbatches[group.microbatches];
-            params.v = plan.settings.chunks;
-            params.iterations = plan.settings.iterations;
-            const std::string& name = g.schedules[group.schedule];
+          int m = g.batches()[group.batch];
+          if (g.by_global_batch()) {
+            const long long dp = plan.gpus / (static_cast<long long>(tp) * devices);
+            const long long per_step = dp * g.micro_batch_size[p.micro_batch_size];
+            if (m % per_step != 0) {
+              skip(out, index, SkipReason::GlobalBatch,
+                   "global batch " + std::to_string(m) + " is not a multiple of dp x micro-batch size = " +
+                       std::to_string(dp) + " x " + std::to_string(g.micro_batch_size[p.micro_batch_size]));
+              continue;
+            }
+            m = static_cast<int>(m / per_step);
+          }
+          if (m != generated_m) {
+            generated_m = m;
+            params.m = m;
+            schedule.reset();
             schedule_reason = SkipReason::TooLarge;
-            schedule_error = memory_refusal(describe_generation(name, params), estimate_ops(name, params),
-                                            {kSimulateBytesPerOp, 0, 0}, plan.thread_memory,
+            schedule_error = memory_refusal(describe_generation(variant.schedule, params),
+                                            estimate_ops(variant.schedule, params), {kSimulateBytesPerOp, 0, 0},
+                                            plan.thread_memory,
                                             "make the grid's pp, m or --iterations smaller, or use fewer --jobs")
                                  .value_or("");
             if (schedule_error.empty()) {
               schedule_reason = SkipReason::Schedule;
               try {
-                schedule = generate(name, params);
+                schedule = generate(variant.schedule, params);
               } catch (const InputError& e) {
                 schedule_error = e.what();
               }
             }
+            if (schedule) schedule_error = stage_count_problem(plan.base.front().front().model, *schedule);
+            if (schedule && !schedule_error.empty()) {
+              schedule_reason = SkipReason::ModelShape;
+              schedule.reset();
+            }
           }
           if (!schedule) {
             skip(out, index, schedule_reason, schedule_error);
-            continue;
-          }
-          if (const std::string problem = stage_count_problem(plan.base.front().front().model, *schedule);
-              !problem.empty()) {
-            skip(out, index, SkipReason::ModelShape, problem);
-            continue;
-          }
-          if (plan.gpus % (static_cast<long long>(tp) * schedule->num_devices) != 0) {  // more devices than pp
-            skip(out, index, SkipReason::GpusIndivisible,
-                 g.schedules[group.schedule] + " on pp " + std::to_string(pp) + " uses " +
-                     std::to_string(schedule->num_devices) + " devices; x tp " + std::to_string(tp) +
-                     " does not divide " + std::to_string(plan.gpus) + " GPUs");
             continue;
           }
           // The constructor checks the whole config first; anything after it is the engine's
@@ -208,6 +225,7 @@ void worker(const Plan& plan, Outcome& out) {
 std::string_view skip_reason_text(SkipReason reason) {
   switch (reason) {
     case SkipReason::GpusIndivisible: return "tp x pp does not divide the GPUs";
+    case SkipReason::GlobalBatch: return "the global batch is not a multiple of dp x micro-batch size";
     case SkipReason::ModelShape: return "the model cannot be split so (tp and heads, stages and layers)";
     case SkipReason::Schedule: return "the schedule rejects pp and m";
     case SkipReason::CostModel: return "the cost model rejects the settings";
@@ -239,7 +257,7 @@ SweepResult run_sweep(const SweepSettings& settings, const SweepGrid& grid, int 
   const HardwareOptions& ho = settings.hardware;
   Plan plan{settings, grid, ho.nodes * ho.gpus_per_node, {}, {}, {}, {}};
   const std::size_t total = grid.size();
-  const std::size_t groups = grid.schedules.size() * grid.pp.size() * grid.microbatches.size();
+  const std::size_t groups = grid.variants.size() * grid.pp.size() * grid.batches().size();
   const auto threads = static_cast<std::size_t>(std::min<long long>(jobs, static_cast<long long>(groups)));
   // The results' slots come first; what is left is shared by the threads' schedules.
   constexpr double kBytesPerCombination = sizeof(std::optional<SweepRow>) + sizeof(std::int8_t) + sizeof(Group);
@@ -268,12 +286,12 @@ SweepResult run_sweep(const SweepSettings& settings, const SweepGrid& grid, int 
       plan.model_error.emplace_back(e.what());
     }
   }
-  for (std::size_t s = 0; s < grid.schedules.size(); ++s)
+  for (std::size_t v = 0; v < grid.variants.size(); ++v)
     for (std::size_t p = 0; p < grid.pp.size(); ++p)
-      for (std::size_t m = 0; m < grid.microbatches.size(); ++m) plan.groups.push_back({s, p, m});
+      for (std::size_t b = 0; b < grid.batches().size(); ++b) plan.groups.push_back({v, p, b});
   std::stable_sort(plan.groups.begin(), plan.groups.end(), [&](const Group& a, const Group& b) {
-    return static_cast<long long>(grid.pp[a.pp]) * grid.microbatches[a.microbatches] >
-           static_cast<long long>(grid.pp[b.pp]) * grid.microbatches[b.microbatches];
+    return static_cast<long long>(grid.pp[a.pp]) * grid.batches()[a.batch] >
+           static_cast<long long>(grid.pp[b.pp]) * grid.batches()[b.batch];
   });
 
   Outcome out;
@@ -308,39 +326,71 @@ SweepResult run_sweep(const SweepSettings& settings, const SweepGrid& grid, int 
     if (out.rows[i]) result.rows.push_back(std::move(*out.rows[i]));
     else ++out.skipped[static_cast<std::size_t>(out.reason[i])].count;
   result.skipped = std::move(out.skipped);
+  if (!result.rows.empty()) mark_equivalents(grid, result.rows);
+  for (SweepRow& r : result.rows)
+    r.passes_filters = (settings.max_mismatch < 0 || r.max_mismatch <= settings.max_mismatch) &&
+                       (settings.max_delay < 0 || r.max_delay <= settings.max_delay);
   return result;
 }
 
 namespace {
 
-// Pareto front of (tokens/s up, key down) over the rows that fit.
-template <typename Key>
-std::vector<std::size_t> front(const std::vector<SweepRow>& rows, Key key) {
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].fits) order.push_back(i);
+// Pareto front of (tokens/s up, every key down) over `among`: a row stays unless another has
+// at least its throughput and at most each key, with one of them strictly better.
+template <typename Keys>
+std::vector<std::size_t> front(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& among, Keys keys) {
+  std::vector<std::size_t> order = among;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    if (key(rows[a]) != key(rows[b])) return key(rows[a]) < key(rows[b]);
+    if (keys(rows[a]) != keys(rows[b])) return keys(rows[a]) < keys(rows[b]);
     if (rows[a].tokens_per_s != rows[b].tokens_per_s) return rows[a].tokens_per_s > rows[b].tokens_per_s;
     return rows[a].index < rows[b].index;
   });
+  const auto dominates = [&](const SweepRow& x, const SweepRow& y) {  // x dominates y
+    const auto kx = keys(x), ky = keys(y);
+    bool all = x.tokens_per_s >= y.tokens_per_s, strict = x.tokens_per_s > y.tokens_per_s;
+    std::apply([&](auto... a) {
+      std::apply([&](auto... b) { ((all = all && a <= b, strict = strict || a < b), ...); }, ky);
+    }, kx);
+    return all && strict;
+  };
   std::vector<std::size_t> out;
   for (std::size_t i : order) {
-    // Sorted by key, so a row is dominated unless it beats every row before it; an exact
-    // tie with the last row on the front is not dominated either.
-    const bool tie = !out.empty() && rows[i].tokens_per_s == rows[out.back()].tokens_per_s &&
-                     key(rows[i]) == key(rows[out.back()]);
-    if (out.empty() || rows[i].tokens_per_s > rows[out.back()].tokens_per_s || tie) out.push_back(i);
+    bool dominated = false;
+    for (std::size_t j : out) dominated = dominated || dominates(rows[j], rows[i]);
+    if (!dominated) out.push_back(i);
   }
   return out;
 }
 
+// What two equivalent configurations share: the same machine, schedule and parallelism, and
+// the same results to the bit.
+auto equivalence_key(const SweepGrid& g, const SweepRow& r) {
+  return std::make_tuple(r.point.hardware, g.variants[r.point.variant].schedule, r.tp, r.pp, r.dp, r.microbatches,
+                         r.micro_batch_size, r.time_per_iteration, r.tokens_per_s, r.peak_memory, r.max_mismatch,
+                         r.max_delay, r.mean_mismatch, r.mean_delay, r.peak_device.weights, r.peak_device.gradients,
+                         r.peak_device.optimizer, r.peak_device.activations);
+}
+
 }  // namespace
 
-std::vector<std::size_t> best_rows(const std::vector<SweepRow>& rows, std::size_t k) {
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].fits) order.push_back(i);
+void mark_equivalents(const SweepGrid& grid, std::vector<SweepRow>& rows) {
+  std::map<decltype(equivalence_key(grid, rows.front())), std::size_t> first;
+  for (SweepRow& r : rows) r.same_as = first.emplace(equivalence_key(grid, r), r.index).first->second;
+}
+
+std::vector<std::size_t> candidates(const std::vector<SweepRow>& rows, long long global_batch) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SweepRow& r = rows[i];
+    if (r.fits && r.passes_filters && r.same_as == r.index && (global_batch <= 0 || r.global_batch == global_batch))
+      out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<std::size_t> best_rows(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& among,
+                                   std::size_t k) {
+  std::vector<std::size_t> order = among;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (rows[a].tokens_per_s != rows[b].tokens_per_s) return rows[a].tokens_per_s > rows[b].tokens_per_s;
     return rows[a].index < rows[b].index;
@@ -349,12 +399,12 @@ std::vector<std::size_t> best_rows(const std::vector<SweepRow>& rows, std::size_
   return order;
 }
 
-std::vector<std::size_t> memory_front(const std::vector<SweepRow>& rows) {
-  return front(rows, [](const SweepRow& r) { return r.peak_memory; });
+std::vector<std::size_t> memory_front(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& among) {
+  return front(rows, among, [](const SweepRow& r) { return std::make_tuple(r.peak_memory); });
 }
 
-std::vector<std::size_t> staleness_front(const std::vector<SweepRow>& rows) {
-  return front(rows, [](const SweepRow& r) { return r.max_mismatch; });
+std::vector<std::size_t> staleness_front(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& among) {
+  return front(rows, among, [](const SweepRow& r) { return std::make_tuple(r.max_mismatch, r.max_delay); });
 }
 
 }  // namespace pipesim

@@ -25,8 +25,11 @@ namespace pipesim {
 struct SweepSettings {
   HardwareOptions hardware;  // model, dtype, links, ...; nodes and gpus_per_node from --gpus
   int iterations = 2;
-  int chunks = 2;            // -v: chunks per device of interleaved
   std::string max_memory;    // --max-memory: what the sweep may use [default: what is available]
+  // Filters of the selections (the best table and the fronts); every row stays in the
+  // CSV and JSON. -1: no bound.
+  int max_mismatch = -1;
+  int max_delay = -1;
 };
 
 // One evaluated configuration.
@@ -34,6 +37,7 @@ struct SweepRow {
   std::size_t index = 0;  // the combination's number in grid order (tools/sweep_grid.hpp)
   GridPoint point;
   int tp = 0, pp = 0, dp = 0, microbatches = 0, micro_batch_size = 0, gpus = 0;
+  long long global_batch = 0;  // sequences per optimizer step: m x micro-batch size x dp
   Tick time_per_iteration = 0;
   double tokens_per_iteration = 0, tokens_per_s = 0, mfu = 0, bubble_ratio = 0;
   std::int64_t peak_memory = 0, capacity = 0, overshoot = 0;
@@ -42,18 +46,24 @@ struct SweepRow {
   std::int32_t max_mismatch = 0, max_delay = 0;
   double mean_mismatch = 0, mismatched_fraction = 0, mean_delay = 0;
   std::optional<double> cost_per_million_tokens;  // USD, if the GPU has a price
+  // The lowest-numbered configuration with exactly these results and the same hardware,
+  // schedule and parallelism (it differs only in settings that had no effect, e.g. a
+  // recompute mode); its own index when it is the first. Selections list only those.
+  std::size_t same_as = 0;
+  bool passes_filters = true;  // --synchronous-only, --max-mismatch, --max-delay
 };
 
 // Why a combination was not evaluated; the first that applies counts.
 enum class SkipReason : std::uint8_t {
   GpusIndivisible,  // tp x pp does not divide --gpus
+  GlobalBatch,      // the global batch is not a multiple of dp x micro-batch size
   ModelShape,       // tp does not divide the model's heads (or FFN width, KV heads), or more stages than layers
   Schedule,         // the generator rejects pp and m (e.g. interleaved: m a multiple of p)
   CostModel,        // the analytical model rejects it (e.g. tp and GPUs per node)
   Simulation,       // the engine or the memory model rejects it
   TooLarge,         // its schedule needs more memory than one thread of the sweep may use
 };
-inline constexpr int kNumSkipReasons = 6;
+inline constexpr int kNumSkipReasons = 7;
 std::string_view skip_reason_text(SkipReason reason);
 
 struct SkipCount {
@@ -86,12 +96,19 @@ SweepResult run_sweep(const SweepSettings& settings, const SweepGrid& grid, int 
 // whole nodes (InputError if --gpus is not a multiple of --gpus-per-node).
 std::pair<int, int> sweep_cluster_shape(int gpus, int gpus_per_node);
 
-// Positions in `rows`: the `k` fastest (tokens/s) that fit, fastest first, ties by index.
-std::vector<std::size_t> best_rows(const std::vector<SweepRow>& rows, std::size_t k);
-// The Pareto fronts among the configurations that fit: no other one has at least the
-// throughput and at most the peak memory (or max mismatch), one of them strictly. Points
-// with equal values on both axes are all kept. Ordered by the second axis, then index.
-std::vector<std::size_t> memory_front(const std::vector<SweepRow>& rows);
-std::vector<std::size_t> staleness_front(const std::vector<SweepRow>& rows);
+// Sets SweepRow::same_as of every row (rows in index order).
+void mark_equivalents(const SweepGrid& grid, std::vector<SweepRow>& rows);
+// The rows a selection considers: those that fit, pass the filters and are the first of
+// their equivalents (SweepRow::same_as), and, with `global_batch` > 0, run that batch.
+std::vector<std::size_t> candidates(const std::vector<SweepRow>& rows, long long global_batch = 0);
+// Positions in `rows`: the `k` fastest (tokens/s) of `among`, fastest first, ties by index.
+std::vector<std::size_t> best_rows(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& among,
+                                   std::size_t k);
+// The Pareto fronts of `among`: no other row has at least the throughput and at most the peak
+// memory (or, for staleness, at most both the max mismatch and the max delay), one of them
+// strictly. Rows with equal values on every axis are all kept. Ordered by peak memory (or
+// mismatch, then delay), then index.
+std::vector<std::size_t> memory_front(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& among);
+std::vector<std::size_t> staleness_front(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& among);
 
 }  // namespace pipesim

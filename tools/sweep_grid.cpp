@@ -100,9 +100,40 @@ std::vector<std::string> parse_schedule_grid(std::string_view text) {
   return names;
 }
 
+std::vector<SweepVariant> expand_variants(const VariantLists& lists) {
+  std::vector<SweepVariant> out;
+  for (const std::string& name : lists.schedules) {
+    const auto& reads = find_generator(name).settings;
+    const auto varies = [&](std::string_view setting, std::size_t values) {
+      return values > 1 && std::find(reads.begin(), reads.end(), setting) != reads.end();
+    };
+    const auto one_or_all = [&](std::string_view setting, const auto& values) {
+      using T = typename std::decay_t<decltype(values)>::value_type;
+      return varies(setting, values.size()) ? values : std::vector<T>{values.front()};
+    };
+    for (int v : one_or_all("chunks", lists.chunks))
+      for (const std::string& concat : one_or_all("concat", lists.concat))
+        for (int keys : one_or_all("max-active-keys", lists.max_active_keys))
+          for (int freq : one_or_all("min-update-frequency", lists.min_update_frequency)) {
+            SweepVariant variant{name, {}, name};
+            variant.settings.v = v;
+            variant.settings.concat = concat;
+            variant.settings.max_active_keys = keys;
+            variant.settings.min_update_frequency = freq;
+            if (varies("chunks", lists.chunks.size())) variant.label += " v=" + std::to_string(v);
+            if (varies("concat", lists.concat.size())) variant.label += " concat=" + concat;
+            if (varies("max-active-keys", lists.max_active_keys.size())) variant.label += " keys=" + std::to_string(keys);
+            if (varies("min-update-frequency", lists.min_update_frequency.size()))
+              variant.label += " freq=" + std::to_string(freq);
+            out.push_back(std::move(variant));
+          }
+  }
+  return out;
+}
+
 std::size_t SweepGrid::size() const {
   std::size_t n = 1;  // saturates: an absurd grid is refused by its size, not wrapped to a small one
-  for (std::size_t d : {hardware.size(), schedules.size(), tp.size(), pp.size(), microbatches.size(),
+  for (std::size_t d : {hardware.size(), variants.size(), tp.size(), pp.size(), batches().size(),
                         micro_batch_size.size(), recompute.size()})
     n = d != 0 && n > std::numeric_limits<std::size_t>::max() / d ? std::numeric_limits<std::size_t>::max() : n * d;
   return n;
@@ -111,10 +142,10 @@ std::size_t SweepGrid::size() const {
 // Mixed radix, the last dimension fastest.
 std::size_t grid_index(const SweepGrid& g, const GridPoint& p) {
   std::size_t i = p.hardware;
-  i = i * g.schedules.size() + p.schedule;
+  i = i * g.variants.size() + p.variant;
   i = i * g.tp.size() + p.tp;
   i = i * g.pp.size() + p.pp;
-  i = i * g.microbatches.size() + p.microbatches;
+  i = i * g.batches().size() + p.batch;
   i = i * g.micro_batch_size.size() + p.micro_batch_size;
   return i * g.recompute.size() + p.recompute;
 }
@@ -128,10 +159,10 @@ GridPoint grid_point(const SweepGrid& g, std::size_t i) {
   };
   p.recompute = digit(g.recompute.size());
   p.micro_batch_size = digit(g.micro_batch_size.size());
-  p.microbatches = digit(g.microbatches.size());
+  p.batch = digit(g.batches().size());
   p.pp = digit(g.pp.size());
   p.tp = digit(g.tp.size());
-  p.schedule = digit(g.schedules.size());
+  p.variant = digit(g.variants.size());
   p.hardware = i;
   return p;
 }

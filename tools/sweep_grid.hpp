@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "schedules/generator.hpp"
+
 namespace pipesim {
 
 // InputError naming `flag` for a bad item ("8..x"), an empty range ("16..8", "5..7") or an
@@ -21,23 +23,49 @@ std::vector<std::string> parse_name_grid(std::string_view text, std::string_view
 // `all` or a list of generator names; InputError for unknown names (listing the known ones).
 std::vector<std::string> parse_schedule_grid(std::string_view text);
 
+// One generator with a value for each setting of it the sweep varies
+// (GeneratorInfo::settings): "interleaved v=4", "chimera concat=halving", "amp keys=2 freq=4".
+// A setting varies only for the generators that read it, so no two variants give the same
+// schedule because of a setting that has no effect.
+struct SweepVariant {
+  std::string schedule;
+  ScheduleParams settings;  // v, concat, max_active_keys, min_update_frequency (p, m per combination)
+  std::string label;        // the schedule, and the settings whose list has several values
+};
+
+// The lists of the generators' settings a sweep can vary (-v, --concat, --max-active-keys,
+// --min-update-frequency): every variant of each schedule, in the order given.
+struct VariantLists {
+  std::vector<std::string> schedules;
+  std::vector<int> chunks{2};
+  std::vector<std::string> concat{"direct"};
+  std::vector<int> max_active_keys{0};
+  std::vector<int> min_update_frequency{1};
+};
+std::vector<SweepVariant> expand_variants(const VariantLists& lists);
+
 // Every dimension of the sweep. A combination's index counts in this order, the last
-// dimension fastest: hardware, schedule, tp, pp, microbatches, micro_batch_size, recompute.
+// dimension fastest: hardware, variant, tp, pp, batch, micro_batch_size, recompute. The batch
+// dimension is the global batch (sequences per optimizer step) when `global_batch` is given,
+// the micro-batches per iteration otherwise.
 struct SweepGrid {
   std::vector<std::string> hardware;
-  std::vector<std::string> schedules;
+  std::vector<SweepVariant> variants;
   std::vector<int> tp;
   std::vector<int> pp;
   std::vector<int> microbatches;
+  std::vector<int> global_batch;  // empty: m comes from `microbatches`
   std::vector<int> micro_batch_size;
   std::vector<std::string> recompute;
 
+  bool by_global_batch() const { return !global_batch.empty(); }
+  const std::vector<int>& batches() const { return by_global_batch() ? global_batch : microbatches; }
   std::size_t size() const;
 };
 
 // The position of one combination in every dimension.
 struct GridPoint {
-  std::size_t hardware = 0, schedule = 0, tp = 0, pp = 0, microbatches = 0, micro_batch_size = 0, recompute = 0;
+  std::size_t hardware = 0, variant = 0, tp = 0, pp = 0, batch = 0, micro_batch_size = 0, recompute = 0;
 };
 
 std::size_t grid_index(const SweepGrid& grid, const GridPoint& point);

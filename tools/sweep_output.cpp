@@ -14,14 +14,17 @@ using Json = nlohmann::ordered_json;
 // the two files cannot disagree.
 Json row_json(const SweepGrid& g, const SweepRow& r) {
   Json j;
+  const SweepVariant& v = g.variants[r.point.variant];
   j["index"] = r.index;
   j["hardware"] = g.hardware[r.point.hardware];
-  j["schedule"] = g.schedules[r.point.schedule];
+  j["schedule"] = v.schedule;
+  j["variant"] = v.label;
   j["tp"] = r.tp;
   j["pp"] = r.pp;
   j["dp"] = r.dp;
   j["microbatches"] = r.microbatches;
   j["micro_batch_size"] = r.micro_batch_size;
+  j["global_batch"] = r.global_batch;
   j["recompute"] = g.recompute[r.point.recompute];
   j["gpus"] = r.gpus;
   j["time_per_iteration_s"] = ticks_to_seconds(r.time_per_iteration);
@@ -47,6 +50,8 @@ Json row_json(const SweepGrid& g, const SweepRow& r) {
   j["max_delay"] = r.max_delay;
   j["mean_delay"] = r.mean_delay;
   j["cost_per_million_tokens_usd"] = r.cost_per_million_tokens ? Json(*r.cost_per_million_tokens) : Json(nullptr);
+  j["same_as"] = r.same_as;
+  j["passes_filters"] = r.passes_filters;
   return j;
 }
 
@@ -73,6 +78,12 @@ std::string names_text(const std::vector<std::string>& names) {
   return out;
 }
 
+std::string variants_text(const std::vector<SweepVariant>& variants) {
+  std::string out;
+  for (const SweepVariant& v : variants) out += (out.empty() ? "" : ",") + v.label;
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> settings_pairs(const SweepSettings& s, const SweepGrid& g) {
   const HardwareOptions& h = s.hardware;
   std::vector<std::pair<std::string, std::string>> out = {
@@ -80,15 +91,16 @@ std::vector<std::pair<std::string, std::string>> settings_pairs(const SweepSetti
       {"gpus", std::to_string(h.nodes * h.gpus_per_node) + " (" + std::to_string(h.nodes) + " x " +
                    std::to_string(h.gpus_per_node) + ")"},
       {"hardware", names_text(g.hardware)},
-      {"schedules", names_text(g.schedules)},
+      {"schedules", variants_text(g.variants)},
       {"tp", grid_text(g.tp)},
       {"pp", grid_text(g.pp)},
-      {"m", grid_text(g.microbatches)},
+      {g.by_global_batch() ? "global batch" : "m", grid_text(g.batches())},
       {"micro-batch size", grid_text(g.micro_batch_size)},
       {"recompute", names_text(g.recompute)},
       {"iterations", std::to_string(s.iterations)},
       {"dtype", h.dtype}};
-  if (s.chunks != 2) out.emplace_back("chunks", std::to_string(s.chunks));
+  if (s.max_mismatch >= 0) out.emplace_back("max mismatch", std::to_string(s.max_mismatch));
+  if (s.max_delay >= 0) out.emplace_back("max delay", std::to_string(s.max_delay));
   if (h.sequence_parallel) out.emplace_back("sequence parallel", "true");
   if (h.flash_attention) out.emplace_back("flash attention", "true");
   if (h.zero1) out.emplace_back("zero1", "true");
@@ -98,8 +110,11 @@ std::vector<std::pair<std::string, std::string>> settings_pairs(const SweepSetti
 }
 
 // The columns every table of configurations shows; `rank` adds a leading "#". A dimension
-// with one value (hardware, recompute) is in the settings line instead.
-SweepTable rows_table(const SweepGrid& g, const SweepResult& result, const std::vector<std::size_t>& which, bool rank) {
+// with one value (hardware, recompute) is in the settings line instead. `same` lists, per
+// first-of-its-equivalents row index, the later configurations with the same results; the
+// column is left out when no configuration has equivalents.
+SweepTable rows_table(const SweepGrid& g, const SweepResult& result, const std::vector<std::size_t>& which, bool rank,
+                      const std::map<std::size_t, std::string>& same) {
   SweepTable t;
   auto column = [&t](std::string name, bool left) {
     t.headers.push_back(std::move(name));
@@ -110,21 +125,25 @@ SweepTable rows_table(const SweepGrid& g, const SweepResult& result, const std::
   column("config", false);
   if (hardware) column("hardware", true);
   column("schedule", true);
-  for (const char* name : {"tp", "pp", "dp", "m", "b"}) column(name, false);
+  for (const char* name : {"tp", "pp", "dp", "m", "b", "batch"}) column(name, false);
   if (recompute) column("recompute", true);
-  for (const char* name : {"time/iter", "tokens/s", "MFU", "bubble", "peak memory", "of capacity", "mismatch max",
-                           "mismatched", "delay max", "$/M tokens"})
+  for (const char* name : {"tokens/iter", "time/iter", "tokens/s", "MFU", "bubble", "peak memory", "of capacity",
+                           "mismatch max", "mismatched", "delay max", "$/M tokens"})
     column(name, false);
+  const bool has_same = !same.empty();
+  if (has_same) column("same results as", true);
   for (std::size_t k = 0; k < which.size(); ++k) {
     const SweepRow& r = result.rows[which[k]];
     std::vector<std::string> cells;
     if (rank) cells.push_back(std::to_string(k + 1));
     cells.push_back(std::to_string(r.index));
     if (hardware) cells.push_back(g.hardware[r.point.hardware]);
-    cells.insert(cells.end(), {g.schedules[r.point.schedule], std::to_string(r.tp), std::to_string(r.pp),
-                               std::to_string(r.dp), std::to_string(r.microbatches), std::to_string(r.micro_batch_size)});
+    cells.insert(cells.end(), {g.variants[r.point.variant].label, std::to_string(r.tp), std::to_string(r.pp),
+                               std::to_string(r.dp), std::to_string(r.microbatches), std::to_string(r.micro_batch_size),
+                               std::to_string(r.global_batch)});
     if (recompute) cells.push_back(g.recompute[r.point.recompute]);
-    cells.insert(cells.end(), {format_duration(r.time_per_iteration),
+    const auto also = same.find(r.index);
+    cells.insert(cells.end(), {format_fixed(r.tokens_per_iteration, 0), format_duration(r.time_per_iteration),
                                format_fixed(r.tokens_per_s, 0), format_percent(r.mfu), format_percent(r.bubble_ratio),
                                format_bytes(static_cast<double>(r.peak_memory)),
                                r.capacity > 0 ? format_percent(static_cast<double>(r.peak_memory) /
@@ -133,9 +152,18 @@ SweepTable rows_table(const SweepGrid& g, const SweepResult& result, const std::
                                std::to_string(r.max_mismatch), format_percent(r.mismatched_fraction),
                                std::to_string(r.max_delay),
                                r.cost_per_million_tokens ? "$" + format_fixed(*r.cost_per_million_tokens, 3) : "-"});
+    if (has_same) cells.push_back(also == same.end() ? "" : also->second);
     t.rows.push_back(std::move(cells));
   }
   return t;
+}
+
+// For each row that has equivalents: "#12 #13" (their indices).
+std::map<std::size_t, std::string> equivalents(const SweepResult& result) {
+  std::map<std::size_t, std::string> out;
+  for (const SweepRow& r : result.rows)
+    if (r.same_as != r.index) out[r.same_as] += (out[r.same_as].empty() ? "#" : " #") + std::to_string(r.index);
+  return out;
 }
 
 std::string render_text(const SweepTable& t) {
@@ -146,11 +174,25 @@ std::string render_text(const SweepTable& t) {
   return out.render();
 }
 
-std::vector<std::string> summary_lines(const SweepResult& result) {
+std::vector<std::string> summary_lines(const SweepGrid& grid, const SweepResult& result) {
   std::vector<std::string> lines = {std::to_string(result.combinations) + " combinations: " +
                                     std::to_string(result.rows.size()) + " evaluated (" +
                                     std::to_string(fitting(result)) + " fit in memory), " +
                                     std::to_string(result.skipped_total()) + " skipped"};
+  std::size_t same = 0, filtered = 0;
+  for (const SweepRow& r : result.rows) {
+    same += r.same_as != r.index ? 1 : 0;
+    filtered += r.passes_filters ? 0 : 1;
+  }
+  if (same > 0)
+    lines.push_back(std::to_string(same) + " give the same results as an earlier configuration (the settings in " +
+                    "which they differ had no effect): listed once, under \"same results as\"");
+  if (filtered > 0)
+    lines.push_back(std::to_string(filtered) + " left out of the tables by the staleness filters (--max-mismatch, " +
+                    "--max-delay, --synchronous-only)");
+  if (!grid.by_global_batch())
+    lines.push_back("note: the rows differ in global batch (m x b x dp sequences per step), so the fastest are "
+                    "the largest batches; pass --global-batch-size to rank configurations of equal batch");
   for (int r = 0; r < kNumSkipReasons; ++r) {
     const SkipCount& s = result.skipped[static_cast<std::size_t>(r)];
     if (s.count > 0)
@@ -167,8 +209,16 @@ std::string best_title(std::size_t shown) {
 
 }  // namespace
 
-SweepSelection select_rows(const SweepResult& result, std::size_t top) {
-  return {best_rows(result.rows, top), memory_front(result.rows), staleness_front(result.rows)};
+SweepSelection select_rows(const SweepGrid& grid, const SweepResult& result, std::size_t top) {
+  SweepSelection out;
+  std::vector<long long> batches{0};
+  if (grid.by_global_batch()) batches.assign(grid.global_batch.begin(), grid.global_batch.end());
+  for (long long b : batches) {
+    const std::vector<std::size_t> among = candidates(result.rows, b);
+    out.batches.push_back({b, best_rows(result.rows, among, top), memory_front(result.rows, among),
+                           staleness_front(result.rows, among)});
+  }
+  return out;
 }
 
 void write_sweep_csv(std::ostream& out, const SweepGrid& grid, const SweepResult& result) {
@@ -199,7 +249,8 @@ Json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const Swee
   s["nodes"] = h.nodes;
   s["gpus_per_node"] = h.gpus_per_node;
   s["iterations"] = settings.iterations;
-  s["chunks"] = settings.chunks;
+  s["max_mismatch"] = settings.max_mismatch >= 0 ? Json(settings.max_mismatch) : Json(nullptr);
+  s["max_delay"] = settings.max_delay >= 0 ? Json(settings.max_delay) : Json(nullptr);
   s["dtype"] = h.dtype;
   s["sequence_parallel"] = h.sequence_parallel;
   s["flash_attention"] = h.flash_attention;
@@ -208,10 +259,14 @@ Json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const Swee
   s["inter_link"] = h.inter_link;
   Json& gj = s["grid"];
   gj["hardware"] = grid.hardware;
-  gj["schedules"] = grid.schedules;
+  gj["schedules"] = Json::array();
+  for (const SweepVariant& v : grid.variants) gj["schedules"].push_back(v.label);
   gj["tp"] = grid.tp;
   gj["pp"] = grid.pp;
-  gj["microbatches"] = grid.microbatches;
+  if (grid.by_global_batch())
+    gj["global_batch"] = grid.global_batch;
+  else
+    gj["microbatches"] = grid.microbatches;
   gj["micro_batch_size"] = grid.micro_batch_size;
   gj["recompute"] = grid.recompute;
   j["combinations"] = result.combinations;
@@ -233,9 +288,12 @@ Json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const Swee
     for (std::size_t i : which) a.push_back(result.rows[i].index);
     return a;
   };
-  j["best"] = indices(selection.best);
-  j["pareto_memory"] = indices(selection.memory_front);
-  j["pareto_staleness"] = indices(selection.staleness_front);
+  Json& selections = j["selections"] = Json::array();
+  for (const BatchSelection& b : selection.batches)
+    selections.push_back({{"global_batch", b.global_batch > 0 ? Json(b.global_batch) : Json(nullptr)},
+                          {"best", indices(b.best)},
+                          {"pareto_memory", indices(b.memory_front)},
+                          {"pareto_staleness", indices(b.staleness_front)}});
   return j;
 }
 
@@ -249,17 +307,23 @@ std::string sweep_settings_line(const SweepSettings& settings, const SweepGrid& 
 std::string sweep_text(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
                        const SweepSelection& selection) {
   std::string out = sweep_settings_line(settings, grid);
-  for (const std::string& line : summary_lines(result)) out += line + "\n";
-  out += "\n" + best_title(selection.best.size()) + "\n";
-  out += selection.best.empty() ? "(none fits)\n" : render_text(rows_table(grid, result, selection.best, true));
-  out += "\nPareto front: tokens/s against peak memory, among the configurations that fit\n";
-  out += render_text(rows_table(grid, result, selection.memory_front, false));
-  out += "\nPareto front: tokens/s against staleness (max mismatch), among the configurations that fit\n";
-  out += render_text(rows_table(grid, result, selection.staleness_front, false));
+  for (const std::string& line : summary_lines(grid, result)) out += line + "\n";
+  const auto same = equivalents(result);
+  for (const BatchSelection& b : selection.batches) {
+    const std::string at = b.global_batch > 0 ? " at global batch " + std::to_string(b.global_batch) : "";
+    out += "\n" + best_title(b.best.size()) + at + "\n";
+    out += b.best.empty() ? "(none fits)\n" : render_text(rows_table(grid, result, b.best, true, same));
+    out += "\nPareto front" + at + ": tokens/s against peak memory, among the configurations that fit\n";
+    out += render_text(rows_table(grid, result, b.memory_front, false, same));
+    out += "\nPareto front" + at + ": tokens/s against staleness (max mismatch and max delay), among the "
+           "configurations that fit\n";
+    out += render_text(rows_table(grid, result, b.staleness_front, false, same));
+  }
   out +=
-      "\nconfig = the combination's index (the CSV's index column); b = micro-batch size; peak memory = the fullest\n"
-      "GPU; mismatch = optimizer steps between a micro-batch's forward and backward at a stage; delay = steps between\n"
-      "the weights a gradient was computed on and the step applying it (docs/sweep.md).\n";
+      "\nconfig = the combination's index (the CSV's index column); b = micro-batch size; batch = sequences per\n"
+      "optimizer step (m x b x dp); peak memory = the fullest GPU; mismatch = optimizer steps between a micro-batch's\n"
+      "forward and backward at a stage; delay = steps between the weights a gradient was computed on and the step\n"
+      "applying it (docs/sweep.md).\n";
   return out;
 }
 
@@ -268,14 +332,14 @@ SweepPage sweep_page(const SweepSettings& settings, const SweepGrid& grid, const
   SweepPage page;
   page.title = "pipesim sweep: " + settings.hardware.model;
   page.settings = settings_pairs(settings, grid);
-  page.summary = summary_lines(result);
+  page.summary = summary_lines(grid, result);
   page.summary.push_back(
       "b = micro-batch size; config = the combination's index (the CSV's index column); peak memory = the fullest GPU; "
       "mismatch and delay in optimizer steps (docs/sweep.md).");
   std::map<std::int64_t, std::string> capacities;
   std::vector<bool> seen(grid.hardware.size(), false);
   for (const SweepRow& r : result.rows) {
-    page.points.push_back({"#" + std::to_string(r.index) + " " + grid.schedules[r.point.schedule] +
+    page.points.push_back({"#" + std::to_string(r.index) + " " + grid.variants[r.point.variant].label +
                                " tp=" + std::to_string(r.tp) + " pp=" + std::to_string(r.pp) +
                                " m=" + std::to_string(r.microbatches) + " b=" + std::to_string(r.micro_batch_size) +
                                " recompute=" + grid.recompute[r.point.recompute] + " on " +
@@ -290,12 +354,27 @@ SweepPage sweep_page(const SweepSettings& settings, const SweepGrid& grid, const
     }
   }
   for (const auto& [bytes, label] : capacities) page.capacities.push_back({label, bytes});
-  page.memory_front = selection.memory_front;
-  page.staleness_front = selection.staleness_front;
-  page.best_title = best_title(selection.best.size());
-  page.best = rows_table(grid, result, selection.best, true);
-  page.memory_table = rows_table(grid, result, selection.memory_front, false);
-  page.staleness_table = rows_table(grid, result, selection.staleness_front, false);
+  // The page shows every global batch's selection in one table each (its batch column tells
+  // them apart) and marks the union of the fronts on the plots.
+  const auto same = equivalents(result);
+  std::vector<std::size_t> best, memory, staleness;
+  for (const BatchSelection& b : selection.batches) {
+    best.insert(best.end(), b.best.begin(), b.best.end());
+    memory.insert(memory.end(), b.memory_front.begin(), b.memory_front.end());
+    staleness.insert(staleness.end(), b.staleness_front.begin(), b.staleness_front.end());
+  }
+  // A front's staircase joins its points: the plots draw the first global batch's only.
+  page.memory_front = selection.batches.front().memory_front;
+  page.staleness_front = selection.batches.front().staleness_front;
+  if (selection.batches.size() > 1)
+    page.summary.push_back("The plots show every configuration and the fronts at global batch " +
+                           std::to_string(selection.batches.front().global_batch) +
+                           "; the tables list the fronts of every global batch.");
+  page.best_title = best_title(selection.batches.size() == 1 ? best.size() : 0) +
+                    (selection.batches.size() > 1 ? ", for each global batch" : "");
+  page.best = rows_table(grid, result, best, true, same);
+  page.memory_table = rows_table(grid, result, memory, false, same);
+  page.staleness_table = rows_table(grid, result, staleness, false, same);
   page.generator = "pipesim " PIPESIM_VERSION;
   return page;
 }

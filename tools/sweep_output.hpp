@@ -12,15 +12,21 @@
 
 namespace pipesim {
 
-// The configurations a sweep points out (positions in SweepResult::rows).
-struct SweepSelection {
+// The configurations a sweep points out (positions in SweepResult::rows), among those of one
+// global batch: a sweep compares configurations of equal batch. Without --global-batch-size
+// there is one selection over every row (global_batch 0), and the rows differ in batch.
+struct BatchSelection {
+  long long global_batch = 0;
   std::vector<std::size_t> best, memory_front, staleness_front;
 };
-SweepSelection select_rows(const SweepResult& result, std::size_t top);
+struct SweepSelection {
+  std::vector<BatchSelection> batches;
+};
+SweepSelection select_rows(const SweepGrid& grid, const SweepResult& result, std::size_t top);
 
 void write_sweep_csv(std::ostream& out, const SweepGrid& grid, const SweepResult& result);
-// {settings, combinations, evaluated, fits, skipped, configurations, best, pareto_memory,
-// pareto_staleness}; the last three list combination indices.
+// {settings, combinations, evaluated, fits, skipped, configurations, selections}; each
+// selection is {global_batch, best, pareto_memory, pareto_staleness} of combination indices.
 nlohmann::ordered_json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
                                   const SweepSelection& selection);
 
