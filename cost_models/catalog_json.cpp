@@ -15,6 +15,7 @@
 #include "cost_models/transformer.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
+#include "core/suggest.hpp"
 
 namespace pipesim {
 
@@ -285,7 +286,7 @@ void check_links(const Catalog& c, const std::string& source, const std::vector<
         for (const auto* list : {&c.links, &fallback})
           for (const LinkSpec& l : *list) names.push_back(l.name);
         fail(source + ": /gpus/" + std::to_string(i) + "/" + field,
-             "unknown link " + quote(name) + " (known: " + joined(names) + ")");
+             "unknown link " + quote(name) + " (" + did_you_mean(name, names) + "known: " + joined(names) + ")");
       }
 }
 

@@ -229,9 +229,12 @@ TEST(BuiltinCatalog, LlamaAndBert) {
 
 TEST(Find, UnknownNamesListTheKnownOnes) {
   EXPECT_THAT(error_of([] { find_model("gpt5"); }), HasSubstr("unknown model 'gpt5' (known: gpt3-1.3b, gpt3-2.7b, "));
-  EXPECT_THAT(error_of([] { find_gpu("H100-SXM"); }), HasSubstr("unknown gpu 'H100-SXM' (known: a100-40g, "));
+  EXPECT_THAT(error_of([] { find_gpu("H100-SXM"); }),
+              HasSubstr("unknown gpu 'H100-SXM' (did you mean 'h100-sxm'? known: a100-40g, "));
+  EXPECT_THAT(error_of([] { find_gpu("tpu-v5p"); }), HasSubstr("unknown gpu 'tpu-v5p' (known: a100-40g, "));
   EXPECT_THAT(error_of([] { find_link("nvlink9"); }),
-              HasSubstr("unknown link 'nvlink9' (known: nvlink3, nvlink4, nvlink5, pcie4, "));
+              HasSubstr("unknown link 'nvlink9' (did you mean 'nvlink3', 'nvlink4' or 'nvlink5'? known: nvlink3, "
+                        "nvlink4, nvlink5, pcie4, "));
   EXPECT_THAT(error_of([] { find_link("nvlink9"); }), HasSubstr("or a catalog file, see docs/catalogs.md"));
 }
 
@@ -254,6 +257,8 @@ TEST(Find, FromAFile) {
   std::filesystem::create_directories(dir);
   EXPECT_THAT(error_of([&] { read_catalog_file(dir); }), HasSubstr("cannot read catalog file '" + dir + "'"));
 }
+  EXPECT_THAT(error_of([&] { find_gpu(one + ":my_gpu"); }),
+              HasSubstr(one + ": no gpu named 'my_gpu' (did you mean 'my-gpu'? gpus in it: my-gpu)"));
 
 TEST(MakeCluster, DefaultsAndOverrides) {
   const ClusterSpec c = make_cluster("a100-80g", 4, 8);
