@@ -126,6 +126,16 @@ TEST(Cli, BadInputGivesOneLineErrorAndExitCode2) {
   expect_one_line_error(run("simulate --schedule-file " + missing), "0F0 has no backward");
 }
 
+// Throughput is named in full in every table: "micro-batches/s", never "mb/s".
+TEST(Cli, TablesSayMicroBatchesPerSecond) {
+  for (const char* cmd : {"compare -p 2 -m 4", "simulate -p 2 -m 4"}) {
+    const Result r = run(cmd);
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("micro-batches/s")) << cmd;
+    EXPECT_THAT(r.out, testing::Not(HasSubstr("mb/s"))) << cmd;
+  }
+}
+
 TEST(Cli, CatalogTablesCarryUnits) {
   const Result gpus = run("catalog gpus");
   ASSERT_EQ(gpus.code, 0) << gpus.out;

@@ -236,6 +236,18 @@ std::vector<Case> cases() {
        "$P simulate --schedule-file s.csv", {}, 2, "device 0 op 3: duplicate 0GRADSYNC"},
       {"duplicate_opt", "semantics", {{"s.csv", "0F0,0B0,0OPT,0OPT\n"}}, "$P simulate --schedule-file s.csv", {}, 2,
        "device 0 op 3: duplicate 0OPT"},
+      {"price_not_a_number", "semantics", {}, "$P compare --model gpt3-1.3b -p 4 --price-per-hour cheap --report r.html",
+       {"r.html"}, 2, "--price-per-hour: expected a positive price per GPU-hour such as 2.99 (US dollars); got 'cheap'"},
+      {"price_without_a_model", "semantics", {}, "$P simulate --price-per-hour 2 --trace t.json", {"t.json"}, 2,
+       "--price-per-hour: used only with --model"},
+      {"catalog_price_source_alone", "config",
+       {{"g.json", "{\"gpus\": [{\"name\": \"g\", \"peak_flops\": {\"bf16\": \"1TFLOP/s\"}, \"hbm_bandwidth\": \"1TB/s\", "
+                   "\"memory\": \"1GiB\", \"intra_node_link\": \"nvlink4\", \"inter_node_link\": \"ib-ndr\", "
+                   "\"price_source\": \"my invoice\", \"source\": \"t\"}]}"}},
+       "$P compare --model gpt3-1.3b --hardware g.json -p 4 --report r.html", {"r.html"}, 2,
+       "g.json: /gpus/0/price_source: given without a price_per_hour"},
+      {"unknown_schedule_suggests", "semantics", {}, "$P compare --schedules 1f1b,zbh1 --report r.html", {"r.html"}, 2,
+       "unknown schedule 'zbh1' (did you mean 'zb-h1'? known: gpipe"},
       {"more_stages_than_layers", "semantics", {}, "$P simulate --model gpt-tiny --nodes 8 -p 64", {}, 2,
        "1f1b has 64 stages per pipeline, but gpt-tiny has 8 layers"},
       {"uniform_cost_with_model", "semantics", {}, "$P simulate --model gpt3-1.3b --fwd 5ms", {}, 2,
@@ -289,7 +301,7 @@ TEST_P(HostileInput, OneLineExitCodeAndNothingLost) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, HostileInput, testing::ValuesIn(cases()),
-                         [](const testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+                         [](const testing::TestParamInfo<Case>& c) { return std::string(c.param.name); });
 
 // ---- what must work ----------------------------------------------------------------------
 

@@ -217,15 +217,17 @@ ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, c
   ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace,
                              max_trace_ops, keep_timeline, static_memory),
                      {}};
-  out.assessment = assess(model, gpu, out.run.schedule, out.run.result, out.run.metrics);
+  out.assessment = assess(model, out.run.schedule, out.run.result, out.run.metrics);
   return out;
 }
 
-std::string model_settings_line(const ScheduleOptions& so, const HardwareOptions& ho) {
+// The header of a model run's tables, with the shape of the schedules run (a schedule
+// file's own with --schedule-file, not the unused -p and -m).
+std::string model_settings_line(int pp, int m, int iterations, const HardwareOptions& ho) {
   return ho.model + " on " + std::to_string(ho.nodes) + " x " + std::to_string(ho.gpus_per_node) + " GPUs: tp=" +
-         std::to_string(ho.tp) + " pp=" + std::to_string(so.params.p) + " m=" + std::to_string(so.params.m) +
+         std::to_string(ho.tp) + " pp=" + std::to_string(pp) + " m=" + std::to_string(m) +
          " micro-batch size=" + std::to_string(ho.micro_batch_size) + " recompute=" + ho.recompute +
-         " iterations=" + std::to_string(so.params.iterations) + "\n\n";
+         " iterations=" + std::to_string(iterations) + "\n\n";
 }
 
 }  // namespace
@@ -240,6 +242,7 @@ void add_simulate_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, true);
   add_cost_flags(*cmd, *co);
   add_hardware_flags(*cmd, *ho);
+  add_price_flag(*cmd, *ho);
   auto po = std::make_shared<ProfiledOptions>();
   add_profiled_flags(*cmd, *po);
   cmd->add_option("--trace", *trace, "Write a Chrome trace (Perfetto / chrome://tracing) to this file");
@@ -277,11 +280,13 @@ void add_simulate_command(CLI::App& app) {
     if (report_file) write_report(out->report, *report_file, "pipesim report: " + run.metrics.schedule, *so, *co, runs);
     if (out->json) {
       nlohmann::ordered_json j = assessment ? assessment_json(*assessment, run.metrics) : metrics_json(run.metrics);
-      if (!cost_label.empty()) j["cost_model"] = cost_label;
+      j["cost_model"] = !cost_label.empty() ? cost_label : assessment ? "analytical" : "uniform";
       std::cout << json_text(j) << "\n";
     } else {
       if (!cost_label.empty()) std::cout << "cost model    " << one_line(cost_label) << "\n";
-      if (assessment) std::cout << model_settings_line(*so, *ho);
+      if (assessment)
+        std::cout << model_settings_line(run.schedule.num_devices, run.schedule.microbatches, run.schedule.iterations,
+                                         *ho);
       std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
       if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
       if (trace_file) std::cout << "\ntrace written to " << one_line(*trace) << " (open in ui.perfetto.dev)\n";
@@ -303,6 +308,7 @@ void add_compare_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, false);
   add_cost_flags(*cmd, *co);
   add_hardware_flags(*cmd, *ho);
+  add_price_flag(*cmd, *ho);
   auto po = std::make_shared<ProfiledOptions>();
   add_profiled_flags(*cmd, *po);
   cmd->add_option("--trace-dir", *trace_dir, "Write one Chrome trace per schedule into this folder");
@@ -366,7 +372,7 @@ void add_compare_command(CLI::App& app) {
       j["schedules"] = nlohmann::ordered_json::array();
       for (std::size_t i = 0; i < all.size(); ++i)
         j["schedules"].push_back(assessed.empty() ? metrics_json(all[i]) : assessment_json(assessed[i].first, all[i]));
-      if (profiled) j["cost_model"] = profiled->label();
+      j["cost_model"] = profiled ? profiled->label() : assessed.empty() ? "uniform" : "analytical";
       std::cout << json_text(j) << "\n";
     } else {
       if (profiled) {
@@ -379,7 +385,8 @@ void add_compare_command(CLI::App& app) {
                   << " wgrad=" << (co->wgrad.empty() ? "bwd/2" : co->wgrad) << "\n\n";
         std::cout << compare_table(all);
       } else {
-        std::cout << model_settings_line(*so, *ho) << assessment_table(assessed);
+        std::cout << model_settings_line(so->params.p, so->params.m, so->params.iterations, *ho)
+                  << assessment_table(assessed);
       }
       for (const auto& path : traces)
         std::cout << (&path == &traces.front() ? "\ntraces: " : "        ") << one_line(path) << "\n";

@@ -72,7 +72,7 @@ std::string compare_summary_html(const std::vector<const Metrics*>& runs, const 
       "<div "
       "class=\"wide\"><table>\n<tr><th>schedule</th><th>devices</th><th>micro-batches</th><th>time/iter</"
       "th><th>throughput "
-      "(mb/s)</th><th>bubble</th><th>bubble (Megatron)</th><th>peak act (device)</th><th>act memory</th>"
+      "(micro-batches/s)</th><th>bubble</th><th>bubble (Megatron)</th><th>peak act (device)</th><th>act memory</th>"
       "<th>weights</th><th>mismatch max</th><th>mismatched</th><th>delay max</th></tr>\n";
   const bool several = runs.size() > 1;
   // Bold marks the best of a column, ties included, where the rows differ at all.
