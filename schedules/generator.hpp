@@ -39,6 +39,7 @@ struct GeneratorInfo {
   std::string_view name;     // CLI name, e.g. "1f1b"
   std::string_view summary;  // one line for `pipesim schedule --list`
   GeneratorFn fn;
+  bool uses_chunks = false;  // reads ScheduleParams::v (-v, chunks per device)
 };
 
 // All generators, in the order `--schedules all` runs them.

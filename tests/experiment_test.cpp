@@ -120,6 +120,52 @@ TEST(Experiment, HeaderShowsTheShapeOfTheScheduleFile) {
   EXPECT_THAT(chimera.out, HasSubstr("tp=1 pp=2 m=2 "));
 }
 
+// README command 1's report: the model and GPU named, AMDP (over capacity by 6.5 GiB) marked
+// and never bold, the fastest that fits named, no uniform-cost settings.
+TEST(Experiment, TheReadmeReportIsHonestAboutMemory) {
+  const std::string report = temp_path("readme-report.html");
+  const Result r = run("compare --config " + std::string(PIPESIM_EXAMPLES) + "/gpt3-6.7b-h100-node.json --report " + report);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string html = slurp(report);
+  EXPECT_THAT(html, HasSubstr("<title>pipesim report: compare, gpt3-6.7b on 8 x h100-sxm</title>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>model</td><td>gpt3-6.7b</td></tr>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>GPU</td><td>h100-sxm: 80.0 GiB, $12.29 per GPU-hour (AWS EC2 p5.48xlarge"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>parallelism</td><td>tp=1 pp=8 dp=1</td></tr>"));
+  EXPECT_THAT(html, HasSubstr("32 sequences x 2,048 tokens = 65,536 tokens per optimizer step"));
+  for (const char* unused : {"fwd=", "bwd=", "wgrad="}) EXPECT_THAT(html, testing::Not(HasSubstr(unused))) << unused;
+  const std::size_t amdp = html.find("<tr class=\"nofit\"><td><a href=\"#run-6\">amdp</a></td>");
+  ASSERT_NE(amdp, std::string::npos);
+  const std::string row = html.substr(amdp, html.find("</tr>", amdp) - amdp);
+  EXPECT_THAT(row, HasSubstr("over by 6.5 GiB"));
+  EXPECT_THAT(row, testing::Not(HasSubstr("best")));
+  EXPECT_THAT(html, HasSubstr("Fastest that fits: <b><a href=\"#run-4\">chimera</a></b>, 63,629 tokens/s"));
+  EXPECT_THAT(html, HasSubstr(">capacity 80.0 GiB</text>"));
+  EXPECT_THAT(html, HasSubstr(">memory per GPU: static + activations (GiB)</text>"));
+  // The capacity is the GPU's: --report-capacity would contradict it.
+  expect_one_line_error(run("compare " + kSmall + " --report " + report + " --report-capacity 40GiB"),
+                        "--report-capacity: not with --model (the report draws each run against its GPU's own memory)");
+}
+
+// Without a model, the page shows only the settings its runs used.
+TEST(Experiment, UniformAndProfiledReportsShowOnlyTheSettingsTheyUsed) {
+  const std::string report = temp_path("settings-report.html");
+  const auto settings = [&](const std::string& args) {
+    const Result r = run("compare " + args + " --report " + report);
+    EXPECT_EQ(r.code, 0) << r.out;
+    const std::string html = slurp(report);
+    const std::size_t at = html.find("<p class=\"settings\">");
+    return html.substr(at, html.find("</p>", at) - at);
+  };
+  EXPECT_EQ(settings("--schedules 1f1b,gpipe"), "<p class=\"settings\">p=4 &middot; m=8 &middot; iterations=1 &middot; "
+                                                "fwd=1ms &middot; bwd=2ms");
+  EXPECT_THAT(settings("--schedules 1f1b,interleaved,zb-h1"), HasSubstr("m=8 &middot; v=2 &middot; iterations=1"));
+  EXPECT_THAT(settings("--schedules 1f1b,zb-h1"), HasSubstr("wgrad=bwd/2"));
+  const std::string profiled = settings("--schedules 1f1b --cost " + std::string(PIPESIM_TEST_DATA) +
+                                        "/../../docs/validation/gpu-h200/profile-cuda-gpt3-1.3b.json");
+  EXPECT_THAT(profiled, HasSubstr("cost model=profiled: gpt3-1.3b on cuda"));
+  EXPECT_THAT(profiled, testing::Not(HasSubstr("fwd=")));
+}
+
 TEST(Experiment, SeveralGpuTypesInOneTableAndOverCapacityIsSaid) {
   const Result r = run("compare --model gpt3-6.7b --hardware a100-40g,h100-sxm -p 8 -m 32 --schedules gpipe,1f1b");
   ASSERT_EQ(r.code, 0) << r.out;

@@ -116,16 +116,50 @@ void add_report_flags(CLI::App& cmd, ReportFlags& flags) {
       ->needs(report);
 }
 
-// The settings line of the report: the flags that shaped the runs.
-std::vector<std::pair<std::string, std::string>> report_settings(const ScheduleOptions& so, const CostOptions& co) {
+// The settings line of the report: the flags that shaped the runs, and only those (no
+// uniform costs on a model or a profile, no -v without a schedule that reads it, no --wgrad
+// without a split backward). Model, GPU, cluster and parallelism are the page's own table.
+std::vector<std::pair<std::string, std::string>> report_settings(const ScheduleOptions& so, const CostOptions& co,
+                                                                 const HardwareOptions& ho,
+                                                                 const std::string& cost_label,
+                                                                 const std::vector<RunOutput>& runs) {
+  const auto any_run = [&](auto pred) { return std::any_of(runs.begin(), runs.end(), pred); };
   std::vector<std::pair<std::string, std::string>> out;
   if (so.file.empty()) {
-    out = {{"p", std::to_string(so.params.p)}, {"m", std::to_string(so.params.m)}, {"v", std::to_string(so.params.v)},
-           {"iterations", std::to_string(so.params.iterations)}};
+    if (ho.model.empty()) out.emplace_back("p", std::to_string(so.params.p));
+    out.emplace_back("m", std::to_string(so.params.m));
+    const auto chunked = [](const RunOutput& r) {
+      return std::any_of(generators().begin(), generators().end(),
+                         [&](const GeneratorInfo& g) { return g.uses_chunks && g.name == r.schedule.name; });
+    };
+    if (any_run(chunked))
+      out.emplace_back("v", std::to_string(so.params.v));
+    out.emplace_back("iterations", std::to_string(so.params.iterations));
   } else {
     out = {{"schedule file", so.file}};
   }
-  out.insert(out.end(), {{"fwd", co.fwd}, {"bwd", co.bwd}, {"wgrad", co.wgrad.empty() ? "bwd/2" : co.wgrad}});
+  if (!ho.model.empty()) {
+    const auto yes_no = [](bool b) { return std::string(b ? "on" : "off"); };
+    out.insert(out.end(), {{"micro-batch size", std::to_string(ho.micro_batch_size)},
+                           {"recompute", ho.recompute},
+                           {"dtype", ho.dtype},
+                           {"flash attention", yes_no(ho.flash_attention)},
+                           {"sequence parallel", yes_no(ho.sequence_parallel)},
+                           {"ZeRO-1", yes_no(ho.zero1)}});
+    return out;
+  }
+  if (!cost_label.empty()) {
+    out.emplace_back("cost model", cost_label);
+    return out;
+  }
+  out.insert(out.end(), {{"fwd", co.fwd}, {"bwd", co.bwd}});
+  const auto split = [](const RunOutput& r) {
+    for (const auto& device : r.schedule.ops)
+      for (const Op& op : device)
+        if (op.kind == OpKind::W) return true;
+    return false;
+  };
+  if (any_run(split)) out.emplace_back("wgrad", co.wgrad.empty() ? "bwd/2" : co.wgrad);
   if (co.optimizer != "0ns") out.emplace_back("optimizer", co.optimizer);
   if (co.link_latency != "0ns") out.emplace_back("link latency", co.link_latency);
   if (!co.link_bandwidth.empty()) out.emplace_back("link bandwidth", co.link_bandwidth);
@@ -135,17 +169,35 @@ std::vector<std::pair<std::string, std::string>> report_settings(const ScheduleO
   return out;
 }
 
-void write_report(const ReportFlags& flags, OutputFile& file, const std::string& title, const ScheduleOptions& so,
-                  const CostOptions& co, const std::vector<RunOutput>& runs) {
+// `assessments`: one per run on a model, or empty.
+void write_report(const ReportFlags& flags, OutputFile& file, const std::string& title,
+                  std::vector<std::pair<std::string, std::string>> settings, const std::vector<RunOutput>& runs,
+                  const std::vector<Assessment>& assessments) {
+  PIPESIM_ASSERT(assessments.empty() || assessments.size() == runs.size());
   ReportOptions options;
   options.title = title;
-  options.settings = report_settings(so, co);
+  options.settings = std::move(settings);
   options.generator = "pipesim " PIPESIM_VERSION;
   if (!flags.capacity.empty()) options.capacity_bytes = parse_bytes(flags.capacity, "--report-capacity");
+  std::vector<ReportAssessment> model;
+  for (const Assessment& a : assessments) model.push_back(report_assessment(a));
   std::vector<ReportRun> list;
-  for (const auto& r : runs) list.push_back({r.schedule, r.timeline, r.metrics});
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    list.push_back({runs[i].schedule, runs[i].timeline, runs[i].metrics, model.empty() ? nullptr : &model[i]});
   write_html_report(file.stream(), list, options);
   file.close();
+}
+
+// "pipesim report: compare", with the model and GPUs of a model run.
+std::string report_title(const std::string& what, const HardwareOptions& ho, const std::vector<Assessment>& assessed) {
+  if (assessed.empty()) return "pipesim report: " + what;
+  std::vector<std::string> gpus;
+  for (const Assessment& a : assessed)
+    if (std::find(gpus.begin(), gpus.end(), a.hardware) == gpus.end()) gpus.push_back(a.hardware);
+  std::string names;
+  for (const std::string& g : gpus) names += (names.empty() ? "" : ", ") + g;
+  return "pipesim report: " + what + ", " + assessed.front().model + " on " + std::to_string(ho.nodes * ho.gpus_per_node) +
+         " x " + names;
 }
 
 // Flags both subcommands take besides schedule and costs.
@@ -188,7 +240,11 @@ void prepare(CLI::App& cmd, const OutputFlags& o, const ScheduleOptions& so, con
   files.catalog_input("--intra-link", ho.intra_link);
   files.catalog_input("--inter-link", ho.inter_link);
   if (OutputFile* saved = files.output("--save-config", o.save_config)) saved->stream() << config_text(cmd, unused);
-  if (!o.report.capacity.empty()) (void)parse_bytes(o.report.capacity, "--report-capacity");
+  if (!o.report.capacity.empty()) {
+    if (!ho.model.empty())
+      throw InputError("--report-capacity: not with --model (the report draws each run against its GPU's own memory)");
+    (void)parse_bytes(o.report.capacity, "--report-capacity");
+  }
 }
 
 // One schedule on one model and GPU type, with its assessment.
@@ -277,7 +333,11 @@ void add_simulate_command(CLI::App& app) {
       runs.push_back(std::move(r.run));
     }
     const RunOutput& run = runs.front();
-    if (report_file) write_report(out->report, *report_file, "pipesim report: " + run.metrics.schedule, *so, *co, runs);
+    if (report_file) {
+      const std::vector<Assessment> assessed = assessment ? std::vector<Assessment>{*assessment} : std::vector<Assessment>{};
+      write_report(out->report, *report_file, report_title(run.metrics.schedule, *ho, assessed),
+                   report_settings(*so, *co, *ho, cost_label, runs), runs, assessed);
+    }
     if (out->json) {
       nlohmann::ordered_json j = assessment ? assessment_json(*assessment, run.metrics) : metrics_json(run.metrics);
       j["cost_model"] = !cost_label.empty() ? cost_label : assessment ? "analytical" : "uniform";
@@ -366,7 +426,12 @@ void add_compare_command(CLI::App& app) {
         if (keep) kept.push_back(std::move(run));
       }
     }
-    if (report_file) write_report(out->report, *report_file, "pipesim report: compare", *so, *co, kept);
+    if (report_file) {
+      std::vector<Assessment> assessments;
+      for (const auto& [a, m] : assessed) assessments.push_back(a);
+      write_report(out->report, *report_file, report_title("compare", *ho, assessments),
+                   report_settings(*so, *co, *ho, profiled ? profiled->label() : "", kept), kept, assessments);
+    }
     if (out->json) {
       nlohmann::ordered_json j;
       j["schedules"] = nlohmann::ordered_json::array();

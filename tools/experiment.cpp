@@ -302,6 +302,30 @@ nlohmann::ordered_json assessment_json(const Assessment& a, const Metrics& m) {
   return j;
 }
 
+ReportAssessment report_assessment(const Assessment& a) {
+  ReportAssessment r;
+  r.model = a.model;
+  r.hardware = a.hardware;
+  r.nodes = a.nodes;
+  r.gpus_per_node = a.gpus_per_node;
+  r.tp = a.tp;
+  r.pp = a.pp;
+  r.dp = a.dp;
+  r.global_batch = a.global_batch;
+  r.tokens_per_iteration = a.tokens_per_iteration;
+  r.tokens_per_s = a.tokens_per_s;
+  r.mfu = a.mfu;
+  r.price_per_hour = a.price_per_hour;
+  r.price_source = a.price_source;
+  r.price_assumed = a.price_assumed;
+  r.cost_per_million_tokens = a.cost_per_million_tokens;
+  r.capacity = a.capacity;
+  for (const DeviceMemory& d : a.memory)
+    r.memory.push_back({d.weights, d.gradients, d.optimizer, d.workspace + d.comm_buffers, d.activations, d.weight_copies});
+  PIPESIM_ASSERT(r.peak_memory() == a.peak_memory && r.fits() == a.fits);
+  return r;
+}
+
 std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& rows) {
   Table t;
   t.add_column("hardware", Table::Align::Left);

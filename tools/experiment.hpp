@@ -17,6 +17,7 @@
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "tools/cli_app.hpp"
+#include "traces/report_assessment.hpp"
 
 namespace pipesim {
 
@@ -131,5 +132,7 @@ Assessment assess(const AnalyticalCostModel& model, const Schedule& schedule, co
 // then the assessment's (docs/json.md).
 nlohmann::ordered_json assessment_json(const Assessment& a, const Metrics& m);
 std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& rows);
+// What the HTML report shows of it (traces/report_assessment.hpp).
+ReportAssessment report_assessment(const Assessment& a);
 
 }  // namespace pipesim
