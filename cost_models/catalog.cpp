@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/suggest.hpp"
 
 namespace pipesim {
 namespace {
@@ -28,6 +29,13 @@ std::string names_of(const std::vector<Spec>& entries) {
   std::string out;
   for (const Spec& s : entries) out += (out.empty() ? "" : ", ") + s.name;
   return out.empty() ? "none" : out;
+}
+
+template <typename Spec>
+std::vector<std::string> name_list(const std::vector<Spec>& entries) {
+  std::vector<std::string> out;
+  for (const Spec& s : entries) out.push_back(s.name);
+  return out;
 }
 
 template <typename Spec>
@@ -53,8 +61,9 @@ Located<Spec> locate(std::string_view query, const Kind<Spec>& kind) {
   if (path.empty()) {
     const Catalog& builtin = builtin_catalog();
     if (const Spec* s = named(builtin.*kind.entries, q)) return {*s, std::nullopt};
-    throw InputError(std::string("unknown ") + kind.singular + " " + quote(q) +
-                     " (known: " + names_of(builtin.*kind.entries) + "; or a catalog file, see docs/catalogs.md)");
+    throw InputError(std::string("unknown ") + kind.singular + " " + quote(q) + " (" +
+                     did_you_mean(q, name_list(builtin.*kind.entries)) + "known: " + names_of(builtin.*kind.entries) +
+                     "; or a catalog file, see docs/catalogs.md)");
   }
   Catalog file = read_catalog_file(path);
   const auto& entries = file.*kind.entries;
@@ -62,8 +71,8 @@ Located<Spec> locate(std::string_view query, const Kind<Spec>& kind) {
     const std::string name = q.substr(ext + 6);
     const Spec* s = named(entries, name);
     if (!s)
-      throw InputError(path + ": no " + kind.singular + " named " + quote(name) + " (" + kind.plural +
-                       " in it: " + names_of(entries) + ")");
+      throw InputError(path + ": no " + kind.singular + " named " + quote(name) + " (" +
+                       did_you_mean(name, name_list(entries)) + kind.plural + " in it: " + names_of(entries) + ")");
     Spec spec = *s;
     return {std::move(spec), std::move(file)};
   }

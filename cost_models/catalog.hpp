@@ -31,10 +31,16 @@ const Catalog& builtin_catalog();
 Catalog parse_catalog(std::string_view json_text, std::string_view source);
 Catalog read_catalog_file(const std::string& path);
 
-// A catalog file holding `gpu` alone ({"gpus": [...]}, two-space indented, ending in a
-// newline), which read_catalog_file reads back into the same values (quantities printed
-// with 10 significant digits, efficiencies exactly).
+// `catalog` as a catalog file (its non-empty arrays, or three empty ones; two-space
+// indented, ending in a newline) that parse_catalog reads back into exactly the same values: each quantity is the
+// shortest text with a unit that parses back to the same number ("989.4TFLOP/s", "80GiB").
+std::string catalog_file_json(const Catalog& catalog);
+// The catalog file holding `gpu` alone ({"gpus": [...]}).
 std::string gpu_catalog_json(const GpuSpec& gpu);
+
+// A price per GPU-hour in US dollars: "2.99USD" or "2.99 USD", or "2.99" unless
+// `unit_required`; positive and finite. InputError naming `what` otherwise.
+double parse_price(std::string_view text, std::string_view what, bool unit_required = true);
 
 // What a model, GPU or link argument may be:
 //   "h100-sxm"           a built-in name

@@ -15,6 +15,7 @@
 #include "cost_models/transformer.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
+#include "core/suggest.hpp"
 
 namespace pipesim {
 
@@ -147,21 +148,8 @@ ModelSpec read_model(const json& value, const std::string& where) {
   return m;
 }
 
-// "4.10USD": US dollars per GPU-hour. Money is no physical unit, so it is parsed here.
 double read_price(const Entry& e) {
-  const std::string where = e.path("price_per_hour");
-  const std::string text = e.quantity("price_per_hour", "2.99USD");
-  static constexpr std::string_view kUnit = "USD";
-  std::string_view number(text);
-  if (number.ends_with(kUnit)) number.remove_suffix(kUnit.size());
-  while (!number.empty() && number.back() == ' ') number.remove_suffix(1);
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  // from_chars also reads "inf" and "nan"; isfinite keeps them out.
-  if (!std::string_view(text).ends_with(kUnit) || number.empty() || ec != std::errc() ||
-      ptr != number.data() + number.size() || !std::isfinite(value) || !(value > 0))
-    fail(where, "expected a positive price per GPU-hour such as 2.99USD; got " + quote(text));
-  return value;
+  return parse_price(e.quantity("price_per_hour", "2.99USD"), e.path("price_per_hour"));
 }
 
 // A dimensionless JSON number in [lo, hi].
@@ -197,8 +185,8 @@ Efficiency read_efficiency(const json& value, const std::string& where) {
 
 GpuSpec read_gpu(const json& value, const std::string& where) {
   const Entry e(value, where,
-                {"name", "peak_flops", "hbm_bandwidth", "memory", "price_per_hour", "intra_node_link",
-                 "inter_node_link", "sms", "efficiency", "source"});
+                {"name", "peak_flops", "hbm_bandwidth", "memory", "price_per_hour", "price_source", "price_assumed",
+                 "intra_node_link", "inter_node_link", "sms", "efficiency", "source"});
   GpuSpec g;
   g.name = name_of(e);
   const json& peaks = e.at("peak_flops");
@@ -213,6 +201,10 @@ GpuSpec read_gpu(const json& value, const std::string& where) {
   g.memory_bytes = parse_bytes(e.quantity("memory", "80GiB"), e.path("memory"));
   if (g.memory_bytes <= 0) fail(e.path("memory"), "must be positive; got '" + e.text("memory") + "'");
   if (e.has("price_per_hour")) g.price_per_hour = read_price(e);
+  for (const char* key : {"price_source", "price_assumed"})
+    if (e.has(key) && !g.price_per_hour) fail(e.path(key), "given without a price_per_hour");
+  if (e.has("price_source")) g.price_source = e.text("price_source");
+  if (e.has("price_assumed")) g.price_assumed = e.flag("price_assumed");
   if (e.has("sms")) g.sms = e.count("sms");
   if (e.has("efficiency")) g.efficiency = read_efficiency(e.at("efficiency"), e.path("efficiency"));
   g.intra_node_link = e.text("intra_node_link");
@@ -285,11 +277,28 @@ void check_links(const Catalog& c, const std::string& source, const std::vector<
         for (const auto* list : {&c.links, &fallback})
           for (const LinkSpec& l : *list) names.push_back(l.name);
         fail(source + ": /gpus/" + std::to_string(i) + "/" + field,
-             "unknown link " + quote(name) + " (known: " + joined(names) + ")");
+             "unknown link " + quote(name) + " (" + did_you_mean(name, names) + "known: " + joined(names) + ")");
       }
 }
 
 }  // namespace
+
+// Money is no physical unit (cost_models/units.hpp), so it is parsed here.
+double parse_price(std::string_view text, std::string_view what, bool unit_required) {
+  static constexpr std::string_view kUnit = "USD";
+  std::string_view number(text);
+  const bool has_unit = number.ends_with(kUnit);
+  if (has_unit) number.remove_suffix(kUnit.size());
+  while (!number.empty() && number.back() == ' ') number.remove_suffix(1);
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  // from_chars also reads "inf" and "nan"; isfinite keeps them out.
+  if ((unit_required && !has_unit) || number.empty() || ec != std::errc() || ptr != number.data() + number.size() ||
+      !std::isfinite(value) || !(value > 0))
+    throw InputError(std::string(what) + ": expected a positive price per GPU-hour such as " +
+                     (unit_required ? "2.99USD" : "2.99 (US dollars)") + "; got " + quote(text));
+  return value;
+}
 
 const Catalog& builtin_catalog() {
   static const Catalog catalog = [] {
@@ -314,37 +323,6 @@ Catalog parse_catalog(std::string_view json_text, std::string_view source) {
   Catalog c = parse_entries(json_text, src);
   check_links(c, src, builtin_catalog().links);
   return c;
-}
-
-std::string gpu_catalog_json(const GpuSpec& g) {
-  auto quantity = [](double value, double scale, const char* unit) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.10g%s", value / scale, unit);
-    return std::string(buf);
-  };
-  nlohmann::ordered_json peaks = nlohmann::ordered_json::object();
-  for (const auto& [dtype, rate] : g.peak_flops) peaks[dtype] = quantity(rate, 1e12, "TFLOP/s");
-  nlohmann::ordered_json j;
-  j["name"] = g.name;
-  j["peak_flops"] = peaks;
-  j["hbm_bandwidth"] = quantity(g.hbm_bandwidth, 1e9, "GB/s");
-  j["memory"] = g.memory_bytes % (1LL << 30) == 0 ? std::to_string(g.memory_bytes >> 30) + "GiB"
-                                                 : std::to_string(g.memory_bytes) + "B";
-  if (g.price_per_hour) j["price_per_hour"] = quantity(*g.price_per_hour, 1, "USD");
-  j["intra_node_link"] = g.intra_node_link;
-  j["inter_node_link"] = g.inter_node_link;
-  if (g.sms > 0) j["sms"] = g.sms;
-  const Efficiency& e = g.efficiency;
-  nlohmann::ordered_json eff;
-  for (EfficiencyParam p : kEfficiencyParams) eff[std::string(efficiency_param_name(p))] = efficiency_value(e, p);
-  eff["tile_m"] = e.tile_m;
-  eff["tile_n"] = e.tile_n;
-  if (!e.source.empty()) eff["source"] = e.source;
-  j["efficiency"] = eff;
-  j["source"] = g.source;
-  nlohmann::ordered_json root;
-  root["gpus"] = nlohmann::ordered_json::array({j});
-  return root.dump(2) + "\n";
 }
 
 }  // namespace pipesim

@@ -36,6 +36,8 @@ struct GpuSpec {
   double hbm_bandwidth = 0;                  // bytes/s
   std::int64_t memory_bytes = 0;             // HBM capacity
   std::optional<double> price_per_hour;      // USD per GPU-hour, if known
+  std::string price_source;                  // where the price comes from (a list price), or what it assumes
+  bool price_assumed = false;                // true: an assumption, not a price anyone lists
   std::string intra_node_link;               // default link class inside a node, e.g. "nvlink4"
   std::string inter_node_link;               // default link class between nodes, e.g. "ib-ndr"
   std::string source;                        // spec sheet the numbers come from

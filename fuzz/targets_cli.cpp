@@ -43,7 +43,7 @@ namespace {
 // nlohmann writes NaN and infinity as null: no number of the --json output may be one
 // (the price is null on purpose for a GPU without one).
 void require_no_null(const nlohmann::ordered_json& j, const std::string& where) {
-  if (j.is_null() && where.find("cost_per_million_tokens_usd") == std::string::npos)
+  if (j.is_null() && !where.ends_with("_usd") && !where.ends_with("_usd_per_gpu_hour"))  // no price: null
     violation(where + " is null (NaN or infinity)");
   if (j.is_object())
     for (const auto& item : j.items()) require_no_null(item.value(), where + "/" + item.key());
@@ -95,7 +95,7 @@ void run_flags(const ScheduleOptions& so, const CostOptions& co, const HardwareO
   SimResult run;
   if (!parses([&] { run = simulate(s, *analytical); }, "simulate (analytical)")) return;
   const Metrics m = summarize(s, run);
-  const Assessment a = assess(*analytical, ho->hardware, s, run, m);
+  const Assessment a = assess(*analytical, s, run, m);
   require_finite_non_negative(a.tokens_per_s, "tokens/s");
   require_finite_non_negative(a.mfu, "MFU");
   require(a.peak_memory >= 0 && a.capacity > 0, "memory");

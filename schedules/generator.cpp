@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/suggest.hpp"
 #include "schedules/generators/generators.hpp"
 
 namespace pipesim {
@@ -41,9 +42,13 @@ const std::vector<GeneratorInfo>& generators() {
 const GeneratorInfo& find_generator(std::string_view name) {
   for (const auto& g : generators())
     if (g.name == name) return g;
+  std::vector<std::string> names;
   std::string known;
-  for (const auto& g : generators()) known += (known.empty() ? "" : ", ") + std::string(g.name);
-  throw InputError("unknown schedule " + quote(name) + " (known: " + known + ")");
+  for (const auto& g : generators()) {
+    names.emplace_back(g.name);
+    known += (known.empty() ? "" : ", ") + std::string(g.name);
+  }
+  throw InputError("unknown schedule " + quote(name) + " (" + did_you_mean(name, names) + "known: " + known + ")");
 }
 
 int pipeline_devices(std::string_view name, const ScheduleParams& params) {

@@ -14,6 +14,8 @@
 #include <tuple>
 #include <vector>
 
+#include "cost_models/efficiency_fit.hpp"
+#include "cost_models/gemm_model.hpp"
 #include "cost_models/transformer.hpp"
 #include "core/error.hpp"
 
@@ -76,6 +78,9 @@ TEST(BuiltinCatalog, EveryEntryHasASourceAndUniqueName) {
   }
   for (const auto& g : c.gpus) {
     EXPECT_FALSE(g.source.empty()) << g.name;
+    // Every GPU has a price per hour, with where it comes from or what it assumes.
+    EXPECT_TRUE(g.price_per_hour.has_value()) << g.name;
+    EXPECT_FALSE(g.price_source.empty()) << g.name;
     EXPECT_TRUE(names.insert("gpu " + g.name).second) << g.name;
     EXPECT_GT(g.peak_flops.at("bf16"), 0) << g.name;
     EXPECT_NO_THROW(find_link(g.intra_node_link)) << g.name;
@@ -108,7 +113,15 @@ TEST(BuiltinCatalog, GpusMatchTheirDatasheets) {
   EXPECT_DOUBLE_EQ(a100.hbm_bandwidth, 1555e9);
   EXPECT_EQ(a100.memory_bytes, 40 * kGiB);
   EXPECT_DOUBLE_EQ(find_gpu("a100-80g").hbm_bandwidth, 2039e9);
-  EXPECT_FALSE(find_gpu("a100-80g").price_per_hour.has_value());
+  // AWS list prices per GPU-hour: the instance price / its 8 GPUs.
+  EXPECT_DOUBLE_EQ(*a100.price_per_hour, 4.0966);
+  EXPECT_DOUBLE_EQ(*find_gpu("a100-80g").price_per_hour, 5.1207);
+  EXPECT_FALSE(a100.price_assumed);
+  EXPECT_FALSE(h100.price_assumed);
+  EXPECT_THAT(h100.price_source, HasSubstr("p5.48xlarge"));
+  // No list price to cite: assumptions, said so in the data.
+  for (const char* name : {"h200", "b200", "l40s"}) EXPECT_TRUE(find_gpu(name).price_assumed) << name;
+  EXPECT_NEAR(*find_gpu("h200").price_per_hour, 12.29 * 43.26 / 39.33, 0.005);
 
   const GpuSpec h200 = find_gpu("h200");
   EXPECT_EQ(h200.peak_flops, h100.peak_flops);
@@ -227,11 +240,14 @@ TEST(BuiltinCatalog, LlamaAndBert) {
   expect_flags("bert-large", true);
 }
 
-TEST(Find, UnknownNamesListTheKnownOnes) {
+TEST(Find, UnknownNamesListTheKnownOnesAndTheClosest) {
   EXPECT_THAT(error_of([] { find_model("gpt5"); }), HasSubstr("unknown model 'gpt5' (known: gpt3-1.3b, gpt3-2.7b, "));
-  EXPECT_THAT(error_of([] { find_gpu("H100-SXM"); }), HasSubstr("unknown gpu 'H100-SXM' (known: a100-40g, "));
+  EXPECT_THAT(error_of([] { find_gpu("H100-SXM"); }),
+              HasSubstr("unknown gpu 'H100-SXM' (did you mean 'h100-sxm'? known: a100-40g, "));
+  EXPECT_THAT(error_of([] { find_gpu("tpu-v5p"); }), HasSubstr("unknown gpu 'tpu-v5p' (known: a100-40g, "));
   EXPECT_THAT(error_of([] { find_link("nvlink9"); }),
-              HasSubstr("unknown link 'nvlink9' (known: nvlink3, nvlink4, nvlink5, pcie4, "));
+              HasSubstr("unknown link 'nvlink9' (did you mean 'nvlink3', 'nvlink4' or 'nvlink5'? known: nvlink3, "
+                        "nvlink4, nvlink5, pcie4, "));
   EXPECT_THAT(error_of([] { find_link("nvlink9"); }), HasSubstr("or a catalog file, see docs/catalogs.md"));
 }
 
@@ -241,6 +257,8 @@ TEST(Find, FromAFile) {
   EXPECT_EQ(find_gpu(one + ":my-gpu").name, "my-gpu");
   EXPECT_THAT(error_of([&] { find_gpu(one + ":other"); }),
               HasSubstr(one + ": no gpu named 'other' (gpus in it: my-gpu)"));
+  EXPECT_THAT(error_of([&] { find_gpu(one + ":my_gpu"); }),
+              HasSubstr(one + ": no gpu named 'my_gpu' (did you mean 'my-gpu'? gpus in it: my-gpu)"));
   EXPECT_THAT(error_of([&] { find_model(one); }),
               HasSubstr(one + ": expected exactly one model, found 0 (none); pick one as " + one + ":NAME"));
   const std::string two = temp_file("two.json", R"({"links": [
@@ -297,7 +315,13 @@ TEST(ParseCatalog, AcceptsAnyOfTheThreeArrays) {
   const Catalog g = parse_catalog(gpu_with("price_per_hour", "\"2.5 USD\""), "g.json");
   ASSERT_EQ(g.gpus.size(), 1u);
   EXPECT_DOUBLE_EQ(*g.gpus[0].price_per_hour, 2.5);
+  EXPECT_TRUE(g.gpus[0].price_source.empty());
+  EXPECT_FALSE(g.gpus[0].price_assumed);
   EXPECT_EQ(g.gpus[0].memory_bytes, 16 * kGiB);
+  const Catalog p = parse_catalog(
+      gpu_with("price_per_hour", R"("2.5USD", "price_source": "my invoice", "price_assumed": true)"), "p.json");
+  EXPECT_EQ(p.gpus[0].price_source, "my invoice");
+  EXPECT_TRUE(p.gpus[0].price_assumed);
 }
 
 TEST(ParseCatalog, FileLevelErrors) {
@@ -371,8 +395,13 @@ TEST(ParseCatalog, GpuErrors) {
     EXPECT_THAT(parse_error(gpu_with("price_per_hour", bad)),
                 HasSubstr("my.json: /gpus/0/price_per_hour: expected a positive price per GPU-hour such as 2.99USD"))
         << bad;
-  EXPECT_THAT(parse_error(gpu_with("intra_node_link", "\"nvlink9\"")),
-              HasSubstr("my.json: /gpus/0/intra_node_link: unknown link 'nvlink9' (known: nvlink3, "));
+  EXPECT_THAT(parse_error(gpu_with("intra_node_link", "\"nvlnk4\"")),
+              HasSubstr("my.json: /gpus/0/intra_node_link: unknown link 'nvlnk4' (did you mean 'nvlink4'? known: nvlink3, "));
+  EXPECT_EQ(parse_error(gpu_with("price_source", "\"an invoice\"")),
+            "my.json: /gpus/0/price_source: given without a price_per_hour");
+  EXPECT_EQ(parse_error(gpu_with("price_assumed", "true")), "my.json: /gpus/0/price_assumed: given without a price_per_hour");
+  EXPECT_THAT(parse_error(gpu_with("price_per_hour", R"("2USD", "price_assumed": "yes")")),
+              HasSubstr("my.json: /gpus/0/price_assumed: expected true or false; got 'yes'"));
   EXPECT_THAT(parse_error(gpu_with("inter_node_link", "\"\"")),
               HasSubstr("my.json: /gpus/0/inter_node_link: expected a non-empty string; got ''"));
 }
@@ -393,20 +422,73 @@ TEST(ParseCatalog, SmsAndEfficiency) {
   EXPECT_DOUBLE_EQ(c.gpus[0].efficiency.gemm, 0.7);
   EXPECT_EQ(c.gpus[0].efficiency.tile_n, 128);
   EXPECT_EQ(c.gpus[0].efficiency.memory, Efficiency{}.memory);
-  for (const GpuSpec& g : builtin_catalog().gpus) {
-    const GpuSpec back = parse_catalog(gpu_catalog_json(g), "back.json").gpus.at(0);
-    EXPECT_EQ(back.name, g.name);
-    EXPECT_EQ(back.sms, g.sms);
-    EXPECT_EQ(back.memory_bytes, g.memory_bytes);
-    EXPECT_NEAR(back.hbm_bandwidth, g.hbm_bandwidth, 1e-9 * g.hbm_bandwidth);
-    for (const auto& [dtype, rate] : g.peak_flops) EXPECT_NEAR(back.peak_flops.at(dtype), rate, 1e-9 * rate) << g.name;
-    EXPECT_EQ(back.efficiency.gemm, g.efficiency.gemm);
-    EXPECT_EQ(back.efficiency.gemm_k_overhead, g.efficiency.gemm_k_overhead);
-    EXPECT_EQ(back.efficiency.tile_m, g.efficiency.tile_m);
-    EXPECT_EQ(back.efficiency.source, g.efficiency.source);
-    EXPECT_EQ(back.price_per_hour.has_value(), g.price_per_hour.has_value());
-  }
 }
+
+void expect_same(const ModelSpec& a, const ModelSpec& b) {
+  EXPECT_EQ(std::tie(a.name, a.family, a.layers, a.hidden, a.heads, a.kv_heads, a.head_dim, a.ffn_hidden, a.seq_len,
+                     a.vocab, a.tied_embeddings, a.mlp, a.linear_bias, a.rms_norm, a.learned_positions, a.source),
+            std::tie(b.name, b.family, b.layers, b.hidden, b.heads, b.kv_heads, b.head_dim, b.ffn_hidden, b.seq_len,
+                     b.vocab, b.tied_embeddings, b.mlp, b.linear_bias, b.rms_norm, b.learned_positions, b.source))
+      << a.name;
+}
+
+void expect_same(const GpuSpec& a, const GpuSpec& b) {
+  EXPECT_EQ(std::tie(a.name, a.sms, a.peak_flops, a.hbm_bandwidth, a.memory_bytes, a.price_per_hour, a.price_source,
+                     a.price_assumed, a.intra_node_link, a.inter_node_link, a.source),
+            std::tie(b.name, b.sms, b.peak_flops, b.hbm_bandwidth, b.memory_bytes, b.price_per_hour, b.price_source,
+                     b.price_assumed, b.intra_node_link, b.inter_node_link, b.source))
+      << a.name;
+  for (EfficiencyParam p : kEfficiencyParams)
+    EXPECT_EQ(efficiency_value(a.efficiency, p), efficiency_value(b.efficiency, p)) << a.name;
+  EXPECT_EQ(std::tie(a.efficiency.tile_m, a.efficiency.tile_n, a.efficiency.source),
+            std::tie(b.efficiency.tile_m, b.efficiency.tile_n, b.efficiency.source))
+      << a.name;
+}
+
+void expect_same(const LinkSpec& a, const LinkSpec& b) {
+  EXPECT_EQ(std::tie(a.name, a.latency, a.bandwidth, a.source), std::tie(b.name, b.latency, b.bandwidth, b.source));
+}
+
+// Exactly: no field within a rounding error.
+TEST(CatalogFile, EveryBuiltInEntryReadsBackExactly) {
+  const Catalog& c = builtin_catalog();
+  const std::string text = catalog_file_json(c);
+  const Catalog back = parse_catalog(text, "back.json");
+  ASSERT_EQ(back.models.size(), c.models.size());
+  ASSERT_EQ(back.gpus.size(), c.gpus.size());
+  ASSERT_EQ(back.links.size(), c.links.size());
+  for (std::size_t i = 0; i < c.models.size(); ++i) expect_same(back.models[i], c.models[i]);
+  for (std::size_t i = 0; i < c.gpus.size(); ++i) expect_same(back.gpus[i], c.gpus[i]);
+  for (std::size_t i = 0; i < c.links.size(); ++i) expect_same(back.links[i], c.links[i]);
+  EXPECT_EQ(catalog_file_json(back), text);  // a fixed point
+  // Quantities read as people write them.
+  EXPECT_THAT(text, HasSubstr(R"("bf16": "989.4TFLOP/s")"));
+  EXPECT_THAT(text, HasSubstr(R"("memory": "80GiB")"));
+  EXPECT_THAT(text, HasSubstr(R"("bandwidth": "450GB/s")"));
+  EXPECT_THAT(text, HasSubstr(R"("bandwidth": "300GB/s")"));  // not "0.3TB/s"
+  EXPECT_THAT(text, HasSubstr(R"("latency": "3.4us")"));
+  EXPECT_THAT(text, HasSubstr(R"("price_per_hour": "12.29USD")"));
+}
+
+TEST(CatalogFile, ValuesWithoutAShortFormStillReadBackExactly) {
+  GpuSpec g = find_gpu("h100-sxm");
+  g.name = "odd";
+  g.peak_flops = {{"bf16", 123456789.123456789e6}};
+  g.hbm_bandwidth = 1.0 / 3.0 * 1e12;
+  g.memory_bytes = 85'899'345'921;  // 80 GiB + 1 B
+  g.price_per_hour = 2.0 / 3.0;
+  g.price_source.clear();
+  g.efficiency.gemm = 0.1 + 0.2;
+  LinkSpec l = find_link("nvlink4");
+  l.latency = 3'401;
+  const Catalog c{{}, {g}, {l}};
+  const Catalog back = parse_catalog(catalog_file_json(c), "odd.json");
+  expect_same(back.gpus.at(0), g);
+  expect_same(back.links.at(0), l);
+  EXPECT_THAT(catalog_file_json(c), HasSubstr(R"("memory": "85899345921B")"));
+  EXPECT_EQ(parse_catalog(catalog_file_json(Catalog{}), "empty.json").models.size(), 0u);
+}
+
 
 TEST(ParseCatalog, LinkErrors) {
   const auto link = [](const std::string& bandwidth, const std::string& latency) {

@@ -126,6 +126,16 @@ TEST(Cli, BadInputGivesOneLineErrorAndExitCode2) {
   expect_one_line_error(run("simulate --schedule-file " + missing), "0F0 has no backward");
 }
 
+// Throughput is named in full in every table: "micro-batches/s", never "mb/s".
+TEST(Cli, TablesSayMicroBatchesPerSecond) {
+  for (const char* cmd : {"compare -p 2 -m 4", "simulate -p 2 -m 4"}) {
+    const Result r = run(cmd);
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("micro-batches/s")) << cmd;
+    EXPECT_THAT(r.out, testing::Not(HasSubstr("mb/s"))) << cmd;
+  }
+}
+
 TEST(Cli, CatalogTablesCarryUnits) {
   const Result gpus = run("catalog gpus");
   ASSERT_EQ(gpus.code, 0) << gpus.out;
@@ -139,27 +149,64 @@ TEST(Cli, CatalogTablesCarryUnits) {
   for (const char* s : {"models (23)", "gpus (6)", "links (9)", "megatron-gpt-1t", "1.008T", "145.6B", "6.738B",
                         "nvlink4", "450 GB/s", "3.400 us"})
     EXPECT_THAT(all.out, HasSubstr(s));
+  // Every GPU has a price, and the table says which are assumptions.
+  EXPECT_THAT(gpus.out, testing::ContainsRegex("h100-sxm .* \\$12\\.29/h  list"));
+  EXPECT_THAT(gpus.out, testing::ContainsRegex("h200 .* \\$13\\.52/h  assumed"));
+  EXPECT_THAT(gpus.out, testing::Not(testing::ContainsRegex(" -  *-\n")));
 }
 
-TEST(Cli, CatalogJsonIsInSiUnits) {
+// `catalog --json` prints a catalog file: `catalog --file` reads it back, whole or one kind,
+// and prints the same file again.
+TEST(Cli, CatalogJsonReadsBackAsACatalogFile) {
   const Result r = run("catalog --json");
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["models"].size(), 23u);
   EXPECT_EQ(j["models"][15]["name"], "llama2-7b");
-  EXPECT_EQ(j["models"][15]["parameters"], 6'738'415'616);  // the released checkpoint's count
   const auto& h100 = j["gpus"][2];
   EXPECT_EQ(h100["name"], "h100-sxm");
-  EXPECT_DOUBLE_EQ(h100["peak_flops_per_s"]["bf16"].get<double>(), 989.4e12);
-  EXPECT_DOUBLE_EQ(h100["hbm_bandwidth_bytes_per_s"].get<double>(), 3.35e12);
-  EXPECT_EQ(h100["memory_bytes"], 80LL * 1024 * 1024 * 1024);
-  EXPECT_DOUBLE_EQ(h100["price_usd_per_hour"].get<double>(), 12.29);
-  EXPECT_FALSE(j["gpus"][1].contains("price_usd_per_hour"));
-  EXPECT_DOUBLE_EQ(j["links"][1]["latency_s"].get<double>(), 3.4e-6);
+  EXPECT_EQ(h100["peak_flops"]["bf16"], "989.4TFLOP/s");
+  EXPECT_EQ(h100["memory"], "80GiB");
+  EXPECT_EQ(h100["price_per_hour"], "12.29USD");
+  EXPECT_THAT(h100["price_source"].get<std::string>(), HasSubstr("p5.48xlarge"));
+  EXPECT_FALSE(h100.contains("price_assumed"));
+  EXPECT_EQ(j["gpus"][3]["price_assumed"], true);  // h200
+  EXPECT_EQ(j["links"][1]["latency"], "3.4us");
   EXPECT_THAT(j["links"][1]["source"].get<std::string>(), HasSubstr("NCCL"));
-  const auto links = nlohmann::json::parse(run("catalog links --json").out);
-  EXPECT_EQ(links.size(), 1u);
-  EXPECT_TRUE(links.contains("links"));
+  const std::string file = temp_path("catalog_all.json");
+  std::ofstream(file) << r.out;
+  const Result back = run("catalog --json --file " + file);
+  ASSERT_EQ(back.code, 0) << back.out;
+  EXPECT_EQ(back.out, r.out);
+  const Result tables = run("catalog --file " + file);
+  ASSERT_EQ(tables.code, 0) << tables.out;
+  EXPECT_EQ(tables.out, run("catalog").out);
+  for (const char* kind : {"models", "gpus", "links"}) {
+    const Result one = run(std::string("catalog ") + kind + " --json");
+    ASSERT_EQ(one.code, 0) << one.out;
+    const auto k = nlohmann::json::parse(one.out);
+    EXPECT_EQ(k.size(), 1u) << kind;
+    EXPECT_TRUE(k.contains(kind));
+    const std::string part = temp_path(std::string("catalog_") + kind + ".json");
+    std::ofstream(part) << one.out;
+    EXPECT_EQ(run(std::string("catalog ") + kind + " --json --file " + part).out, one.out) << kind;
+  }
+}
+
+// A user's GPU that names a link of its own file brings the link along.
+TEST(Cli, CatalogJsonOfAUserGpuKeepsItsOwnLinks) {
+  const std::string file = temp_path("catalog_own_link.json");
+  std::ofstream(file) << R"({"gpus": [{"name": "my-gpu", "peak_flops": {"bf16": "500TFLOP/s"}, "hbm_bandwidth": "2TB/s",
+      "memory": "96GiB", "intra_node_link": "my-fabric", "inter_node_link": "ib-ndr", "source": "t"}],
+      "links": [{"name": "my-fabric", "bandwidth": "200GB/s", "latency": "2us", "source": "t"}]})";
+  const Result gpus = run("catalog gpus --json --file " + file);
+  ASSERT_EQ(gpus.code, 0) << gpus.out;
+  const auto j = nlohmann::json::parse(gpus.out);
+  ASSERT_EQ(j["links"].size(), 1u);
+  EXPECT_EQ(j["links"][0]["name"], "my-fabric");
+  const std::string back = temp_path("catalog_own_link_back.json");
+  std::ofstream(back) << gpus.out;
+  EXPECT_EQ(run("catalog gpus --file " + back).code, 0);
 }
 
 TEST(Cli, CatalogShowsAndValidatesAUserFile) {

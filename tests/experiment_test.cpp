@@ -19,11 +19,19 @@ TEST(Experiment, CompareJsonHasTheDocumentedFields) {
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["schedules"].size(), 3u);
+  EXPECT_EQ(j["cost_model"], "analytical");
   for (const auto& s : j["schedules"]) {
-    for (const char* key : {"schedule", "hardware", "time_per_iteration_s", "tokens_per_s", "mfu", "bubble_ratio",
-                            "peak_memory_bytes", "capacity_bytes", "fits", "staleness", "memory_per_device"})
+    for (const char* key : {"schedule", "model", "hardware", "time_per_iteration_s", "tokens_per_s", "mfu",
+                            "bubble_ratio", "peak_memory_bytes", "capacity_bytes", "fits", "staleness",
+                            "memory_per_device", "global_batch", "price_usd_per_gpu_hour", "cost_per_million_tokens_usd"})
       EXPECT_TRUE(s.contains(key)) << key;
+    EXPECT_EQ(s["model"], "gpt3-1.3b");
     EXPECT_EQ(s["hardware"], "a100-80g");
+    EXPECT_EQ(s["tp"], 1);
+    EXPECT_EQ(s["pp"], 4);
+    EXPECT_EQ(s["dp"], 2);
+    EXPECT_EQ(s["gpus"], 8);
+    EXPECT_DOUBLE_EQ(s["global_batch"].get<double>(), 2 * 8.0);  // dp x m x micro-batch size
     EXPECT_EQ(s["fits"].get<bool>(), s["peak_memory_bytes"].get<double>() <= s["capacity_bytes"].get<double>());
     EXPECT_GT(s["mfu"].get<double>(), 0.05);
     EXPECT_LT(s["mfu"].get<double>(), 0.8);
@@ -37,6 +45,125 @@ TEST(Experiment, CompareJsonHasTheDocumentedFields) {
   // weights of 1F1B's device 1, which holds stage 1 only.
   EXPECT_EQ(j["schedules"][1]["memory_per_device"][1]["weights_bytes"].get<double>(),
             2 * j["schedules"][0]["memory_per_device"][1]["weights_bytes"].get<double>());
+}
+
+// One layout with and without --model: the same top level, and every field of a uniform
+// run's schedule object in a model run's too, in the same order (docs/json.md).
+TEST(Experiment, CompareJsonHasOneLayoutWithOrWithoutAModel) {
+  const Result uniform = run("compare -p 4 -m 8 --schedules 1f1b,zb-h1 --json");
+  const Result model = run("compare " + kSmall + " --schedules 1f1b,zb-h1 --json");
+  ASSERT_EQ(uniform.code, 0) << uniform.out;
+  ASSERT_EQ(model.code, 0) << model.out;
+  const auto u = nlohmann::ordered_json::parse(uniform.out), m = nlohmann::ordered_json::parse(model.out);
+  std::vector<std::string> top_u, top_m;
+  for (const auto& [k, v] : u.items()) top_u.push_back(k);
+  for (const auto& [k, v] : m.items()) top_m.push_back(k);
+  EXPECT_EQ(top_u, top_m);
+  EXPECT_EQ(top_u, (std::vector<std::string>{"schedules", "cost_model"}));
+  EXPECT_EQ(u["cost_model"], "uniform");
+  std::vector<std::string> keys_u, keys_m;
+  for (const auto& [k, v] : u["schedules"][0].items()) keys_u.push_back(k);
+  for (const auto& [k, v] : m["schedules"][0].items()) keys_m.push_back(k);
+  ASSERT_GT(keys_m.size(), keys_u.size());
+  EXPECT_EQ(std::vector<std::string>(keys_m.begin(), keys_m.begin() + static_cast<long>(keys_u.size())), keys_u);
+  // simulate prints one such object, with the cost model.
+  const Result one = run("simulate --schedule zb-h1 " + kSmall + " --json");
+  ASSERT_EQ(one.code, 0) << one.out;
+  const auto s = nlohmann::ordered_json::parse(one.out);
+  EXPECT_EQ(s["cost_model"], "analytical");
+  for (const std::string& k : keys_m) EXPECT_TRUE(s.contains(k)) << k;
+}
+
+TEST(Experiment, PricePerHourReplacesTheCatalogPrice) {
+  const Result r = run("compare " + kSmall + " --schedules 1f1b --price-per-hour 2.49 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto s = nlohmann::json::parse(r.out)["schedules"][0];
+  EXPECT_DOUBLE_EQ(s["price_usd_per_gpu_hour"].get<double>(), 2.49);
+  EXPECT_EQ(s["price_source"], "--price-per-hour");
+  // $/M tokens = price x GPUs x hours per token x 1e6.
+  EXPECT_NEAR(s["cost_per_million_tokens_usd"].get<double>(), 2.49 * 8 / 3600 / s["tokens_per_s"].get<double>() * 1e6,
+              1e-12);
+  const auto catalog = nlohmann::json::parse(run("compare " + kSmall + " --schedules 1f1b --json").out)["schedules"][0];
+  EXPECT_DOUBLE_EQ(catalog["price_usd_per_gpu_hour"].get<double>(), 5.1207);  // a100-80g: AWS p4de / 8
+  EXPECT_NEAR(catalog["cost_per_million_tokens_usd"].get<double>() / s["cost_per_million_tokens_usd"].get<double>(),
+              5.1207 / 2.49, 1e-12);
+  // An assumed catalog price says so in the table.
+  const Result h200 = run("compare --model gpt3-1.3b --hardware h200 -p 4 --schedules 1f1b");
+  ASSERT_EQ(h200.code, 0) << h200.out;
+  EXPECT_THAT(h200.out, HasSubstr(" (assumed)\n"));
+  EXPECT_THAT(h200.out, HasSubstr("the GPU's catalog price is an assumption"));
+  EXPECT_THAT(run("compare --model gpt3-1.3b --hardware h200 -p 4 --schedules 1f1b --price-per-hour 3").out,
+              testing::Not(HasSubstr("assumed")));
+}
+
+// A GPU from a file is named as the file names it, never by the file's path.
+TEST(Experiment, TablesNameAGpuFromAFileByItsName) {
+  const std::string file = temp_path("my-gpus.json");
+  ASSERT_EQ(run_shell(std::string(PIPESIM_CLI) + " catalog gpus --json > " + file).code, 0);
+  for (const std::string& arg : {file + ":h200", file + ":a100-40g"}) {
+    const Result r = run("compare --model gpt3-1.3b -p 4 --schedules 1f1b --hardware " + arg);
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_THAT(r.out, testing::Not(HasSubstr(file))) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("\n" + arg.substr(arg.find(':') + 1) + "  "));
+  }
+}
+
+// With --schedule-file the header shows the file's own shape, not the unused -p and -m.
+TEST(Experiment, HeaderShowsTheShapeOfTheScheduleFile) {
+  const Result r = run("simulate --model gpt3-1.3b --schedule-file " + std::string(PIPESIM_TEST_DATA) +
+                       "/pytorch_1f1b_p4_m8.csv");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("gpt3-1.3b on 1 x 8 GPUs: tp=1 pp=4 m=8 "));
+  const Result chimera = run("simulate --model gpt3-1.3b --nodes 1 --gpus-per-node 2 --schedule-file " +
+                             std::string(PIPESIM_TEST_DATA) + "/chimera_p2_m2.csv");
+  ASSERT_EQ(chimera.code, 0) << chimera.out;
+  EXPECT_THAT(chimera.out, HasSubstr("tp=1 pp=2 m=2 "));
+}
+
+// README command 1's report: the model and GPU named, AMDP (over capacity by 6.5 GiB) marked
+// and never bold, the fastest that fits named, no uniform-cost settings.
+TEST(Experiment, TheReadmeReportIsHonestAboutMemory) {
+  const std::string report = temp_path("readme-report.html");
+  const Result r = run("compare --config " + std::string(PIPESIM_EXAMPLES) + "/gpt3-6.7b-h100-node.json --report " + report);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string html = slurp(report);
+  EXPECT_THAT(html, HasSubstr("<title>pipesim report: compare, gpt3-6.7b on 8 x h100-sxm</title>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>model</td><td>gpt3-6.7b</td></tr>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>GPU</td><td>h100-sxm: 80.0 GiB, $12.29 per GPU-hour (AWS EC2 p5.48xlarge"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>parallelism</td><td>tp=1 pp=8 dp=1</td></tr>"));
+  EXPECT_THAT(html, HasSubstr("32 sequences x 2,048 tokens = 65,536 tokens per optimizer step"));
+  for (const char* unused : {"fwd=", "bwd=", "wgrad="}) EXPECT_THAT(html, testing::Not(HasSubstr(unused))) << unused;
+  const std::size_t amdp = html.find("<tr class=\"nofit\"><td><a href=\"#run-6\">amdp</a></td>");
+  ASSERT_NE(amdp, std::string::npos);
+  const std::string row = html.substr(amdp, html.find("</tr>", amdp) - amdp);
+  EXPECT_THAT(row, HasSubstr("over by 6.5 GiB"));
+  EXPECT_THAT(row, testing::Not(HasSubstr("best")));
+  EXPECT_THAT(html, HasSubstr("Fastest that fits: <b><a href=\"#run-4\">chimera</a></b>, 63,629 tokens/s"));
+  EXPECT_THAT(html, HasSubstr(">capacity 80.0 GiB</text>"));
+  EXPECT_THAT(html, HasSubstr(">memory per GPU: static + activations (GiB)</text>"));
+  // The capacity is the GPU's: --report-capacity would contradict it.
+  expect_one_line_error(run("compare " + kSmall + " --report " + report + " --report-capacity 40GiB"),
+                        "--report-capacity: not with --model (the report draws each run against its GPU's own memory)");
+}
+
+// Without a model, the page shows only the settings its runs used.
+TEST(Experiment, UniformAndProfiledReportsShowOnlyTheSettingsTheyUsed) {
+  const std::string report = temp_path("settings-report.html");
+  const auto settings = [&](const std::string& args) {
+    const Result r = run("compare " + args + " --report " + report);
+    EXPECT_EQ(r.code, 0) << r.out;
+    const std::string html = slurp(report);
+    const std::size_t at = html.find("<p class=\"settings\">");
+    return html.substr(at, html.find("</p>", at) - at);
+  };
+  EXPECT_EQ(settings("--schedules 1f1b,gpipe"), "<p class=\"settings\">p=4 &middot; m=8 &middot; iterations=1 &middot; "
+                                                "fwd=1ms &middot; bwd=2ms");
+  EXPECT_THAT(settings("--schedules 1f1b,interleaved,zb-h1"), HasSubstr("m=8 &middot; v=2 &middot; iterations=1"));
+  EXPECT_THAT(settings("--schedules 1f1b,zb-h1"), HasSubstr("wgrad=bwd/2"));
+  const std::string profiled = settings("--schedules 1f1b --cost " + std::string(PIPESIM_TEST_DATA) +
+                                        "/../../docs/validation/gpu-h200/profile-cuda-gpt3-1.3b.json");
+  EXPECT_THAT(profiled, HasSubstr("cost model=profiled: gpt3-1.3b on cuda"));
+  EXPECT_THAT(profiled, testing::Not(HasSubstr("fwd=")));
 }
 
 TEST(Experiment, SeveralGpuTypesInOneTableAndOverCapacityIsSaid) {

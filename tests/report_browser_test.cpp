@@ -1,5 +1,6 @@
 // The HTML report in a real browser: headless Chromium (Debian package `chromium`, which
-// tools/bootstrap.sh installs) renders a compare report of four schedules.
+// tools/bootstrap.sh installs) renders a compare report of four schedules, the report of
+// README command 1 (GPT-3 6.7B on one 8-GPU H100 node) and a validate page.
 //
 // What is checked, and how (no PNG decoder needed):
 //   - the screenshot (1400 x 2000) is a PNG of that size whose file is several times larger
@@ -160,6 +161,43 @@ TEST_F(ReportBrowser, ConsoleErrorsDoShowInTheLog) {
   ASSERT_EQ(chromium("--enable-logging=stderr --v=0 --dump-dom", bad, "bad"), 0) << err("bad");
   EXPECT_THAT(err("bad"), HasSubstr("CONSOLE"));
   EXPECT_THAT(err("bad"), HasSubstr("Uncaught ReferenceError"));
+}
+
+// README command 1's page as the browser builds it: the model and GPU named at the top, the
+// GPU's capacity drawn on every memory chart, and AMDP, which does not fit, marked in red and
+// bold nowhere, while the fastest schedule that fits is named.
+TEST_F(ReportBrowser, ModelReportNamesTheModelDrawsTheCapacityAndMarksWhatDoesNotFit) {
+  const fs::path report = dir_ / "model.html";
+  const std::string cmd = std::string(PIPESIM_CLI) + " compare --config " + PIPESIM_EXAMPLES +
+                          "/gpt3-6.7b-h100-node.json --report " + report.string() + " > " +
+                          (dir_ / "model.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "model.log");
+  ASSERT_EQ(chromium("--enable-logging=stderr --v=0 --dump-dom", report, "mdom"), 0) << err("mdom");
+  const std::string dom = out("mdom"), log = err("mdom");
+  EXPECT_THAT(dom, HasSubstr("<title>pipesim report: compare, gpt3-6.7b on 8 x h100-sxm</title>"));
+  EXPECT_THAT(dom, HasSubstr("<td>model</td><td>gpt3-6.7b</td>"));
+  EXPECT_THAT(dom, HasSubstr("<td>GPU</td><td>h100-sxm: 80.0 GiB, $12.29 per GPU-hour"));
+  // The capacity line: a dashed line and its label on each of the 7 memory charts and 7 bar charts.
+  EXPECT_EQ(count(dom, "class=\"memory\""), 7u + 7u);  // with static memory, and activations alone (folded)
+  EXPECT_EQ(count(dom, "class=\"membars\""), 7u);
+  EXPECT_EQ(count(dom, ">capacity 80.0 GiB</text>"), 7u + 7u);
+  EXPECT_EQ(count(dom, "class=\"cap\""), 7u + 7u);
+  // AMDP (over by 6.5 GiB) and GPipe (over by 64.3 GiB) are marked, in the table and their sections.
+  const std::size_t amdp = dom.find("<tr class=\"nofit\"><td><a href=\"#run-6\">amdp</a></td>");
+  ASSERT_NE(amdp, std::string::npos) << dom;
+  const std::string row = dom.substr(amdp, dom.find("</tr>", amdp) - amdp);
+  EXPECT_THAT(row, HasSubstr("<td class=\"fit\">over by 6.5 GiB</td>"));
+  EXPECT_THAT(row, Not(HasSubstr("best")));
+  EXPECT_THAT(dom, HasSubstr("<tr class=\"nofit\"><td><a href=\"#run-0\">gpipe</a></td>"));
+  EXPECT_THAT(dom, HasSubstr("<span class=\"badge\">does not fit: over by 6.5 GiB</span>"));
+  EXPECT_THAT(dom, HasSubstr("Fastest that fits: <b><a href=\"#run-4\">chimera</a></b>"));
+  EXPECT_THAT(dom, HasSubstr("Faster, but does not fit: <a href=\"#run-6\">amdp</a>"));
+  EXPECT_THAT(log, Not(HasSubstr("CONSOLE"))) << log;
+  ASSERT_EQ(chromium("--window-size=1400,2000 --screenshot=" + (dir_ / "model.png").string(), report, "mshot"), 0)
+      << err("mshot");
+  const std::string shot = slurp(dir_ / "model.png");
+  EXPECT_EQ(png_size(shot), std::make_pair(1400u, 2000u));
+  EXPECT_GT(shot.size(), 40'000u);
 }
 
 // `pipesim validate --report`: the error tables above the predicted and measured timelines,

@@ -1,24 +1,21 @@
 // `pipesim catalog [models|gpus|links]`: the built-in (or a user's) models, GPUs and links,
-// as aligned tables with units or as JSON in SI base units.
+// as aligned tables with units, or as a catalog file (--json) that --file reads back.
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <iostream>
 #include <memory>
-
-#include <nlohmann/json.hpp>
 
 #include <CLI/CLI.hpp>
 
 #include "cost_models/catalog.hpp"
 #include "cost_models/transformer.hpp"
 #include "tools/commands.hpp"
-#include "tools/report.hpp"
 #include "tools/table.hpp"
 
 namespace pipesim {
 namespace {
-
-using nlohmann::ordered_json;
 
 // "989.4 TFLOP/s", "3.35 TB/s": decimal prefixes as datasheets print them; five significant
 // digits keep every catalog value exact (362.05, 1978.9).
@@ -77,10 +74,12 @@ std::string gpus_table(const std::vector<GpuSpec>& gpus) {
   t.add_column("intra-node", Table::Align::Left);
   t.add_column("inter-node", Table::Align::Left);
   t.add_column("price");
+  t.add_column("price basis", Table::Align::Left);
   for (const GpuSpec& g : gpus)
     t.add_row({g.name, peak(g, "bf16"), peak(g, "fp8"), peak(g, "fp32"), si(g.hbm_bandwidth, "B/s"),
                format_bytes(static_cast<double>(g.memory_bytes)), g.intra_node_link, g.inter_node_link,
-               g.price_per_hour ? "$" + format_fixed(*g.price_per_hour, 2) + "/h" : "-"});
+               g.price_per_hour ? "$" + format_fixed(*g.price_per_hour, 2) + "/h" : "-",
+               !g.price_per_hour ? "-" : g.price_assumed ? "assumed" : g.price_source.empty() ? "given" : "list"});
   return t.render();
 }
 
@@ -95,52 +94,25 @@ std::string links_table(const std::vector<LinkSpec>& links) {
   return t.render();
 }
 
-// JSON in SI base units (FLOP/s, bytes/s, bytes, seconds), the names saying which.
-ordered_json to_json(const ModelSpec& m) {
-  return {{"name", m.name},
-          {"family", m.family},
-          {"layers", m.layers},
-          {"hidden", m.hidden},
-          {"heads", m.heads},
-          {"kv_heads", m.kv_heads},
-          {"ffn_hidden", m.ffn_hidden},
-          {"seq_len", m.seq_len},
-          {"vocab", m.vocab},
-          {"parameters", total_parameters(m)},
-          {"tied_embeddings", m.tied_embeddings},
-          {"mlp", m.mlp == MlpKind::SwiGlu ? "swiglu" : "gelu"},
-          {"linear_bias", m.linear_bias},
-          {"rms_norm", m.rms_norm},
-          {"learned_positions", m.learned_positions},
-          {"source", m.source}};
-}
-
-ordered_json to_json(const GpuSpec& g) {
-  ordered_json peaks = ordered_json::object();
-  for (const auto& [dtype, rate] : g.peak_flops) peaks[dtype] = rate;
-  ordered_json j{{"name", g.name},
-                 {"peak_flops_per_s", peaks},
-                 {"hbm_bandwidth_bytes_per_s", g.hbm_bandwidth},
-                 {"memory_bytes", g.memory_bytes}};
-  if (g.price_per_hour) j["price_usd_per_hour"] = *g.price_per_hour;
-  j["intra_node_link"] = g.intra_node_link;
-  j["inter_node_link"] = g.inter_node_link;
-  j["source"] = g.source;
-  return j;
-}
-
-ordered_json to_json(const LinkSpec& l) {
-  return {{"name", l.name},
-          {"bandwidth_bytes_per_s", l.bandwidth},
-          {"latency_s", ticks_to_seconds(l.latency)},
-          {"source", l.source}};
-}
-
-template <typename Spec>
-ordered_json array_of(const std::vector<Spec>& entries) {
-  ordered_json a = ordered_json::array();
-  for (const Spec& e : entries) a.push_back(to_json(e));
-  return a;
+// The entries `wants` picks, as a catalog file: GPUs bring the links of their file that they
+// name and that are not built in, so the file reads back on its own.
+Catalog selected(const Catalog& c, const std::function<bool(const char*)>& wants) {
+  Catalog out;
+  if (wants("models")) out.models = c.models;
+  if (wants("gpus")) out.gpus = c.gpus;
+  if (wants("links")) {
+    out.links = c.links;
+    return out;
+  }
+  if (&c == &builtin_catalog()) return out;  // the links of built-in GPUs are built in
+  const auto named = [](const std::vector<LinkSpec>& links, const std::string& name) {
+    return std::find_if(links.begin(), links.end(), [&](const LinkSpec& l) { return l.name == name; });
+  };
+  for (const GpuSpec& g : out.gpus)
+    for (const std::string& name : {g.intra_node_link, g.inter_node_link})
+      if (const auto own = named(c.links, name); own != c.links.end() && named(out.links, name) == out.links.end())
+        out.links.push_back(*own);
+  return out;
 }
 
 }  // namespace
@@ -153,18 +125,15 @@ void add_catalog_command(CLI::App& app) {
   cmd->add_option("kind", *kind, "models, gpus or links [default: all three]")
       ->check(CLI::IsMember({"models", "gpus", "links"}));
   cmd->add_option("--file", *file, "Show (and validate) this catalog file instead of the built-in catalog");
-  cmd->add_flag("--json", *json, "Print JSON in SI units (FLOP/s, bytes/s, bytes, seconds) with sources");
+  cmd->add_flag("--json", *json,
+                "Print the entries as a catalog file (docs/catalogs.md), with their sources; --file reads it back");
   cmd->callback([=] {
     const Catalog user = file->empty() ? Catalog{} : read_catalog_file(*file);
     const Catalog& c = file->empty() ? builtin_catalog() : user;
     const bool all = kind->empty();
     const auto wants = [&](const char* k) { return all || *kind == k; };
     if (*json) {
-      ordered_json j = ordered_json::object();
-      if (wants("models")) j["models"] = array_of(c.models);
-      if (wants("gpus")) j["gpus"] = array_of(c.gpus);
-      if (wants("links")) j["links"] = array_of(c.links);
-      std::cout << json_text(j) << "\n";
+      std::cout << catalog_file_json(selected(c, wants));
       return;
     }
     std::string out;
@@ -178,7 +147,9 @@ void add_catalog_command(CLI::App& app) {
     if (wants("models")) section("models", c.models.size(), models_table(c.models));
     if (wants("gpus")) section("gpus", c.gpus.size(), gpus_table(c.gpus));
     if (wants("links")) section("links", c.links.size(), links_table(c.links));
-    std::cout << out << "\npeaks are dense (no 2:4 sparsity), bandwidths per direction; sources: --json\n";
+    std::cout << out
+              << "\npeaks are dense (no 2:4 sparsity), bandwidths per direction; price basis: list = a cited list price,\n"
+                 "assumed = an assumption (override with --price-per-hour); every source: --json\n";
   });
 }
 

@@ -116,16 +116,50 @@ void add_report_flags(CLI::App& cmd, ReportFlags& flags) {
       ->needs(report);
 }
 
-// The settings line of the report: the flags that shaped the runs.
-std::vector<std::pair<std::string, std::string>> report_settings(const ScheduleOptions& so, const CostOptions& co) {
+// The settings line of the report: the flags that shaped the runs, and only those (no
+// uniform costs on a model or a profile, no -v without a schedule that reads it, no --wgrad
+// without a split backward). Model, GPU, cluster and parallelism are the page's own table.
+std::vector<std::pair<std::string, std::string>> report_settings(const ScheduleOptions& so, const CostOptions& co,
+                                                                 const HardwareOptions& ho,
+                                                                 const std::string& cost_label,
+                                                                 const std::vector<RunOutput>& runs) {
+  const auto any_run = [&](auto pred) { return std::any_of(runs.begin(), runs.end(), pred); };
   std::vector<std::pair<std::string, std::string>> out;
   if (so.file.empty()) {
-    out = {{"p", std::to_string(so.params.p)}, {"m", std::to_string(so.params.m)}, {"v", std::to_string(so.params.v)},
-           {"iterations", std::to_string(so.params.iterations)}};
+    if (ho.model.empty()) out.emplace_back("p", std::to_string(so.params.p));
+    out.emplace_back("m", std::to_string(so.params.m));
+    const auto chunked = [](const RunOutput& r) {
+      return std::any_of(generators().begin(), generators().end(),
+                         [&](const GeneratorInfo& g) { return g.name == r.schedule.name && std::find(g.settings.begin(), g.settings.end(), "chunks") != g.settings.end(); });
+    };
+    if (any_run(chunked))
+      out.emplace_back("v", std::to_string(so.params.v));
+    out.emplace_back("iterations", std::to_string(so.params.iterations));
   } else {
     out = {{"schedule file", so.file}};
   }
-  out.insert(out.end(), {{"fwd", co.fwd}, {"bwd", co.bwd}, {"wgrad", co.wgrad.empty() ? "bwd/2" : co.wgrad}});
+  if (!ho.model.empty()) {
+    const auto yes_no = [](bool b) { return std::string(b ? "on" : "off"); };
+    out.insert(out.end(), {{"micro-batch size", std::to_string(ho.micro_batch_size)},
+                           {"recompute", ho.recompute},
+                           {"dtype", ho.dtype},
+                           {"flash attention", yes_no(ho.flash_attention)},
+                           {"sequence parallel", yes_no(ho.sequence_parallel)},
+                           {"ZeRO-1", yes_no(ho.zero1)}});
+    return out;
+  }
+  if (!cost_label.empty()) {
+    out.emplace_back("cost model", cost_label);
+    return out;
+  }
+  out.insert(out.end(), {{"fwd", co.fwd}, {"bwd", co.bwd}});
+  const auto split = [](const RunOutput& r) {
+    for (const auto& device : r.schedule.ops)
+      for (const Op& op : device)
+        if (op.kind == OpKind::W) return true;
+    return false;
+  };
+  if (any_run(split)) out.emplace_back("wgrad", co.wgrad.empty() ? "bwd/2" : co.wgrad);
   if (co.optimizer != "0ns") out.emplace_back("optimizer", co.optimizer);
   if (co.link_latency != "0ns") out.emplace_back("link latency", co.link_latency);
   if (!co.link_bandwidth.empty()) out.emplace_back("link bandwidth", co.link_bandwidth);
@@ -135,17 +169,35 @@ std::vector<std::pair<std::string, std::string>> report_settings(const ScheduleO
   return out;
 }
 
-void write_report(const ReportFlags& flags, OutputFile& file, const std::string& title, const ScheduleOptions& so,
-                  const CostOptions& co, const std::vector<RunOutput>& runs) {
+// `assessments`: one per run on a model, or empty.
+void write_report(const ReportFlags& flags, OutputFile& file, const std::string& title,
+                  std::vector<std::pair<std::string, std::string>> settings, const std::vector<RunOutput>& runs,
+                  const std::vector<Assessment>& assessments) {
+  PIPESIM_ASSERT(assessments.empty() || assessments.size() == runs.size());
   ReportOptions options;
   options.title = title;
-  options.settings = report_settings(so, co);
+  options.settings = std::move(settings);
   options.generator = "pipesim " PIPESIM_VERSION;
   if (!flags.capacity.empty()) options.capacity_bytes = parse_bytes(flags.capacity, "--report-capacity");
+  std::vector<ReportAssessment> model;
+  for (const Assessment& a : assessments) model.push_back(report_assessment(a));
   std::vector<ReportRun> list;
-  for (const auto& r : runs) list.push_back({r.schedule, r.timeline, r.metrics});
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    list.push_back({runs[i].schedule, runs[i].timeline, runs[i].metrics, model.empty() ? nullptr : &model[i]});
   write_html_report(file.stream(), list, options);
   file.close();
+}
+
+// "pipesim report: compare", with the model and GPUs of a model run.
+std::string report_title(const std::string& what, const HardwareOptions& ho, const std::vector<Assessment>& assessed) {
+  if (assessed.empty()) return "pipesim report: " + what;
+  std::vector<std::string> gpus;
+  for (const Assessment& a : assessed)
+    if (std::find(gpus.begin(), gpus.end(), a.hardware) == gpus.end()) gpus.push_back(a.hardware);
+  std::string names;
+  for (const std::string& g : gpus) names += (names.empty() ? "" : ", ") + g;
+  return "pipesim report: " + what + ", " + assessed.front().model + " on " + std::to_string(ho.nodes * ho.gpus_per_node) +
+         " x " + names;
 }
 
 // Flags both subcommands take besides schedule and costs.
@@ -192,7 +244,11 @@ std::vector<std::string> prepare(CLI::App& cmd, const OutputFlags& o, const Sche
   files.catalog_input("--intra-link", ho.intra_link);
   files.catalog_input("--inter-link", ho.inter_link);
   if (OutputFile* saved = files.output("--save-config", o.save_config)) saved->stream() << config_text(cmd, unused);
-  if (!o.report.capacity.empty()) (void)parse_bytes(o.report.capacity, "--report-capacity");
+  if (!o.report.capacity.empty()) {
+    if (!ho.model.empty())
+      throw InputError("--report-capacity: not with --model (the report draws each run against its GPU's own memory)");
+    (void)parse_bytes(o.report.capacity, "--report-capacity");
+  }
   return generators;
 }
 
@@ -232,18 +288,20 @@ ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, c
   ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace,
                              max_trace_ops, keep_timeline, static_memory),
                      {}};
-  out.assessment = assess(model, gpu, out.run.schedule, out.run.result, out.run.metrics);
+  out.assessment = assess(model, out.run.schedule, out.run.result, out.run.metrics);
   return out;
 }
 
-std::string model_settings_line(const ScheduleOptions& so, const HardwareOptions& ho) {
+// The header of a model run's tables, with the shape of the schedules run (a schedule
+// file's own with --schedule-file, not the unused -p and -m).
+std::string model_settings_line(int pp, int m, int iterations, const HardwareOptions& ho) {
   const std::string batch = ho.global_batch_size > 0
                                 ? " global batch=" + std::to_string(ho.global_batch_size) + " (m = B / (dp x micro-batch size))"
-                                : " m=" + std::to_string(so.params.m);
+                                : " m=" + std::to_string(m);
   return one_line(ho.model) + " on " + std::to_string(ho.nodes) + " x " + std::to_string(ho.gpus_per_node) +
-         " GPUs: tp=" + std::to_string(ho.tp) + " pp=" + std::to_string(so.params.p) + batch +
+         " GPUs: tp=" + std::to_string(ho.tp) + " pp=" + std::to_string(pp) + batch +
          " micro-batch size=" + std::to_string(ho.micro_batch_size) + " recompute=" + ho.recompute +
-         " iterations=" + std::to_string(so.params.iterations) + "\n\n";
+         " iterations=" + std::to_string(iterations) + "\n\n";
 }
 
 }  // namespace
@@ -259,6 +317,7 @@ void add_simulate_command(CLI::App& app) {
   add_cost_flags(*cmd, *co);
   add_hardware_flags(*cmd, *ho);
   cmd->get_option("--global-batch-size")->excludes("--microbatches");
+  add_price_flag(*cmd, *ho);
   auto po = std::make_shared<ProfiledOptions>();
   add_profiled_flags(*cmd, *po);
   cmd->add_option("--trace", *trace, "Write a Chrome trace (Perfetto / chrome://tracing) to this file");
@@ -294,14 +353,20 @@ void add_simulate_command(CLI::App& app) {
       runs.push_back(std::move(r.run));
     }
     const RunOutput& run = runs.front();
-    if (report_file) write_report(out->report, *report_file, "pipesim report: " + run.metrics.schedule, *so, *co, runs);
+    if (report_file) {
+      const std::vector<Assessment> assessed = assessment ? std::vector<Assessment>{*assessment} : std::vector<Assessment>{};
+      write_report(out->report, *report_file, report_title(run.metrics.schedule, *ho, assessed),
+                   report_settings(*so, *co, *ho, cost_label, runs), runs, assessed);
+    }
     if (out->json) {
       nlohmann::ordered_json j = assessment ? assessment_json(*assessment, run.metrics) : metrics_json(run.metrics);
-      if (!cost_label.empty()) j["cost_model"] = cost_label;
+      j["cost_model"] = !cost_label.empty() ? cost_label : assessment ? "analytical" : "uniform";
       std::cout << json_text(j) << "\n";
     } else {
       if (!cost_label.empty()) std::cout << "cost model    " << one_line(cost_label) << "\n";
-      if (assessment) std::cout << model_settings_line(*so, *ho);
+      if (assessment)
+        std::cout << model_settings_line(run.schedule.num_devices, run.schedule.microbatches, run.schedule.iterations,
+                                         *ho);
       std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
       if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
       if (trace_file) std::cout << "\ntrace written to " << one_line(*trace) << " (open in ui.perfetto.dev)\n";
@@ -324,6 +389,7 @@ void add_compare_command(CLI::App& app) {
   add_cost_flags(*cmd, *co);
   add_hardware_flags(*cmd, *ho);
   cmd->get_option("--global-batch-size")->excludes("--microbatches");
+  add_price_flag(*cmd, *ho);
   auto po = std::make_shared<ProfiledOptions>();
   add_profiled_flags(*cmd, *po);
   cmd->add_option("--trace-dir", *trace_dir, "Write one Chrome trace per schedule into this folder");
@@ -381,13 +447,18 @@ void add_compare_command(CLI::App& app) {
         if (keep) kept.push_back(std::move(run));
       }
     }
-    if (report_file) write_report(out->report, *report_file, "pipesim report: compare", *so, *co, kept);
+    if (report_file) {
+      std::vector<Assessment> assessments;
+      for (const auto& [a, m] : assessed) assessments.push_back(a);
+      write_report(out->report, *report_file, report_title("compare", *ho, assessments),
+                   report_settings(*so, *co, *ho, profiled ? profiled->label() : "", kept), kept, assessments);
+    }
     if (out->json) {
       nlohmann::ordered_json j;
       j["schedules"] = nlohmann::ordered_json::array();
       for (std::size_t i = 0; i < all.size(); ++i)
         j["schedules"].push_back(assessed.empty() ? metrics_json(all[i]) : assessment_json(assessed[i].first, all[i]));
-      if (profiled) j["cost_model"] = profiled->label();
+      j["cost_model"] = profiled ? profiled->label() : assessed.empty() ? "uniform" : "analytical";
       std::cout << json_text(j) << "\n";
     } else {
       if (profiled) {
@@ -400,7 +471,8 @@ void add_compare_command(CLI::App& app) {
                   << " wgrad=" << (co->wgrad.empty() ? "bwd/2" : co->wgrad) << "\n\n";
         std::cout << compare_table(all);
       } else {
-        std::cout << model_settings_line(*so, *ho) << assessment_table(assessed);
+        std::cout << model_settings_line(so->params.p, so->params.m, so->params.iterations, *ho)
+                  << assessment_table(assessed);
       }
       for (const auto& path : traces)
         std::cout << (&path == &traces.front() ? "\ntraces: " : "        ") << one_line(path) << "\n";

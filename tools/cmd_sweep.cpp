@@ -98,6 +98,7 @@ void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
   cmd.add_option("--intra-link", h.intra_link, "Link class inside a node [default: the GPU's]");
   cmd.add_option("--inter-link", h.inter_link, "Link class between nodes [default: the GPU's]");
   add_analytical_flags(cmd, h);
+  add_price_flag(cmd, h);
   cmd.add_option("--jobs", f.jobs, "Threads [default: all cores]");
   cmd.add_option("--csv", f.csv, "Write one CSV row per evaluated configuration to this file");
   f.json_option = cmd.add_option("--json", f.json, "Write the JSON document to this file; without a file, print it")

@@ -90,6 +90,11 @@ void add_analytical_flags(CLI::App& app, HardwareOptions& o) {
                  "Override the GPU's efficiencies, e.g. gemm=0.7,memory=0.85 (keys: docs/cost-model.md)");
 }
 
+void add_price_flag(CLI::App& app, HardwareOptions& o) {
+  app.add_option("--price-per-hour", o.price_per_hour,
+                 "US dollars per GPU-hour for $/M tokens, e.g. 2.49 [default: the GPU's catalog price]");
+}
+
 void apply_efficiency_overrides(Efficiency& e, const std::string& text, const std::string& what) {
   for (const std::string& item : split_list(text)) {
     const std::size_t eq = item.find('=');
@@ -207,6 +212,12 @@ AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::str
   c.partition.last = o.last_stage_layers;
   c.efficiency = c.cluster.gpu.efficiency;
   apply_efficiency_overrides(c.efficiency, o.efficiency, "--efficiency");
+  if (!o.price_per_hour.empty()) {
+    GpuSpec& g = c.cluster.gpu;
+    g.price_per_hour = parse_price(o.price_per_hour, "--price-per-hour", false);
+    g.price_source = "--price-per-hour";
+    g.price_assumed = false;
+  }
   return c;
 }
 
@@ -273,26 +284,37 @@ ProfiledCostConfig make_profiled_config(const ProfiledOptions& o, const Hardware
   return c;
 }
 
-Assessment assess(const AnalyticalCostModel& model, const std::string& hardware, const Schedule& schedule,
-                  const SimResult& result, const Metrics& metrics) {
+Assessment assess(const AnalyticalCostModel& model, const Schedule& schedule, const SimResult& result,
+                  const Metrics& metrics) {
   const AnalyticalConfig& c = model.config();
   Assessment a;
-  a.hardware = hardware;
+  a.model = c.model.name;
+  a.hardware = c.cluster.gpu.name;
+  a.nodes = c.cluster.nodes;
+  a.gpus_per_node = c.cluster.gpus_per_node;
   a.gpus = c.cluster.total_gpus();
-  const auto sequences = static_cast<double>(sequences_per_iteration(schedule, c.micro_batch_size, c.dp));
-  a.tokens_per_iteration = sequences * c.model.seq_len;
+  a.tp = c.tp;
+  a.pp = schedule.num_devices;
+  a.dp = c.dp;
+  a.global_batch = static_cast<double>(sequences_per_iteration(schedule, c.micro_batch_size, c.dp));
+  a.tokens_per_iteration = a.global_batch * c.model.seq_len;
+  a.price_per_hour = c.cluster.gpu.price_per_hour;
+  a.price_source = c.cluster.gpu.price_source;
+  a.price_assumed = c.cluster.gpu.price_assumed;
   const double seconds = ticks_to_seconds(metrics.time_per_iteration);
   if (seconds > 0) {
     a.tokens_per_s = a.tokens_per_iteration / seconds;
     const double peak = c.cluster.gpu.peak_flops.at(c.dtype);
-    a.mfu = sequences * model_flops_per_sequence(c.model) / (seconds * a.gpus * peak);
-    if (c.cluster.gpu.price_per_hour)
-      a.cost_per_million_tokens = *c.cluster.gpu.price_per_hour * a.gpus / 3600.0 / a.tokens_per_s * 1e6;
+    a.mfu = a.global_batch * model_flops_per_sequence(c.model) / (seconds * a.gpus * peak);
+    if (a.price_per_hour) a.cost_per_million_tokens = *a.price_per_hour * a.gpus / 3600.0 / a.tokens_per_s * 1e6;
   }
   for (int d = 0; d < schedule.num_devices; ++d) {
     const DeviceStats& s = result.devices[static_cast<std::size_t>(d)];
     a.memory.push_back(device_memory(model, schedule, d, s.peak_activation_bytes, s.peak_weight_versions));
-    a.peak_memory = std::max(a.peak_memory, a.memory.back().total);
+    if (a.memory.back().total > a.peak_memory) {
+      a.peak_memory = a.memory.back().total;
+      a.peak_device = d;
+    }
   }
   a.capacity = c.cluster.gpu.memory_bytes;
   a.fits = a.peak_memory <= a.capacity;
@@ -301,28 +323,61 @@ Assessment assess(const AnalyticalCostModel& model, const std::string& hardware,
 }
 
 nlohmann::ordered_json assessment_json(const Assessment& a, const Metrics& m) {
-  nlohmann::ordered_json j;
-  j["schedule"] = m.schedule;
+  nlohmann::ordered_json j = metrics_json(m);
+  const auto usd = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+  };
+  j["model"] = a.model;
   j["hardware"] = a.hardware;
+  j["nodes"] = a.nodes;
+  j["gpus_per_node"] = a.gpus_per_node;
   j["gpus"] = a.gpus;
-  j["time_per_iteration_s"] = ticks_to_seconds(m.time_per_iteration);
+  j["tp"] = a.tp;
+  j["pp"] = a.pp;
+  j["dp"] = a.dp;
+  j["global_batch"] = a.global_batch;
   j["tokens_per_iteration"] = a.tokens_per_iteration;
   j["tokens_per_s"] = a.tokens_per_s;
   j["mfu"] = a.mfu;
-  j["bubble_ratio"] = m.bubble_ratio;
+  j["price_usd_per_gpu_hour"] = usd(a.price_per_hour);
+  j["price_source"] = a.price_source;
+  j["price_assumed"] = a.price_assumed;
+  j["cost_per_million_tokens_usd"] = usd(a.cost_per_million_tokens);
   j["peak_memory_bytes"] = a.peak_memory;
+  j["peak_memory_device"] = a.peak_device;
   j["capacity_bytes"] = a.capacity;
   j["fits"] = a.fits;
   j["overshoot_bytes"] = a.overshoot;
-  j["staleness"] = staleness_json(m.staleness);
-  j["cost_per_million_tokens_usd"] = a.cost_per_million_tokens ? nlohmann::ordered_json(*a.cost_per_million_tokens)
-                                                                : nlohmann::ordered_json(nullptr);
   auto& mem = j["memory_per_device"] = nlohmann::ordered_json::array();
   for (const DeviceMemory& d : a.memory)
     mem.push_back({{"device", d.device},         {"weights_bytes", d.weights},       {"gradients_bytes", d.gradients},
                    {"optimizer_bytes", d.optimizer}, {"activations_bytes", d.activations}, {"workspace_bytes", d.workspace},
                    {"comm_buffers_bytes", d.comm_buffers}, {"total_bytes", d.total},    {"weight_copies", d.weight_copies}});
   return j;
+}
+
+ReportAssessment report_assessment(const Assessment& a) {
+  ReportAssessment r;
+  r.model = a.model;
+  r.hardware = a.hardware;
+  r.nodes = a.nodes;
+  r.gpus_per_node = a.gpus_per_node;
+  r.tp = a.tp;
+  r.pp = a.pp;
+  r.dp = a.dp;
+  r.global_batch = a.global_batch;
+  r.tokens_per_iteration = a.tokens_per_iteration;
+  r.tokens_per_s = a.tokens_per_s;
+  r.mfu = a.mfu;
+  r.price_per_hour = a.price_per_hour;
+  r.price_source = a.price_source;
+  r.price_assumed = a.price_assumed;
+  r.cost_per_million_tokens = a.cost_per_million_tokens;
+  r.capacity = a.capacity;
+  for (const DeviceMemory& d : a.memory)
+    r.memory.push_back({d.weights, d.gradients, d.optimizer, d.workspace + d.comm_buffers, d.activations, d.weight_copies});
+  PIPESIM_ASSERT(r.peak_memory() == a.peak_memory && r.fits() == a.fits);
+  return r;
 }
 
 std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& rows) {
@@ -339,16 +394,24 @@ std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& 
   t.add_column("mismatch max");
   t.add_column("delay max");
   t.add_column("$/M tokens");
-  for (const auto& [a, m] : rows)
+  bool assumed = false;
+  for (const auto& [a, m] : rows) {
+    assumed = assumed || (a.cost_per_million_tokens && a.price_assumed);
     t.add_row({a.hardware, m.schedule, format_duration(m.time_per_iteration), format_fixed(a.tokens_per_s, 0),
                format_percent(a.mfu), format_percent(m.bubble_ratio), format_bytes(static_cast<double>(a.peak_memory)),
                format_bytes(static_cast<double>(a.capacity)), fits_text(a), std::to_string(m.staleness.max_mismatch),
                std::to_string(m.staleness.max_delay),
-               a.cost_per_million_tokens ? "$" + format_fixed(*a.cost_per_million_tokens, 3) : "-"});
+               a.cost_per_million_tokens
+                   ? "$" + format_fixed(*a.cost_per_million_tokens, 3) + (a.price_assumed ? " (assumed)" : "")
+                   : "-"});
+  }
   return t.render() +
          "\nMFU = model FLOPs (forward + backward, no recomputation) / (time x GPUs x dense peak); peak memory = the\n"
          "fullest GPU: weights (x copies held), gradients, optimizer state, activations, buffers; mismatch / delay in\n"
-         "optimizer steps (see docs/schedules.md).\n";
+         "optimizer steps (see docs/schedules.md)." +
+         (assumed ? " $/M tokens (assumed): the GPU's catalog price is an assumption\n"
+                    "(pipesim catalog gpus; --price-per-hour gives yours).\n"
+                  : "\n");
 }
 
 }  // namespace pipesim

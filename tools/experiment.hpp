@@ -18,6 +18,7 @@
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "tools/cli_app.hpp"
+#include "traces/report_assessment.hpp"
 
 namespace pipesim {
 
@@ -48,19 +49,23 @@ struct HardwareOptions {
   int first_stage_layers = -1;  // --decoder-first-pipeline-num-layers; -1: by the rule
   int last_stage_layers = -1;   // --decoder-last-pipeline-num-layers
   std::string efficiency;       // "gemm=0.7,memory=0.85": overrides of the GPU's efficiencies
+  std::string price_per_hour;   // --price-per-hour: USD per GPU-hour instead of the catalog's; empty: the catalog's
 };
 
 void add_hardware_flags(CLI::App& app, HardwareOptions& options);
 // Its flags and add_analytical_flags' that only the analytical model uses
 // (--micro-batch-size is --cost's too).
-inline constexpr std::array<const char*, 22> kGpuFlags = {
+inline constexpr std::array<const char*, 23> kGpuFlags = {
     "--hardware", "--nodes", "--gpus-per-node", "--tp", "--sequence-parallel", "--flash-attention", "--recompute",
     "--dtype", "--zero1", "--intra-link", "--inter-link", "--blocking-p2p", "--overlap-grad-reduce",
     "--scatter-gather", "--grad-reduce-bytes", "--tp-overlap", "--gradient-accumulation-fusion", "--vocab-multiple",
-    "--partition", "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--efficiency"};
+    "--partition", "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--efficiency",
+    "--price-per-hour"};
 // The flags of the AnalyticalConfig settings beyond model, GPU and parallelism (p2p, TP
 // overlap, gradient reduction, partition, efficiencies); add_hardware_flags adds them too.
 void add_analytical_flags(CLI::App& app, HardwareOptions& options);
+// --price-per-hour (simulate, compare, sweep): what a GPU-hour costs, for $/M tokens.
+void add_price_flag(CLI::App& app, HardwareOptions& options);
 // Applies "key=value,key=value" (--efficiency) to `e`: the keys are Efficiency's fields
 // (gemm, gemm_k_overhead, tile_m, tile_n, wave_smoothing, misaligned, attention, memory,
 // network). InputError naming `what` and the key.
@@ -118,23 +123,35 @@ std::vector<UnusedFlags> unused_flags(bool model, bool cost, bool schedule_file,
 
 // One schedule on one model and GPU type.
 struct Assessment {
-  std::string hardware;
-  int gpus = 0;
+  std::string model;     // the model's catalog name
+  std::string hardware;  // the GPU's catalog name (never the file it came from)
+  int nodes = 0, gpus_per_node = 0;
+  int gpus = 0;          // nodes x gpus_per_node = tp x pp x dp
+  int tp = 0, pp = 0, dp = 0;
+  double global_batch = 0;  // sequences per optimizer step, all data-parallel replicas
   double tokens_per_iteration = 0;
   double tokens_per_s = 0;
   double mfu = 0;                        // model FLOPs (no recomputation) / (time x GPUs x peak)
+  std::optional<double> price_per_hour;  // USD per GPU-hour: the catalog's or --price-per-hour
+  std::string price_source;              // where it comes from ("--price-per-hour" when given)
+  bool price_assumed = false;            // the catalog marks it as an assumption
   std::optional<double> cost_per_million_tokens;  // USD, if the GPU has a price
   std::vector<DeviceMemory> memory;      // per pipeline device (one of its GPUs)
   std::int64_t peak_memory = 0;          // max over devices
+  int peak_device = 0;                   // the first device holding it
   std::int64_t capacity = 0;
   bool fits = true;
   std::int64_t overshoot = 0;            // peak - capacity when it does not fit
 };
 
-Assessment assess(const AnalyticalCostModel& model, const std::string& hardware, const Schedule& schedule,
-                  const SimResult& result, const Metrics& metrics);
+Assessment assess(const AnalyticalCostModel& model, const Schedule& schedule, const SimResult& result,
+                  const Metrics& metrics);
 
+// The --json object of one schedule on a model: metrics_json's fields (tools/report.hpp),
+// then the assessment's (docs/json.md).
 nlohmann::ordered_json assessment_json(const Assessment& a, const Metrics& m);
 std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& rows);
+// What the HTML report shows of it (traces/report_assessment.hpp).
+ReportAssessment report_assessment(const Assessment& a);
 
 }  // namespace pipesim

@@ -123,7 +123,7 @@ std::string compare_table(const std::vector<Metrics>& all) {
   t.add_column("schedule", Table::Align::Left);
   t.add_column("devices");
   t.add_column("time/iter");
-  t.add_column("throughput");
+  t.add_column("micro-batches/s");
   t.add_column("bubble");
   t.add_column("peak act (device)");
   t.add_column("act memory");
@@ -136,7 +136,7 @@ std::string compare_table(const std::vector<Metrics>& all) {
     std::int64_t peak_bytes = 0;
     for (const auto& d : m.per_device) peak_bytes = std::max(peak_bytes, d.peak_activation_bytes);
     t.add_row({m.schedule, std::to_string(m.devices), format_duration(m.time_per_iteration),
-               format_fixed(m.throughput_mb_per_s, 1) + " mb/s", format_percent(m.bubble_ratio),
+               format_fixed(m.throughput_mb_per_s, 1), format_percent(m.bubble_ratio),
                std::to_string(peak.peak_activations) + " (dev " + std::to_string(peak.device) + ")",
                format_bytes(static_cast<double>(peak_bytes)), std::to_string(max_weight_versions(m)) + "x",
                std::to_string(m.staleness.max_mismatch), format_percent(m.staleness.mismatched_fraction),

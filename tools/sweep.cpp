@@ -84,7 +84,7 @@ SweepRow evaluate(Simulator& simulator, const Plan& plan, const AnalyticalCostMo
   row.point = point;
   const SimResult result = simulator.run(schedule, model);  // no observer: no timeline is kept
   const Metrics metrics = summarize(schedule, result);
-  const Assessment a = assess(model, g.hardware[point.hardware], schedule, result, metrics);
+  const Assessment a = assess(model, schedule, result, metrics);
   row.tp = model.config().tp;
   row.pp = g.pp[point.pp];
   row.dp = model.config().dp;

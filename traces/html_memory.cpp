@@ -18,14 +18,15 @@ std::string value_text(std::int64_t v, bool bytes) {
 
 // Per pixel column, the most a device holds at any moment in it: the value it enters the
 // column with, or any value set inside it.
-std::vector<std::int64_t> column_max(const Timeline& t, int device, bool bytes, const TimeFrame& frame,
-                                     std::size_t columns) {
+// `base`: what the device holds besides the records' values.
+std::vector<std::int64_t> column_max(const Timeline& t, int device, bool bytes, std::int64_t base,
+                                     const TimeFrame& frame, std::size_t columns) {
   std::vector<std::int64_t> max(columns, -1), last(columns, -1);
-  std::int64_t before = 0;  // held when the range begins
+  std::int64_t before = base;  // held when the range begins
   const double scale = frame.scale();
   for (const MemoryRecord& r : t.memory) {
     if (r.device != device) continue;
-    const std::int64_t v = bytes ? r.bytes : r.activations;
+    const std::int64_t v = base + (bytes ? r.bytes : r.activations);
     if (r.time < frame.range.begin) {
       before = v;
       continue;
@@ -51,15 +52,28 @@ MemoryChart render_memory_chart(const Schedule& schedule, const Timeline& timeli
   MemoryChart chart;
   const TimeFrame frame = make_time_frame(options.range, timeline, options.width);
   const int n = schedule.num_devices;
-  chart.bytes =
-      std::any_of(timeline.memory.begin(), timeline.memory.end(), [](const MemoryRecord& r) { return r.bytes > 0; });
+  const bool totals = !options.static_bytes.empty();
+  PIPESIM_ASSERT(!totals || options.static_bytes.size() == static_cast<std::size_t>(n));
+  chart.bytes = totals || std::any_of(timeline.memory.begin(), timeline.memory.end(),
+                                      [](const MemoryRecord& r) { return r.bytes > 0; });
+  const auto base = [&](int d) { return totals ? options.static_bytes[static_cast<std::size_t>(d)] : 0; };
   std::vector<std::int64_t> peaks(static_cast<std::size_t>(std::max(n, 0)), 0);
+  for (int d = 0; d < n; ++d) peaks[static_cast<std::size_t>(d)] = base(d);
   for (const MemoryRecord& r : timeline.memory) {
     PIPESIM_ASSERT(r.device >= 0 && r.device < n);
     auto& p = peaks[static_cast<std::size_t>(r.device)];
-    p = std::max(p, chart.bytes ? r.bytes : std::int64_t{r.activations});
+    p = std::max(p, base(r.device) + (chart.bytes ? r.bytes : std::int64_t{r.activations}));
   }
   for (std::int64_t p : peaks) chart.peak = std::max(chart.peak, p);
+  // "78.8 GiB (40.2 GiB static + 38.6 GiB activations)" with static memory, else the peak.
+  const auto peak_text = [&](int d) {
+    const std::int64_t peak = peaks[static_cast<std::size_t>(d)];
+    std::string text = value_text(peak, chart.bytes);
+    if (totals)
+      text += " = " + format_bytes(static_cast<double>(base(d))) + " static + " +
+              format_bytes(static_cast<double>(peak - base(d))) + " activations";
+    return text;
+  };
   const bool capacity = chart.bytes && options.capacity_bytes.has_value() && *options.capacity_bytes > 0;
   if (capacity)
     for (int d = 0; d < n; ++d)
@@ -78,9 +92,13 @@ MemoryChart render_memory_chart(const Schedule& schedule, const Timeline& timeli
   auto y = [&](double v) { return bottom - v / axis_top * h; };
   const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
 
-  SvgWriter svg(frame.width, bottom + kTimeAxisHeight + 2, "memory", "activation memory over time per device");
+  SvgWriter svg(frame.width, bottom + kTimeAxisHeight + 2, "memory",
+               totals ? "memory per GPU over time, static and activations" : "activation memory over time per device");
   svg.text(frame.left - 8, 14,
-           chart.bytes ? "activation memory (" + std::string(axis_unit.name) + ")" : "activations held", "atitle");
+           totals       ? "memory per GPU: static + activations (" + std::string(axis_unit.name) + ")"
+           : chart.bytes ? "activation memory (" + std::string(axis_unit.name) + ")"
+                         : "activations held",
+           "atitle");
   svg.open_group("axis");
   for (int i = 0; i <= static_cast<int>(ticks); ++i) {
     const double v = i * step;
@@ -92,7 +110,7 @@ MemoryChart render_memory_chart(const Schedule& schedule, const Timeline& timeli
 
   const auto columns = static_cast<std::size_t>(std::max(1.0, std::ceil(frame.plot_width())));
   for (int d = 0; d < n; ++d) {
-    const std::vector<std::int64_t> m = column_max(timeline, d, chart.bytes, frame, columns);
+    const std::vector<std::int64_t> m = column_max(timeline, d, chart.bytes, base(d), frame, columns);
     // Step line at pixel resolution: h to where the value changes, v to the new value.
     // Relative moves in whole columns and tenths of a pixel keep the path short (a ramp
     // changes every column) and free of rounding drift.
@@ -108,8 +126,7 @@ MemoryChart render_memory_chart(const Schedule& schedule, const Timeline& timeli
       y_now = y_next;
     }
     path += "H" + svg_coord(frame.left + frame.plot_width());
-    svg.path(path, "mem", series_colour(d, n),
-             "device " + std::to_string(d) + ": peak " + value_text(peaks[static_cast<std::size_t>(d)], chart.bytes));
+    svg.path(path, "mem", series_colour(d, n), "device " + std::to_string(d) + ": peak " + peak_text(d));
   }
   if (capacity) {
     const double cy = y(static_cast<double>(*options.capacity_bytes));
@@ -138,6 +155,77 @@ MemoryChart render_memory_chart(const Schedule& schedule, const Timeline& timeli
     chart.legend += "<span><i class=\"sw line\" style=\"background:#b3261e\"></i>capacity " +
                     format_bytes(static_cast<double>(*options.capacity_bytes)) + "</span>";
   chart.legend += "</div>\n";
+  return chart;
+}
+
+MemoryBreakdownChart render_memory_breakdown(const std::vector<ReportDeviceMemory>& devices, std::int64_t capacity,
+                                             int width) {
+  struct Part {
+    const char* css;
+    const char* name;
+    std::int64_t ReportDeviceMemory::*bytes;
+  };
+  static constexpr Part kParts[] = {{"mw", "weights", &ReportDeviceMemory::weights},
+                                    {"mg", "gradients", &ReportDeviceMemory::gradients},
+                                    {"mo", "optimizer state", &ReportDeviceMemory::optimizer},
+                                    {"mb", "buffers", &ReportDeviceMemory::buffers},
+                                    {"ma", "activations (peak)", &ReportDeviceMemory::activations}};
+  MemoryBreakdownChart chart;
+  chart.legend = "<div class=\"legend\">";
+  for (const Part& p : kParts)
+    chart.legend += std::string("<span><i class=\"sw ") + p.css + "\"></i>" + p.name + "</span>";
+  chart.legend += "<span><i class=\"sw line\" style=\"background:#b3261e\"></i>capacity " +
+                  format_bytes(static_cast<double>(capacity)) + "</span></div>\n";
+
+  const int n = static_cast<int>(devices.size());
+  std::int64_t most = capacity;
+  for (const ReportDeviceMemory& d : devices) most = std::max(most, d.total());
+  const ByteUnit unit = byte_unit_for(static_cast<double>(most));
+  const double step = nice_step(static_cast<double>(most) / unit.bytes, 6);
+  const double ticks = std::ceil(static_cast<double>(most) / unit.bytes / step - 1e-9);
+  const double axis_top = ticks * step * unit.bytes;
+  // Rows of 20 px up to 16 devices, thinner beyond (labels only where they fit).
+  const double row = n <= 16 ? 20 : std::max(4.0, 320.0 / n), bar = row * 0.7;
+  const double left = 64, right = 150, top = 24, plot = std::max(100.0, width - left - right);
+  const double bottom = top + row * n;
+  auto x = [&](double bytes) { return left + bytes / axis_top * plot; };
+
+  SvgWriter svg(width, bottom + 34, "membars", "memory per GPU at its peak, by part, per device");
+  svg.text(left, 14, "memory per GPU at its peak (" + std::string(unit.name) + ")", "atitle");
+  svg.open_group("axis");
+  const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
+  for (int i = 0; i <= static_cast<int>(ticks); ++i) {
+    const double v = i * step * unit.bytes;
+    svg.line(x(v), top, x(v), bottom, "grid");
+    svg.text(x(v), bottom + 16, format_fixed_number(i * step, decimals), "tick", "middle");
+  }
+  svg.close_group();
+  for (int d = 0; d < n; ++d) {
+    const ReportDeviceMemory& m = devices[static_cast<std::size_t>(d)];
+    const double y = top + row * d + (row - bar) / 2;
+    const bool over = m.total() > capacity;
+    if (row >= 14)
+      svg.text(left - 8, y + bar / 2 + 4, "dev " + std::to_string(d), over ? "rowlbl over" : "rowlbl", "end");
+    double at = 0;
+    for (const Part& p : kParts) {
+      const auto bytes = static_cast<double>(m.*p.bytes);
+      if (bytes <= 0) continue;
+      std::string title = "device " + std::to_string(d) + " " + p.name + ": " + format_bytes(bytes);
+      if (p.bytes == &ReportDeviceMemory::weights && m.weight_copies > 1)
+        title += " (" + std::to_string(m.weight_copies) + " copies)";
+      svg.rect(x(at), y, x(at + bytes) - x(at), bar, p.css, title);
+      at += bytes;
+    }
+    if (row >= 14) {
+      std::string label = format_bytes(static_cast<double>(m.total()));
+      if (over) label += " (over by " + format_bytes(static_cast<double>(m.total() - capacity)) + ")";
+      svg.text(x(at) + 6, y + bar / 2 + 4, label, over ? "tick over" : "tick");
+    }
+  }
+  const double cx = x(static_cast<double>(capacity));
+  svg.line(cx, top - 4, cx, bottom, "cap");
+  svg.text(cx, top - 8, "capacity " + format_bytes(static_cast<double>(capacity)), "caplbl", "middle");
+  chart.svg = svg.finish();
   return chart;
 }
 

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "traces/html_gantt.hpp"
 #include "traces/html_memory.hpp"
+#include "traces/html_model.hpp"
 #include "traces/html_staleness.hpp"
 #include "traces/html_style.hpp"
 #include "traces/html_tables.hpp"
@@ -28,12 +29,62 @@ std::string shape_line(const Schedule& s) {
          " ops, weights: " + std::string(weight_policy_name(s.weight_policy));
 }
 
+// Memory over time against the capacity, the parts at each device's peak for a run on a
+// model, and which devices exceed the capacity.
+void write_memory(std::ostream& out, const ReportRun& run, const TimeRange& range, const ReportOptions& options) {
+  const ReportAssessment* a = run.assessment;
+  MemoryChartOptions mem;
+  mem.range = range;
+  mem.width = options.width;
+  mem.capacity_bytes = a ? std::optional<std::int64_t>(a->capacity) : options.capacity_bytes;
+  if (a)
+    for (const ReportDeviceMemory& d : a->memory) mem.static_bytes.push_back(d.static_bytes());
+  const MemoryChart mc = render_memory_chart(run.schedule, run.timeline, mem);
+  if (a) {
+    put(out, "<h3>Memory</h3>\n<p class=\"note\">Each line is what one GPU of a pipeline device holds over time: its "
+             "static memory (weights, times the copies it keeps, gradients, optimizer state, recomputation workspace "
+             "and communication buffers) plus the activations it holds at that moment. Dashed red: the " +
+                 xml_escape(a->hardware) + "'s memory, " + xml_escape(format_bytes(static_cast<double>(a->capacity))) +
+                 ".</p>\n" + mc.legend);
+  } else {
+    put(out, "<h3>Activation memory</h3>\n" + mc.legend);
+    if (!mc.bytes)
+      put(out,
+          "<p class=\"note\">The run gives activations no size (--activation-memory), so the chart counts "
+          "micro-batch activations held.</p>\n");
+    else if (!options.capacity_bytes)
+      put(out, "<p class=\"note\">No device capacity given (--report-capacity), so none is drawn.</p>\n");
+  }
+  if (!mc.over_capacity.empty()) {
+    std::string devices;
+    for (int d : mc.over_capacity) devices += (devices.empty() ? "" : ", ") + std::to_string(d);
+    const std::string what = a ? "Peak memory" : "Peak activation memory";
+    put(out, "<p class=\"warn\">" + what + " exceeds the capacity on device" +
+                 std::string(mc.over_capacity.size() > 1 ? "s " : " ") + devices +
+                 (a ? ": the configuration does not fit (" + xml_escape(fit_text(*a)) + ")" : std::string()) +
+                 ".</p>\n");
+  }
+  put(out, mc.svg + "\n");
+  if (!a) return;
+  const MemoryBreakdownChart bars = render_memory_breakdown(a->memory, a->capacity, options.width);
+  put(out, "<h3>Memory at the peak, per device</h3>\n" + bars.legend + bars.svg + "\n");
+  MemoryChartOptions alone = mem;
+  alone.static_bytes.clear();
+  alone.capacity_bytes.reset();
+  const MemoryChart ac = render_memory_chart(run.schedule, run.timeline, alone);
+  put(out, "<details><summary>Activation memory alone</summary>\n" + ac.legend + ac.svg + "\n</details>\n");
+}
+
 void write_section(std::ostream& out, const ReportRun& run, std::size_t index, const TimeRange& range,
-                   const ReportOptions& options) {
+                   const ReportOptions& options, bool several_gpus) {
   const Metrics& m = run.metrics;
-  put(out, "<section id=\"" + anchor_of(index) + "\">\n<h2>" + xml_escape(m.schedule) + "</h2>\n");
+  const ReportAssessment* a = run.assessment;
+  std::string heading = xml_escape(m.schedule) + (a && several_gpus ? " on " + xml_escape(a->hardware) : "");
+  if (a && !a->fits()) heading += "<span class=\"badge\">does not fit: " + xml_escape(fit_text(*a)) + "</span>";
+  put(out, "<section id=\"" + anchor_of(index) + "\"" + (a && !a->fits() ? " class=\"nofit\"" : "") + ">\n<h2>" +
+               heading + "</h2>\n");
   put(out, "<p class=\"settings\">" + xml_escape(shape_line(run.schedule)) + "</p>\n");
-  put(out, "<h3>Summary</h3>\n" + metrics_summary_html(m));
+  put(out, "<h3>Summary</h3>\n" + metrics_summary_html(m, a ? model_summary_html(*a) : std::string()));
 
   GanttOptions gantt;
   gantt.range = range;
@@ -54,25 +105,7 @@ void write_section(std::ostream& out, const ReportRun& run, std::size_t index, c
         "micro-batch where they fit.</p>\n");
   put(out, g.svg + "\n");
 
-  MemoryChartOptions mem;
-  mem.range = range;
-  mem.width = options.width;
-  mem.capacity_bytes = options.capacity_bytes;
-  const MemoryChart mc = render_memory_chart(run.schedule, run.timeline, mem);
-  put(out, "<h3>Activation memory</h3>\n" + mc.legend);
-  if (!mc.bytes)
-    put(out,
-        "<p class=\"note\">The run gives activations no size (--activation-memory), so the chart counts "
-        "micro-batch activations held.</p>\n");
-  else if (!options.capacity_bytes)
-    put(out, "<p class=\"note\">No device capacity given (--report-capacity), so none is drawn.</p>\n");
-  if (!mc.over_capacity.empty()) {
-    std::string devices;
-    for (int d : mc.over_capacity) devices += (devices.empty() ? "" : ", ") + std::to_string(d);
-    put(out, "<p class=\"warn\">Peak activation memory exceeds the capacity on device" +
-                 std::string(mc.over_capacity.size() > 1 ? "s " : " ") + devices + ".</p>\n");
-  }
-  put(out, mc.svg + "\n");
+  write_memory(out, run, range, options);
 
   const StalenessChart sc = render_staleness_chart(m.staleness, options.width);
   put(out, "<h3>Staleness</h3>\n");
@@ -87,7 +120,8 @@ void write_section(std::ostream& out, const ReportRun& run, std::size_t index, c
         "it.</p>\n" +
             sc.legend + sc.svg + "\n");
   }
-  put(out, "<details><summary>Per device</summary>\n" + device_table_html(m) + "</details>\n</section>\n");
+  put(out, "<details><summary>Per device</summary>\n" + device_table_html(m) +
+               (a ? device_memory_table_html(*a) : std::string()) + "</details>\n</section>\n");
 }
 
 }  // namespace
@@ -109,26 +143,47 @@ void write_html_report(std::ostream& out, const std::vector<ReportRun>& runs, co
       line += (line.empty() ? "" : " &middot; ") + xml_escape(key) + "=" + xml_escape(value);
     put(out, "<p class=\"settings\">" + line + "</p>\n");
   }
+  const bool model = runs.front().assessment != nullptr;
+  std::vector<ModelRow> rows;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    PIPESIM_ASSERT((runs[i].assessment != nullptr) == model);
+    PIPESIM_ASSERT(!model || runs[i].assessment->memory.size() == static_cast<std::size_t>(runs[i].schedule.num_devices));
+    if (model) rows.push_back({&runs[i].metrics, runs[i].assessment, runs.size() > 1 ? anchor_of(i) : ""});
+  }
+  if (model) put(out, experiment_facts_html(rows) + verdict_html(rows));
   put(out, options.intro_html);
   if (runs.size() > 1) {
     std::string nav;
     for (std::size_t i = 0; i < runs.size(); ++i)
       nav += "<a href=\"#" + anchor_of(i) + "\">" + xml_escape(runs[i].metrics.schedule) + "</a>";
     put(out, "<nav>" + nav + "</nav>\n<section id=\"summary\">\n<h2>Summary</h2>\n");
-    std::vector<const Metrics*> all;
-    std::vector<std::string> anchors;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      all.push_back(&runs[i].metrics);
-      anchors.push_back(anchor_of(i));
+    if (model) {
+      put(out, model_compare_summary_html(rows));
+      put(out,
+          "<p class=\"note\">Bold: best in its column among the configurations that fit. Red rows do not fit in "
+          "the GPU's memory and are never marked best. tokens/s and $/M tokens in steady state; MFU = model FLOPs "
+          "(forward + backward, no recomputation) / (time x GPUs x dense peak); peak memory = the fullest GPU: "
+          "weights (x copies held), gradients, optimizer state, activations, buffers; weights = most weight copies "
+          "one device holds; mismatch and delay in optimizer steps. All timelines share one time axis.</p>\n"
+          "</section>\n");
+    } else {
+      std::vector<const Metrics*> all;
+      std::vector<std::string> anchors;
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        all.push_back(&runs[i].metrics);
+        anchors.push_back(anchor_of(i));
+      }
+      put(out, compare_summary_html(all, anchors));
+      put(out,
+          "<p class=\"note\">Bold: best in its column. bubble = idle / (devices x makespan); Megatron's = idle / "
+          "ideal; weights = most weight copies one device holds (replicas + stashed versions); mismatch = updates "
+          "between a micro-batch's forward and backward at a stage; delay = updates between the weights a gradient "
+          "was computed on and the update that applies it. All timelines share one time axis.</p>\n</section>\n");
     }
-    put(out, compare_summary_html(all, anchors));
-    put(out,
-        "<p class=\"note\">Bold: best in its column. bubble = idle / (devices x makespan); Megatron's = idle / "
-        "ideal; weights = most weight copies one device holds (replicas + stashed versions); mismatch = updates "
-        "between a micro-batch's forward and backward at a stage; delay = updates between the weights a gradient "
-        "was computed on and the update that applies it. All timelines share one time axis.</p>\n</section>\n");
   }
-  for (std::size_t i = 0; i < runs.size(); ++i) write_section(out, runs[i], i, range, options);
+  bool several_gpus = false;
+  for (const ModelRow& r : rows) several_gpus = several_gpus || r.assessment->hardware != rows.front().assessment->hardware;
+  for (std::size_t i = 0; i < runs.size(); ++i) write_section(out, runs[i], i, range, options, several_gpus);
   put(out, "<footer><p class=\"note\">Generated by " + xml_escape(options.generator) +
                ". Self-contained: no scripts, fonts or network.</p></footer>\n</main>\n</body>\n</html>\n");
 }

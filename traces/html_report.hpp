@@ -5,9 +5,16 @@
 //
 // Page: title and settings; with several runs, one summary table across them; then one
 // section per run with its summary table, Gantt timeline per device (html_gantt.hpp),
-// activation memory over time against capacity (html_memory.hpp), staleness per stage
+// memory over time against capacity (html_memory.hpp), staleness per stage
 // (html_staleness.hpp) and a per-device table. The time charts of all runs share one time
 // axis (0 to the latest end), so equal lengths mean equal times across schedules.
+//
+// Runs on a model (ReportRun::assessment, traces/report_assessment.hpp) add what a person
+// picks a configuration by (html_model.hpp): model, GPU, cluster, parallelism and global
+// batch at the top, the fastest configuration that fits, tokens/s, MFU, $/M tokens and
+// memory against the GPU's capacity in the tables; their memory charts show static memory
+// plus activations against the GPU's capacity, and what each device holds at its peak. A
+// run that does not fit is marked in red and never bold as the best of a column.
 //
 // Deterministic: the page is a pure function of its input (fixed number formatting, no
 // dates), so the same runs give a byte-identical file.
@@ -21,6 +28,7 @@
 #include "schedules/schedule.hpp"
 #include "sim/metrics.hpp"
 #include "sim/timeline.hpp"
+#include "traces/report_assessment.hpp"
 
 namespace pipesim {
 
@@ -28,8 +36,9 @@ struct ReportOptions {
   std::string title = "pipesim report";
   // Shown under the title in order, e.g. {"fwd", "1ms"}.
   std::vector<std::pair<std::string, std::string>> settings;
-  // Device memory capacity for the memory charts (like TraceOptions, a presentation
-  // setting: the simulation itself does not limit memory).
+  // Device memory capacity for the memory charts of runs without an assessment (like
+  // TraceOptions, a presentation setting: the simulation itself does not limit memory). A
+  // run on a model is drawn against its GPU's capacity instead.
   std::optional<std::int64_t> capacity_bytes;
   int width = 1200;                   // px of every chart
   std::size_t max_shapes = 2000;      // per Gantt chart; above this it is aggregated
@@ -44,9 +53,11 @@ struct ReportRun {
   const Schedule& schedule;
   const Timeline& timeline;
   const Metrics& metrics;
+  const ReportAssessment* assessment = nullptr;  // a run on a model; null: no model (uniform or profiled costs)
 };
 
-// Writes the page. `runs` must not be empty; each timeline must belong to its schedule.
+// Writes the page. `runs` must not be empty; each timeline must belong to its schedule;
+// either every run has an assessment (with one memory entry per device) or none has.
 void write_html_report(std::ostream& out, const std::vector<ReportRun>& runs, const ReportOptions& options = {});
 
 }  // namespace pipesim

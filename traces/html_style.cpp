@@ -124,6 +124,15 @@ svg text{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;
 .mem{fill:none;stroke-width:1.6;stroke-linejoin:round}
 .cap{stroke:#b3261e;stroke-width:1.5;stroke-dasharray:6 4}
 .caplbl{font-size:11px;fill:#b3261e}
+.mw{fill:#0072B2;background:#0072B2}.mg{fill:#56B4E9;background:#56B4E9}.mo{fill:#009E73;background:#009E73}
+.mb{fill:#999999;background:#999999}.ma{fill:#E69F00;background:#E69F00}
+.membars rect{stroke:#fff;stroke-width:.6}
+.over{fill:#b3261e;font-weight:600}
+tr.nofit td{color:#7a1c16;background:#fbeceb}
+tr.nofit td.fit{font-weight:700}
+.badge{display:inline-block;font-size:13px;font-weight:600;color:#fff;background:#b3261e;border-radius:4px;padding:1px 8px;margin-left:10px;vertical-align:3px}
+.verdict{font-size:15px;margin:10px 0;padding:8px 12px;background:#fff;border-left:4px solid #009E73}
+.verdict.none{border-left-color:#b3261e}
 .bmax{fill:#0072B2}.bmean{fill:#56B4E9}.bdelay{fill:#E69F00}
 .sw.bmax{background:#0072B2}.sw.bmean{background:#56B4E9}.sw.bdelay{background:#E69F00}
 )";

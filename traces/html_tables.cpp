@@ -40,9 +40,9 @@ std::string cell(const std::string& text, bool best = false) {
 
 std::string report_percent(double fraction) { return format_fixed_number(fraction * 100, 2) + " %"; }
 
-std::string metrics_summary_html(const Metrics& m) {
+std::string metrics_summary_html(const Metrics& m, const std::string& more) {
   // Two short tables side by side (time | memory and staleness) rather than one long one.
-  std::string out = "<div class=\"cols\"><table class=\"kv\">\n";
+  std::string out = "<div class=\"cols\">" + more + "<table class=\"kv\">\n";
   out += row("makespan", format_duration(m.makespan));
   out += row("time per iteration", format_duration(m.time_per_iteration) + (m.iterations > 1 ? " (steady state)" : ""));
   out += row("throughput", format_fixed_number(m.throughput_mb_per_s, 1) + " micro-batches/s");
@@ -72,7 +72,7 @@ std::string compare_summary_html(const std::vector<const Metrics*>& runs, const 
       "<div "
       "class=\"wide\"><table>\n<tr><th>schedule</th><th>devices</th><th>micro-batches</th><th>time/iter</"
       "th><th>throughput "
-      "(mb/s)</th><th>bubble</th><th>bubble (Megatron)</th><th>peak act (device)</th><th>act memory</th>"
+      "(micro-batches/s)</th><th>bubble</th><th>bubble (Megatron)</th><th>peak act (device)</th><th>act memory</th>"
       "<th>weights</th><th>mismatch max</th><th>mismatched</th><th>delay max</th></tr>\n";
   const bool several = runs.size() > 1;
   // Bold marks the best of a column, ties included, where the rows differ at all.

@@ -11,8 +11,9 @@ namespace pipesim {
 // "12.34 %": a fraction as a percentage with two decimals.
 std::string report_percent(double fraction);
 
-// The headline numbers of one run: two key/value tables side by side.
-std::string metrics_summary_html(const Metrics& m);
+// The headline numbers of one run: two key/value tables side by side, after `more` (another
+// table, e.g. html_model.hpp's, which comes first).
+std::string metrics_summary_html(const Metrics& m, const std::string& more = {});
 
 // One row per run. `anchors[i]` (may be empty) links row i's name to its section; the
 // best value of the time, throughput, bubble and memory columns is bold where there are
