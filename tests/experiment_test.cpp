@@ -120,15 +120,15 @@ TEST(Experiment, HeaderShowsTheShapeOfTheScheduleFile) {
   EXPECT_THAT(chimera.out, HasSubstr("tp=1 pp=2 m=2 "));
 }
 
-// README command 1's report: the model and GPU named, AMDP (over capacity by 6.5 GiB) marked
+// README command 1's report: the model and GPU named, AMDP (over capacity by 46.5 GiB) marked
 // and never bold, the fastest that fits named, no uniform-cost settings.
 TEST(Experiment, TheReadmeReportIsHonestAboutMemory) {
   const std::string report = temp_path("readme-report.html");
-  const Result r = run("compare --config " + std::string(PIPESIM_EXAMPLES) + "/gpt3-6.7b-h100-node.json --report " + report);
+  const Result r = run("compare --config " + std::string(PIPESIM_EXAMPLES) + "/gpt3-13b-h100-node.json --report " + report);
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string html = slurp(report);
-  EXPECT_THAT(html, HasSubstr("<title>pipesim report: compare, gpt3-6.7b on 8 x h100-sxm</title>"));
-  EXPECT_THAT(html, HasSubstr("<tr><td>model</td><td>gpt3-6.7b</td></tr>"));
+  EXPECT_THAT(html, HasSubstr("<title>pipesim report: compare, gpt3-13b on 8 x h100-sxm</title>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>model</td><td>gpt3-13b</td></tr>"));
   EXPECT_THAT(html, HasSubstr("<tr><td>GPU</td><td>h100-sxm: 80.0 GiB, $12.29 per GPU-hour (AWS EC2 p5.48xlarge"));
   EXPECT_THAT(html, HasSubstr("<tr><td>parallelism</td><td>tp=1 pp=8 dp=1</td></tr>"));
   EXPECT_THAT(html, HasSubstr("32 sequences x 2,048 tokens = 65,536 tokens per optimizer step"));
@@ -136,9 +136,9 @@ TEST(Experiment, TheReadmeReportIsHonestAboutMemory) {
   const std::size_t amdp = html.find("<tr class=\"nofit\"><td><a href=\"#run-6\">amdp</a></td>");
   ASSERT_NE(amdp, std::string::npos);
   const std::string row = html.substr(amdp, html.find("</tr>", amdp) - amdp);
-  EXPECT_THAT(row, HasSubstr("over by 6.5 GiB"));
+  EXPECT_THAT(row, HasSubstr("over by 46.5 GiB"));
   EXPECT_THAT(row, testing::Not(HasSubstr("best")));
-  EXPECT_THAT(html, HasSubstr("Fastest that fits: <b><a href=\"#run-4\">chimera</a></b>, 63,629 tokens/s"));
+  EXPECT_THAT(html, HasSubstr("Fastest that fits: <b><a href=\"#run-3\">zb-h1</a></b>, 45,608 tokens/s"));
   EXPECT_THAT(html, HasSubstr(">capacity 80.0 GiB</text>"));
   EXPECT_THAT(html, HasSubstr(">memory per GPU: static + activations (GiB)</text>"));
   // The capacity is the GPU's: --report-capacity would contradict it.
@@ -212,7 +212,7 @@ TEST(Experiment, ConfigRoundTripsAndFlagsOverrideIt) {
 }
 
 TEST(Experiment, TheShippedExampleRuns) {
-  const Result r = run("compare --config " + std::string(PIPESIM_EXAMPLES) + "/gpt3-6.7b-h100-node.json");
+  const Result r = run("compare --config " + std::string(PIPESIM_EXAMPLES) + "/gpt3-13b-h100-node.json");
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* s : {"gpipe", "1f1b", "interleaved", "zb-h1", "chimera", "amp", "amdp"}) EXPECT_THAT(r.out, HasSubstr(s));
 }

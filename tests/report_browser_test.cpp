@@ -169,28 +169,28 @@ TEST_F(ReportBrowser, ConsoleErrorsDoShowInTheLog) {
 TEST_F(ReportBrowser, ModelReportNamesTheModelDrawsTheCapacityAndMarksWhatDoesNotFit) {
   const fs::path report = dir_ / "model.html";
   const std::string cmd = std::string(PIPESIM_CLI) + " compare --config " + PIPESIM_EXAMPLES +
-                          "/gpt3-6.7b-h100-node.json --report " + report.string() + " > " +
+                          "/gpt3-13b-h100-node.json --report " + report.string() + " > " +
                           (dir_ / "model.log").string() + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "model.log");
   ASSERT_EQ(chromium("--enable-logging=stderr --v=0 --dump-dom", report, "mdom"), 0) << err("mdom");
   const std::string dom = out("mdom"), log = err("mdom");
-  EXPECT_THAT(dom, HasSubstr("<title>pipesim report: compare, gpt3-6.7b on 8 x h100-sxm</title>"));
-  EXPECT_THAT(dom, HasSubstr("<td>model</td><td>gpt3-6.7b</td>"));
+  EXPECT_THAT(dom, HasSubstr("<title>pipesim report: compare, gpt3-13b on 8 x h100-sxm</title>"));
+  EXPECT_THAT(dom, HasSubstr("<td>model</td><td>gpt3-13b</td>"));
   EXPECT_THAT(dom, HasSubstr("<td>GPU</td><td>h100-sxm: 80.0 GiB, $12.29 per GPU-hour"));
   // The capacity line: a dashed line and its label on each of the 7 memory charts and 7 bar charts.
   EXPECT_EQ(count(dom, "class=\"memory\""), 7u + 7u);  // with static memory, and activations alone (folded)
   EXPECT_EQ(count(dom, "class=\"membars\""), 7u);
   EXPECT_EQ(count(dom, ">capacity 80.0 GiB</text>"), 7u + 7u);
   EXPECT_EQ(count(dom, "class=\"cap\""), 7u + 7u);
-  // AMDP (over by 6.5 GiB) and GPipe (over by 64.3 GiB) are marked, in the table and their sections.
+  // AMDP (over by 46.5 GiB) and GPipe (over by 17.5 GiB) are marked, in the table and their sections.
   const std::size_t amdp = dom.find("<tr class=\"nofit\"><td><a href=\"#run-6\">amdp</a></td>");
   ASSERT_NE(amdp, std::string::npos) << dom;
   const std::string row = dom.substr(amdp, dom.find("</tr>", amdp) - amdp);
-  EXPECT_THAT(row, HasSubstr("<td class=\"fit\">over by 6.5 GiB</td>"));
+  EXPECT_THAT(row, HasSubstr("<td class=\"fit\">over by 46.5 GiB</td>"));
   EXPECT_THAT(row, Not(HasSubstr("best")));
   EXPECT_THAT(dom, HasSubstr("<tr class=\"nofit\"><td><a href=\"#run-0\">gpipe</a></td>"));
-  EXPECT_THAT(dom, HasSubstr("<span class=\"badge\">does not fit: over by 6.5 GiB</span>"));
-  EXPECT_THAT(dom, HasSubstr("Fastest that fits: <b><a href=\"#run-4\">chimera</a></b>"));
+  EXPECT_THAT(dom, HasSubstr("<span class=\"badge\">does not fit: over by 46.5 GiB</span>"));
+  EXPECT_THAT(dom, HasSubstr("Fastest that fits: <b><a href=\"#run-3\">zb-h1</a></b>"));
   EXPECT_THAT(dom, HasSubstr("Faster, but does not fit: <a href=\"#run-6\">amdp</a>"));
   EXPECT_THAT(log, Not(HasSubstr("CONSOLE"))) << log;
   ASSERT_EQ(chromium("--window-size=1400,2000 --screenshot=" + (dir_ / "model.png").string(), report, "mshot"), 0)

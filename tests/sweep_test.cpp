@@ -182,7 +182,7 @@ TEST(Sweep, TablesHaveUnitsAndTheFrontsAreNamed) {
                         "Best 3 by tokens/s that fit in memory", "Pareto front: tokens/s against peak memory",
                         "Pareto front: tokens/s against staleness (max mismatch and max delay)", "tokens/s",
                         "peak memory", "tokens/iter", "batch", "note: the rows differ in global batch",
-                        "mismatch max", "mismatched", "delay max", " GiB", " s  "})
+                        "mismatch max", "mismatched", "delay max", " GiB", " ms  "})
     EXPECT_THAT(r.out, HasSubstr(s));
 }
 

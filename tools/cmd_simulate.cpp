@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,7 @@
 #include "tools/commands.hpp"
 #include "tools/config_file.hpp"
 #include "tools/experiment.hpp"
+#include "tools/fit_advice.hpp"
 #include "tools/report.hpp"
 #include "tools/trace_limit.hpp"
 #include "traces/chrome_trace.hpp"
@@ -292,6 +294,19 @@ ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, c
   return out;
 }
 
+// The query of fit_changes for schedule `name` (or the schedule file's `file`) on `gpu`.
+FitQuery fit_query(const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
+                   const std::string& gpu, const Schedule* file) {
+  FitQuery q;
+  q.hardware = ho;
+  q.hardware.hardware = gpu;
+  if (file == nullptr) q.generator = name;
+  q.params = so.params;
+  q.file = file;
+  q.max_memory = so.max_memory;
+  return q;
+}
+
 // The header of a model run's tables, with the shape of the schedules run (a schedule
 // file's own with --schedule-file, not the unused -p and -m).
 std::string model_settings_line(int pp, int m, int iterations, const HardwareOptions& ho) {
@@ -353,6 +368,9 @@ void add_simulate_command(CLI::App& app) {
       runs.push_back(std::move(r.run));
     }
     const RunOutput& run = runs.front();
+    std::vector<FitChange> advice;  // what would make it fit, if it does not
+    if (assessment && !assessment->fits)
+      advice = fit_changes(fit_query(*so, so->name, *ho, ho->hardware, so->file.empty() ? nullptr : &run.schedule));
     if (report_file) {
       const std::vector<Assessment> assessed = assessment ? std::vector<Assessment>{*assessment} : std::vector<Assessment>{};
       write_report(out->report, *report_file, report_title(run.metrics.schedule, *ho, assessed),
@@ -360,6 +378,7 @@ void add_simulate_command(CLI::App& app) {
     }
     if (out->json) {
       nlohmann::ordered_json j = assessment ? assessment_json(*assessment, run.metrics) : metrics_json(run.metrics);
+      if (!advice.empty()) j["fit_advice"] = fit_advice_json(advice);
       j["cost_model"] = !cost_label.empty() ? cost_label : assessment ? "analytical" : "uniform";
       std::cout << json_text(j) << "\n";
     } else {
@@ -369,6 +388,7 @@ void add_simulate_command(CLI::App& app) {
                                          *ho);
       std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
       if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
+      if (!advice.empty()) std::cout << "\n" << fit_advice_text(run.metrics.schedule, fit_status(*assessment), advice);
       if (trace_file) std::cout << "\ntrace written to " << one_line(*trace) << " (open in ui.perfetto.dev)\n";
       if (keep) std::cout << "report written to " << one_line(out->report.path) << " (open in a browser)\n";
     }
@@ -447,17 +467,23 @@ void add_compare_command(CLI::App& app) {
         if (keep) kept.push_back(std::move(run));
       }
     }
+    std::vector<Assessment> assessments;
+    for (const auto& [a, m] : assessed) assessments.push_back(a);
+    // When nothing fits: what would make the closest three fit.
+    std::map<std::size_t, std::vector<FitChange>> advice;
+    for (std::size_t i : closest_to_fitting(assessments, 3))
+      advice[i] = fit_changes(fit_query(*so, list[i % list.size()], *ho, gpus[i / list.size()], nullptr));
     if (report_file) {
-      std::vector<Assessment> assessments;
-      for (const auto& [a, m] : assessed) assessments.push_back(a);
       write_report(out->report, *report_file, report_title("compare", *ho, assessments),
                    report_settings(*so, *co, *ho, profiled ? profiled->label() : "", kept), kept, assessments);
     }
     if (out->json) {
       nlohmann::ordered_json j;
       j["schedules"] = nlohmann::ordered_json::array();
-      for (std::size_t i = 0; i < all.size(); ++i)
+      for (std::size_t i = 0; i < all.size(); ++i) {
         j["schedules"].push_back(assessed.empty() ? metrics_json(all[i]) : assessment_json(assessed[i].first, all[i]));
+        if (advice.count(i)) j["schedules"].back()["fit_advice"] = fit_advice_json(advice[i]);
+      }
       j["cost_model"] = profiled ? profiled->label() : assessed.empty() ? "uniform" : "analytical";
       std::cout << json_text(j) << "\n";
     } else {
@@ -473,6 +499,10 @@ void add_compare_command(CLI::App& app) {
       } else {
         std::cout << model_settings_line(so->params.p, so->params.m, so->params.iterations, *ho)
                   << assessment_table(assessed);
+        if (!advice.empty()) std::cout << "\nNo schedule fits in memory; the closest:\n";
+        for (const auto& [i, changes] : advice)
+          std::cout << "\n" << fit_advice_text(assessed[i].first.hardware + " " + list[i % list.size()],
+                                                fit_status(assessed[i].first), changes);
       }
       for (const auto& path : traces)
         std::cout << (&path == &traces.front() ? "\ntraces: " : "        ") << one_line(path) << "\n";

@@ -90,7 +90,8 @@ void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
                  "Rank only configurations whose max gradient delay is at most this (optimizer steps)");
   cmd.add_option("--sequence-parallel", h.sequence_parallel, "Sequence parallelism with TP (true/false)")
       ->capture_default_str();
-  cmd.add_option("--flash-attention", h.flash_attention, "Fused attention: no s x s scores in memory (true/false)")
+  cmd.add_option("--flash-attention", h.flash_attention, "Fused attention (FlashAttention): no s x s scores in memory; on by default, as Megatron-LM and NeMo "
+                 "train today (true/false)")
       ->capture_default_str();
   cmd.add_option("--dtype", h.dtype, "Compute dtype: bf16, fp16, fp8, tf32, fp32")->capture_default_str();
   cmd.add_option("--zero1", h.zero1, "Shard optimizer state over data-parallel ranks (true/false)")
@@ -205,7 +206,7 @@ void add_sweep_command(CLI::App& app) {
     std::fprintf(stderr, "sweep: %zu combinations (%zu evaluated, %zu skipped) in %.2f s on %zu threads\n",
                  result.combinations, result.rows.size(), result.skipped_total(), seconds, result.threads);
 
-    const SweepSelection selection = select_rows(grid, result, static_cast<std::size_t>(f->top));
+    const SweepSelection selection = select_rows(s, grid, result, static_cast<std::size_t>(f->top));
     if (csv) write_sweep_csv(csv->stream(), grid, result);
     if (json || json_to_stdout)
       (json ? json->stream() : std::cout) << json_text(sweep_json(s, grid, result, selection)) << "\n";

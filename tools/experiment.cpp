@@ -47,7 +47,8 @@ void add_hardware_flags(CLI::App& app, HardwareOptions& o) {
   app.add_option("--tp", o.tp, "Tensor-parallel GPUs per pipeline device")->capture_default_str();
   app.add_option("--sequence-parallel", o.sequence_parallel, "Sequence parallelism with TP (true/false)")
       ->capture_default_str();
-  app.add_option("--flash-attention", o.flash_attention, "Fused attention: no s x s scores in memory (true/false)")
+  app.add_option("--flash-attention", o.flash_attention, "Fused attention (FlashAttention): no s x s scores in memory; on by default, as Megatron-LM and NeMo "
+                 "train today (true/false)")
       ->capture_default_str();
   app.add_option("--micro-batch-size", o.micro_batch_size, "Sequences per micro-batch")->capture_default_str();
   app.add_option("--global-batch-size", o.global_batch_size,

@@ -29,7 +29,7 @@ struct HardwareOptions {
   int gpus_per_node = 8;
   int tp = 1;
   bool sequence_parallel = false;
-  bool flash_attention = false;
+  bool flash_attention = true;  // the practitioner's default today (docs/cost-model.md#defaults)
   int micro_batch_size = 1;
   int global_batch_size = 0;  // sequences per optimizer step (Megatron's); 0: from -m
   std::string recompute = "none";

@@ -388,6 +388,37 @@ std::vector<std::size_t> candidates(const std::vector<SweepRow>& rows, long long
   return out;
 }
 
+std::vector<std::size_t> closest_rows(const std::vector<SweepRow>& rows, long long global_batch, std::size_t k) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SweepRow& r = rows[i];
+    if (!r.fits && r.passes_filters && r.same_as == r.index && (global_batch <= 0 || r.global_batch == global_batch))
+      order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rows[a].overshoot < rows[b].overshoot; });
+  if (order.size() > k) order.resize(k);
+  return order;
+}
+
+std::vector<FitChange> sweep_fit_changes(const SweepSettings& settings, const SweepGrid& grid, const SweepRow& row) {
+  const SweepVariant& variant = grid.variants[row.point.variant];
+  FitQuery q;
+  q.hardware = settings.hardware;
+  q.hardware.hardware = grid.hardware[row.point.hardware];
+  q.hardware.tp = row.tp;
+  q.hardware.micro_batch_size = row.micro_batch_size;
+  q.hardware.recompute = grid.recompute[row.point.recompute];
+  q.hardware.global_batch_size = grid.by_global_batch() ? static_cast<int>(row.global_batch) : 0;
+  q.generator = variant.schedule;
+  q.params = variant.settings;
+  q.params.p = row.pp;
+  q.params.m = row.microbatches;
+  q.params.iterations = settings.iterations;
+  q.max_memory = settings.max_memory;
+  return fit_changes(q);
+}
+
 std::vector<std::size_t> best_rows(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& among,
                                    std::size_t k) {
   std::vector<std::size_t> order = among;

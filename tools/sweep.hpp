@@ -17,6 +17,7 @@
 #include "cost_models/memory_model.hpp"
 #include "cost_models/units.hpp"
 #include "tools/experiment.hpp"
+#include "tools/fit_advice.hpp"
 #include "tools/sweep_grid.hpp"
 
 namespace pipesim {
@@ -110,5 +111,12 @@ std::vector<std::size_t> best_rows(const std::vector<SweepRow>& rows, const std:
 // mismatch, then delay), then index.
 std::vector<std::size_t> memory_front(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& among);
 std::vector<std::size_t> staleness_front(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& among);
+
+// When none of a batch fits: the `k` rows closest to fitting (smallest overshoot, ties by
+// index) among those that pass the filters and are the first of their equivalents.
+std::vector<std::size_t> closest_rows(const std::vector<SweepRow>& rows, long long global_batch, std::size_t k);
+// What would make `row` fit (tools/fit_advice.hpp): its configuration re-evaluated with each
+// switch, as `compare` would run it.
+std::vector<FitChange> sweep_fit_changes(const SweepSettings& settings, const SweepGrid& grid, const SweepRow& row);
 
 }  // namespace pipesim

@@ -209,14 +209,18 @@ std::string best_title(std::size_t shown) {
 
 }  // namespace
 
-SweepSelection select_rows(const SweepGrid& grid, const SweepResult& result, std::size_t top) {
+SweepSelection select_rows(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
+                           std::size_t top) {
   SweepSelection out;
   std::vector<long long> batches{0};
   if (grid.by_global_batch()) batches.assign(grid.global_batch.begin(), grid.global_batch.end());
   for (long long b : batches) {
     const std::vector<std::size_t> among = candidates(result.rows, b);
-    out.batches.push_back({b, best_rows(result.rows, among, top), memory_front(result.rows, among),
-                           staleness_front(result.rows, among)});
+    BatchSelection s{b, best_rows(result.rows, among, top), memory_front(result.rows, among),
+                     staleness_front(result.rows, among), {}, {}};
+    if (s.best.empty()) s.closest = closest_rows(result.rows, b, 3);
+    for (std::size_t i : s.closest) s.advice.push_back(sweep_fit_changes(settings, grid, result.rows[i]));
+    out.batches.push_back(std::move(s));
   }
   return out;
 }
@@ -289,11 +293,16 @@ Json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const Swee
     return a;
   };
   Json& selections = j["selections"] = Json::array();
-  for (const BatchSelection& b : selection.batches)
+  for (const BatchSelection& b : selection.batches) {
+    Json closest = Json::array();
+    for (std::size_t k = 0; k < b.closest.size(); ++k)
+      closest.push_back({{"index", result.rows[b.closest[k]].index}, {"fit_advice", fit_advice_json(b.advice[k])}});
     selections.push_back({{"global_batch", b.global_batch > 0 ? Json(b.global_batch) : Json(nullptr)},
                           {"best", indices(b.best)},
                           {"pareto_memory", indices(b.memory_front)},
-                          {"pareto_staleness", indices(b.staleness_front)}});
+                          {"pareto_staleness", indices(b.staleness_front)},
+                          {"closest", std::move(closest)}});
+  }
   return j;
 }
 
@@ -313,6 +322,15 @@ std::string sweep_text(const SweepSettings& settings, const SweepGrid& grid, con
     const std::string at = b.global_batch > 0 ? " at global batch " + std::to_string(b.global_batch) : "";
     out += "\n" + best_title(b.best.size()) + at + "\n";
     out += b.best.empty() ? "(none fits)\n" : render_text(rows_table(grid, result, b.best, true, same));
+    if (!b.closest.empty()) {
+      out += "\nThe closest to fitting" + at + ":\n" + render_text(rows_table(grid, result, b.closest, false, same));
+      for (std::size_t k = 0; k < b.closest.size(); ++k) {
+        const SweepRow& r = result.rows[b.closest[k]];
+        out += "\n" + fit_advice_text("config " + std::to_string(r.index) + " (" + grid.variants[r.point.variant].label +
+                                          ")", FitStatus{r.peak_memory, r.capacity, r.tokens_per_s}, b.advice[k]);
+      }
+    }
+    if (b.best.empty()) continue;  // no fronts among no configurations
     out += "\nPareto front" + at + ": tokens/s against peak memory, among the configurations that fit\n";
     out += render_text(rows_table(grid, result, b.memory_front, false, same));
     out += "\nPareto front" + at + ": tokens/s against staleness (max mismatch and max delay), among the "

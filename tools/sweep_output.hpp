@@ -18,11 +18,16 @@ namespace pipesim {
 struct BatchSelection {
   long long global_batch = 0;
   std::vector<std::size_t> best, memory_front, staleness_front;
+  std::vector<std::size_t> closest;         // when none fits: the closest (closest_rows)
+  std::vector<std::vector<FitChange>> advice;  // for each of `closest`: sweep_fit_changes
 };
 struct SweepSelection {
   std::vector<BatchSelection> batches;
 };
-SweepSelection select_rows(const SweepGrid& grid, const SweepResult& result, std::size_t top);
+// The selections of each global batch; where none fits, the three closest with the changes
+// that would make them fit (re-evaluated, so this simulates again).
+SweepSelection select_rows(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
+                           std::size_t top);
 
 void write_sweep_csv(std::ostream& out, const SweepGrid& grid, const SweepResult& result);
 // {settings, combinations, evaluated, fits, skipped, configurations, selections}; each
