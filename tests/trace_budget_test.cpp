@@ -56,19 +56,6 @@ Schedule make(const char* name, int p, int m, int iterations) {
   return generate(name, params);
 }
 
-class Both final : public SimObserver {
- public:
-  Both(SimObserver& a, SimObserver& b) : a_(a), b_(b) {}
-  void on_op(const OpRecord& r) override { a_.on_op(r), b_.on_op(r); }
-  void on_transfer(const TransferRecord& r) override { a_.on_transfer(r), b_.on_transfer(r); }
-  void on_collective(const CollectiveRecord& r) override { a_.on_collective(r), b_.on_collective(r); }
-  void on_memory(const MemoryRecord& r) override { a_.on_memory(r), b_.on_memory(r); }
-
- private:
-  SimObserver& a_;
-  SimObserver& b_;
-};
-
 TraceLimit budget_of(std::uint64_t bytes) {
   TraceLimit limit;
   limit.budget = bytes;
@@ -87,7 +74,7 @@ struct Traced {
       : Traced(schedule, budget_of(budget), keep_all) {}
   Traced(const Schedule& schedule, const TraceLimit& limit, bool keep_all)
       : s(schedule), recorder(s, limit, keep_all) {
-    Both both(recorder, everything);
+    TeeObserver both(recorder, &everything);
     simulate(s, link_costs(), &both);
   }
   const Schedule& s;

@@ -14,20 +14,6 @@ namespace {
 // Trace writing shows a bar on a terminal from this many events (~2 s of writing).
 constexpr std::uint64_t kTraceProgressEvents = 1'000'000;
 
-// Passes every record to two observers (a streamed trace and the report's timeline).
-class BothObservers final : public SimObserver {
- public:
-  BothObservers(SimObserver& a, SimObserver* b) : a_(a), b_(b) {}
-  void on_op(const OpRecord& r) override { a_.on_op(r); if (b_) b_->on_op(r); }
-  void on_transfer(const TransferRecord& r) override { a_.on_transfer(r); if (b_) b_->on_transfer(r); }
-  void on_collective(const CollectiveRecord& r) override { a_.on_collective(r); if (b_) b_->on_collective(r); }
-  void on_memory(const MemoryRecord& r) override { a_.on_memory(r); if (b_) b_->on_memory(r); }
-
- private:
-  SimObserver& a_;
-  SimObserver* b_;
-};
-
 void note(const OutputFile& file, const std::string& text) {
   std::cerr << "pipesim: note: trace " << one_line(file.path()) << " " << text << "\n";
 }
@@ -55,7 +41,7 @@ SimResult run_streamed(const Schedule& schedule, const CostModel& model, TraceOp
     options.metadata.emplace_back("truncated", truncation_notice(max_ops, total, nullptr));
   ChromeTraceStream stream(file.stream(), schedule, options, max_ops);
   TimelineRecorder recorder;
-  BothObservers both(stream, timeline ? &recorder : nullptr);
+  TeeObserver both(stream, timeline ? &recorder : nullptr);
   const SimResult result =
       simulate_with_progress(schedule, model, &both, progress, "simulating " + schedule.name + " and writing its trace");
   stream.finish(static_memory ? static_memory(schedule, result) : std::vector<std::int64_t>{});
