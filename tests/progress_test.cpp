@@ -45,19 +45,19 @@ TEST(ProgressText, CountsAndDurations) {
   EXPECT_EQ(format_seconds(7620), "2 h 07 min");
 }
 
-TEST(ProgressText, RateAndEtaFromDoneOverElapsed) {
+TEST(ProgressText, RateAndEta) {
   // 52.4 M of 128 M ops in 12 s: 4.37 M ops/s, (128 - 52.4) / 4.37 = 17.3 s left.
-  EXPECT_EQ(progress_bar_text("simulating 1f1b", 52'400'000, 128'000'000, "ops", 12.0),
+  EXPECT_EQ(progress_bar_text("simulating 1f1b", 52'400'000, 128'000'000, "ops", 12.0, 52.4e6 / 12),
             "[########............]  40 %  52.4 M/128 M ops  12 s, 4.4 M ops/s, ETA 17 s  simulating 1f1b");
-  EXPECT_EQ(progress_line_text("simulating 1f1b", 52'400'000, 128'000'000, "ops", 12.0),
+  EXPECT_EQ(progress_line_text("simulating 1f1b", 52'400'000, 128'000'000, "ops", 12.0, 52.4e6 / 12),
             "pipesim: progress: simulating 1f1b: 40.9 % (52.4 M of 128 M ops), 12 s elapsed, 4.4 M ops/s, ETA 17 s");
   // 300 of 1200 combinations in 60 s: 5/s, 900 left: 3 min.
-  EXPECT_EQ(progress_line_text("sweep", 300, 1200, "combinations", 60.0),
+  EXPECT_EQ(progress_line_text("sweep", 300, 1200, "combinations", 60.0, 5.0),
             "pipesim: progress: sweep: 25.0 % (300 of 1200 combinations), 1 min 00 s elapsed, 5 combinations/s, ETA 3 min 00 s");
   // Nothing done yet: no rate.
-  EXPECT_EQ(progress_line_text("sweep", 0, 1200, "combinations", 0.5),
+  EXPECT_EQ(progress_line_text("sweep", 0, 1200, "combinations", 0.5, 0.0),
             "pipesim: progress: sweep: 0.0 % (0 of 1200 combinations), 0.5 s elapsed, ETA --");
-  EXPECT_EQ(progress_bar_text("x", 10, 10, "ops", 2.0), "[####################] 100 %  10/10 ops  2.0 s, 5 ops/s, ETA 0.0 s  x");
+  EXPECT_EQ(progress_bar_text("x", 10, 10, "ops", 2.0, 5.0), "[####################] 100 %  10/10 ops  2.0 s, 5 ops/s, ETA 0.0 s  x");
   EXPECT_EQ(progress_done_text("simulating 1f1b", 128'000'000, "ops", 29.0),
             "pipesim: progress: simulating 1f1b: done, 128 M ops in 29 s (4.4 M ops/s)");
 }
@@ -78,6 +78,7 @@ TEST(Progress, LogLinesEveryIntervalAndADoneLine) {
   {
     Progress p(log_lines(5.0, &t), "step", 1000, "ops");
     EXPECT_TRUE(p.shown());
+    p.update(0);  // the rate's origin
     t = 104.9;
     p.update(10);  // before the first interval: nothing
     t = 105.0;
@@ -97,6 +98,23 @@ TEST(Progress, LogLinesEveryIntervalAndADoneLine) {
             "pipesim: progress: step: 44.0 % (440 of 1000 ops), 22 s elapsed, 20 ops/s, ETA 28 s\n"
             "pipesim: progress: step: 50.0 % (500 of 1000 ops), 25 s elapsed, 20 ops/s, ETA 25 s\n"
             "pipesim: progress: step: done, 1000 ops in 40 s (25 ops/s)\n");
+}
+
+TEST(Progress, RateFromTheFirstUpdateNotCountingSetUp) {
+  double t = 0;
+  testing::internal::CaptureStderr();
+  {
+    Progress p(log_lines(1.0, &t), "simulating 1f1b", 10'000, "ops");
+    t = 2.0;  // 2 s of set-up before the first report
+    p.update(1000);
+    t = 3.0;
+    p.update(3000);  // 2000 ops in the 1 s since: 3.5 s left for 7000
+    t = 5.0;
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "pipesim: progress: simulating 1f1b: 10.0 % (1000 of 10.0 k ops), 2.0 s elapsed, ETA --\n"
+            "pipesim: progress: simulating 1f1b: 30.0 % (3000 of 10.0 k ops), 3.0 s elapsed, 2000 ops/s, ETA 3.5 s\n"
+            "pipesim: progress: simulating 1f1b: done, 10.0 k ops in 5.0 s (2000 ops/s)\n");
 }
 
 TEST(Progress, QuietUnlessAskedOrOnATerminal) {
@@ -131,6 +149,7 @@ TEST(Progress, ABarOnATerminalRedrawnInPlaceAndErased) {
   testing::internal::CaptureStderr();
   {
     Progress p(terminal, "simulating 1f1b", 128'000'000, "ops", kSimulateProgressOps);
+    p.update(0);
     t = 0.05;
     p.update(1'000'000);  // redraws every 0.1 s
     t = 12.0;
@@ -146,6 +165,7 @@ TEST(Progress, NoDoneLineWhenTheStepFails) {
   testing::internal::CaptureStderr();
   try {
     Progress p(log_lines(1.0, &t), "failing", 100, "ops");
+    p.update(0);
     t = 3.0;
     p.update(30);
     throw std::runtime_error("failed");
@@ -162,13 +182,17 @@ UniformCostModel costs() {
   return UniformCostModel(c);
 }
 
+Schedule schedule_of(const char* name, int p, int m, int iterations) {
+  ScheduleParams params;
+  params.p = p;
+  params.m = m;
+  params.iterations = iterations;
+  return generate(name, params);
+}
+
 TEST(SimProgress, ReportsOpsEndedAndChangesNothing) {
-  ScheduleParams p;
-  p.p = 4;
-  p.m = 64;
-  p.iterations = 3;
   for (const char* name : {"1f1b", "chimera", "zb-h1"}) {
-    const Schedule s = generate(name, p);
+    const Schedule s = schedule_of(name, 4, 64, 3);
     std::vector<std::uint64_t> seen;
     SimProgress progress;
     progress.every = 100;
@@ -192,10 +216,7 @@ TEST(SimProgress, ReportsOpsEndedAndChangesNothing) {
 }
 
 TEST(TraceWriterProgress, CountsEventsAndWritesTheSameBytes) {
-  ScheduleParams p;
-  p.p = 4;
-  p.m = 32;
-  const Schedule s = generate("1f1b", p);
+  const Schedule s = schedule_of("1f1b", 4, 32, 1);
   TimelineRecorder recorder;
   simulate(s, costs(), &recorder);
   TraceOptions plain;

@@ -30,11 +30,10 @@ double share_of(std::uint64_t done, std::uint64_t total) {
 }
 
 // "12 s, 4.4 M ops/s, ETA 17 s" (the bar) or "12 s elapsed, 4.4 M ops/s, ETA 17 s" (a line).
-std::string timing(std::uint64_t done, std::uint64_t total, const std::string& unit, double elapsed_s,
+std::string timing(std::uint64_t done, std::uint64_t total, const std::string& unit, double elapsed_s, double rate,
                    const char* after_elapsed) {
   std::string text = format_seconds(elapsed_s) + after_elapsed;
-  if (done == 0 || elapsed_s <= 0) return text + ", ETA --";
-  const double rate = static_cast<double>(done) / elapsed_s;
+  if (!(rate > 0)) return text + ", ETA --";
   text += ", " + compact_count(rate) + " " + unit + "/s";
   return text + ", ETA " + format_seconds(static_cast<double>(total > done ? total - done : 0) / rate);
 }
@@ -62,21 +61,21 @@ std::string format_seconds(double s) {
 }
 
 std::string progress_bar_text(const std::string& what, std::uint64_t done, std::uint64_t total,
-                              const std::string& unit, double elapsed_s) {
+                              const std::string& unit, double elapsed_s, double rate) {
   const double share = share_of(done, total);
   const int filled = static_cast<int>(share * kBarWidth);
   return "[" + std::string(static_cast<std::size_t>(filled), '#') +
          std::string(static_cast<std::size_t>(kBarWidth - filled), '.') + "] " +
          printf_text("%3.0f %%", std::floor(share * 100)) + "  " + compact_count(static_cast<double>(done)) + "/" +
          compact_count(static_cast<double>(total)) + " " + unit + "  " +
-         timing(done, total, unit, elapsed_s, "") + "  " + what;
+         timing(done, total, unit, elapsed_s, rate, "") + "  " + what;
 }
 
 std::string progress_line_text(const std::string& what, std::uint64_t done, std::uint64_t total,
-                               const std::string& unit, double elapsed_s) {
+                               const std::string& unit, double elapsed_s, double rate) {
   return "pipesim: progress: " + what + ": " + printf_text("%.1f %%", std::floor(share_of(done, total) * 1000) / 10) +
          " (" + compact_count(static_cast<double>(done)) + " of " + compact_count(static_cast<double>(total)) + " " +
-         unit + "), " + timing(done, total, unit, elapsed_s, " elapsed");
+         unit + "), " + timing(done, total, unit, elapsed_s, rate, " elapsed");
 }
 
 std::string progress_done_text(const std::string& what, std::uint64_t total, const std::string& unit,
@@ -154,13 +153,17 @@ double Progress::now() const {
 void Progress::update(std::uint64_t done) {
   if (mode_ == Mode::Off || finished_) return;
   const double t = now();
+  if (!first_) first_ = {t, done};
   if (t < next_) return;
   const double elapsed = t - start_;
   next_ = start_ + (std::floor(elapsed / interval_s_) + 1) * interval_s_;
+  const double rate = t > first_->first && done > first_->second
+                          ? static_cast<double>(done - first_->second) / (t - first_->first)
+                          : 0.0;
   if (mode_ == Mode::Bar)
-    std::fprintf(stderr, "\r%s\033[K", progress_bar_text(what_, done, total_, unit_, elapsed).c_str());
+    std::fprintf(stderr, "\r%s\033[K", progress_bar_text(what_, done, total_, unit_, elapsed, rate).c_str());
   else
-    std::fprintf(stderr, "%s\n", progress_line_text(what_, done, total_, unit_, elapsed).c_str());
+    std::fprintf(stderr, "%s\n", progress_line_text(what_, done, total_, unit_, elapsed, rate).c_str());
   std::fflush(stderr);
   printed_ = true;
 }

@@ -13,11 +13,15 @@
 //     pipesim: progress: simulating 1f1b: 41.0 % (52.4 M of 128.0 M ops), 12 s elapsed, 4.4 M ops/s, ETA 17 s
 //     pipesim: progress: simulating 1f1b: done, 128.0 M ops in 29 s (4.4 M ops/s)
 //
-// Rate and ETA are measured over the whole step so far (done / elapsed), the ETA being
-// (total - done) / rate; "ETA --" until there is a rate.
+// Rate and ETA are measured from the step's first update on, so that set-up before it (the
+// engine builds its graph before the first op ends) does not count: rate = (done - done at
+// the first update) / (time since it), ETA = (total - done) / rate; "ETA --" until there is
+// a rate. The closing line's rate is the whole step's (total / elapsed).
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "cost_models/cost_model.hpp"
 #include "schedules/schedule.hpp"
@@ -74,6 +78,7 @@ class Progress {
   ProgressClock clock_;
   double start_ = 0;  // clock_'s reading when the step began
   double next_ = 0;   // when the next line is due
+  std::optional<std::pair<double, std::uint64_t>> first_;  // the first update: time, done
   bool printed_ = false;
   bool finished_ = false;
   int exceptions_ = 0;
@@ -87,10 +92,11 @@ SimResult simulate_with_progress(const Schedule& schedule, const CostModel& mode
                                  const ProgressOptions& options, const std::string& what);
 
 // The texts, as pure functions of their numbers (tests/progress_test.cpp).
+// `rate_per_s` <= 0: not known yet ("ETA --").
 std::string progress_bar_text(const std::string& what, std::uint64_t done, std::uint64_t total,
-                              const std::string& unit, double elapsed_s);
+                              const std::string& unit, double elapsed_s, double rate_per_s);
 std::string progress_line_text(const std::string& what, std::uint64_t done, std::uint64_t total,
-                               const std::string& unit, double elapsed_s);
+                               const std::string& unit, double elapsed_s, double rate_per_s);
 std::string progress_done_text(const std::string& what, std::uint64_t total, const std::string& unit,
                                double elapsed_s);
 // "950", "12.3 k", "52.4 M", "1.2 G": a count, 3 significant digits from 10^4 on.
