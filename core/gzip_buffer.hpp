@@ -22,7 +22,7 @@ namespace pipesim {
 class GzipBuffer final : public std::streambuf {
  public:
   // zlib's levels: 1 (fastest) .. 9 (smallest); kDefaultLevel is fast and still shrinks a
-  // Chrome trace about 10x (docs/performance.md, "Chrome traces").
+  // Chrome trace about 10x (docs/traces.md).
   static constexpr int kDefaultLevel = 1;
   explicit GzipBuffer(std::streambuf& sink, int level = kDefaultLevel);
   ~GzipBuffer() override;

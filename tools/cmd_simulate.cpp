@@ -291,7 +291,9 @@ void add_simulate_command(CLI::App& app) {
   add_price_flag(*cmd, *ho);
   auto po = std::make_shared<ProfiledOptions>();
   add_profiled_flags(*cmd, *po);
-  cmd->add_option("--trace", *trace, "Write a Chrome trace (Perfetto / chrome://tracing) to this file");
+  cmd->add_option("--trace", *trace,
+                  "Write a Chrome trace (Perfetto / chrome://tracing) to this file; FILE.json.gz: gzip-compressed "
+                  "(docs/traces.md)");
   add_output_flags(*cmd, *out, "Print one JSON object instead of tables");
   cmd->callback([=] {
     CommandFiles files;

@@ -2,7 +2,7 @@
 // What the Chrome trace of `pipesim simulate --trace` and `pipesim compare --trace-dir`
 // keeps, and the run that writes it.
 //
-// A trace takes ~0.4-1.2 KB of JSON per op (docs/performance.md), and Perfetto's UI, which
+// A trace takes ~0.3-1.2 kB of JSON per op (docs/traces.md), and Perfetto's UI, which
 // runs in the browser, opens a few hundred MB at most (the browser gives it ~2 GB, in which
 // the parsed trace is several times its file size: perfetto.dev/docs/visualization/
 // large-traces; a 900 MB JSON trace crashed it, github.com/google/perfetto/issues/99). So:
@@ -31,7 +31,7 @@
 //                                   lanes assigned online, the static memory as its own
 //                                   counter. Same slices, flows and counters.
 // So `--trace-budget 0` on a 10^7-op run writes the whole trace without holding it
-// (docs/performance.md, "Chrome traces").
+// (docs/traces.md).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
