@@ -16,6 +16,7 @@
 #include "sim/engine.hpp"
 #include "sim/timeline.hpp"
 #include "tests/cli_runner.hpp"
+#include "tests/generated.hpp"
 #include "traces/chrome_trace.hpp"
 
 namespace pipesim {
@@ -27,6 +28,7 @@ using testing_cli::run;
 using testing_cli::run_shell;
 using testing_cli::slurp;
 using testing_cli::temp_path;
+using testing_schedules::generated;
 
 TEST(ProgressText, CountsAndDurations) {
   EXPECT_EQ(compact_count(0), "0");
@@ -72,28 +74,34 @@ ProgressOptions log_lines(double interval_s, const double* t) {
   return o;
 }
 
-TEST(Progress, LogLinesEveryIntervalAndADoneLine) {
-  double t = 100.0;  // any origin
+// What a step of `total` ops with log lines every `interval_s` prints when its clock starts
+// at `start`, reads `done` at each (time, done) of `updates`, and ends at `end`.
+std::string lines_of(double interval_s, std::uint64_t total, double start,
+                     const std::vector<std::pair<double, std::uint64_t>>& updates, double end) {
+  double t = start;
   testing::internal::CaptureStderr();
   {
-    Progress p(log_lines(5.0, &t), "step", 1000, "ops");
+    Progress p(log_lines(interval_s, &t), "step", total, "ops");
     EXPECT_TRUE(p.shown());
-    p.update(0);  // the rate's origin
-    t = 104.9;
-    p.update(10);  // before the first interval: nothing
-    t = 105.0;
-    p.update(100);  // 100 ops in 5 s: 20 ops/s, 900 left: 45 s
-    t = 107.0;
-    p.update(150);  // the next line is due at 110 s, not 5 s after this call
-    t = 122.0;
-    p.update(440);  // late: one line, and the next one due at 125 s
-    t = 124.0;
-    p.update(480);
-    t = 125.0;
-    p.update(500);
-    t = 140.0;
+    for (const auto& [time, done] : updates) {
+      t = time;
+      p.update(done);
+    }
+    t = end;
   }
-  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+  return testing::internal::GetCapturedStderr();
+}
+
+TEST(Progress, LogLinesEveryIntervalAndADoneLine) {
+  EXPECT_EQ(lines_of(5.0, 1000, 100.0,  // any origin
+                     {{100.0, 0},       // the rate's origin
+                      {104.9, 10},      // before the first interval: nothing
+                      {105.0, 100},     // 100 ops in 5 s: 20 ops/s, 900 left: 45 s
+                      {107.0, 150},     // the next line is due at 110 s, not 5 s after this call
+                      {122.0, 440},     // late: one line, and the next one due at 125 s
+                      {124.0, 480},
+                      {125.0, 500}},
+                     140.0),
             "pipesim: progress: step: 10.0 % (100 of 1000 ops), 5.0 s elapsed, 20 ops/s, ETA 45 s\n"
             "pipesim: progress: step: 44.0 % (440 of 1000 ops), 22 s elapsed, 20 ops/s, ETA 28 s\n"
             "pipesim: progress: step: 50.0 % (500 of 1000 ops), 25 s elapsed, 20 ops/s, ETA 25 s\n"
@@ -101,20 +109,11 @@ TEST(Progress, LogLinesEveryIntervalAndADoneLine) {
 }
 
 TEST(Progress, RateFromTheFirstUpdateNotCountingSetUp) {
-  double t = 0;
-  testing::internal::CaptureStderr();
-  {
-    Progress p(log_lines(1.0, &t), "simulating 1f1b", 10'000, "ops");
-    t = 2.0;  // 2 s of set-up before the first report
-    p.update(1000);
-    t = 3.0;
-    p.update(3000);  // 2000 ops in the 1 s since: 3.5 s left for 7000
-    t = 5.0;
-  }
-  EXPECT_EQ(testing::internal::GetCapturedStderr(),
-            "pipesim: progress: simulating 1f1b: 10.0 % (1000 of 10.0 k ops), 2.0 s elapsed, ETA --\n"
-            "pipesim: progress: simulating 1f1b: 30.0 % (3000 of 10.0 k ops), 3.0 s elapsed, 2000 ops/s, ETA 3.5 s\n"
-            "pipesim: progress: simulating 1f1b: done, 10.0 k ops in 5.0 s (2000 ops/s)\n");
+  // 2 s of set-up before the first report; then 2000 ops in 1 s: 3.5 s left for 7000.
+  EXPECT_EQ(lines_of(1.0, 10'000, 0.0, {{2.0, 1000}, {3.0, 3000}}, 5.0),
+            "pipesim: progress: step: 10.0 % (1000 of 10.0 k ops), 2.0 s elapsed, ETA --\n"
+            "pipesim: progress: step: 30.0 % (3000 of 10.0 k ops), 3.0 s elapsed, 2000 ops/s, ETA 3.5 s\n"
+            "pipesim: progress: step: done, 10.0 k ops in 5.0 s (2000 ops/s)\n");
 }
 
 TEST(Progress, QuietUnlessAskedOrOnATerminal) {
@@ -182,17 +181,9 @@ UniformCostModel costs() {
   return UniformCostModel(c);
 }
 
-Schedule schedule_of(const char* name, int p, int m, int iterations) {
-  ScheduleParams params;
-  params.p = p;
-  params.m = m;
-  params.iterations = iterations;
-  return generate(name, params);
-}
-
 TEST(SimProgress, ReportsOpsEndedAndChangesNothing) {
   for (const char* name : {"1f1b", "chimera", "zb-h1"}) {
-    const Schedule s = schedule_of(name, 4, 64, 3);
+    const Schedule s = generated(name, 4, 64, 3);
     std::vector<std::uint64_t> seen;
     SimProgress progress;
     progress.every = 100;
@@ -216,7 +207,7 @@ TEST(SimProgress, ReportsOpsEndedAndChangesNothing) {
 }
 
 TEST(TraceWriterProgress, CountsEventsAndWritesTheSameBytes) {
-  const Schedule s = schedule_of("1f1b", 4, 32, 1);
+  const Schedule s = generated("1f1b", 4, 32, 1);
   TimelineRecorder recorder;
   simulate(s, costs(), &recorder);
   TraceOptions plain;

@@ -22,6 +22,7 @@
 #include "sim/engine.hpp"
 #include "sim/timeline.hpp"
 #include "tests/cli_runner.hpp"
+#include "tests/generated.hpp"
 #include "tests/gunzip.hpp"
 #include "tests/trace_checks.hpp"
 #include "tools/trace_limit.hpp"
@@ -36,6 +37,7 @@ using testing::Not;
 using testing_gzip::gunzip;
 using testing_trace::expect_valid_trace;
 using testing_trace::ns_of;
+using testing_schedules::generated;
 
 UniformCostModel link_costs() {
   UniformCostConfig c;
@@ -46,14 +48,6 @@ UniformCostModel link_costs() {
   c.link_latency = 5 * kNsPerUs;
   c.link_bandwidth = 100e9;
   return UniformCostModel(c);
-}
-
-Schedule make(const char* name, int p, int m, int iterations) {
-  ScheduleParams params;
-  params.p = p;
-  params.m = m;
-  params.iterations = iterations;
-  return generate(name, params);
 }
 
 TraceLimit budget_of(std::uint64_t bytes) {
@@ -155,7 +149,7 @@ std::string trace_text(const Schedule& s, const Timeline& t, const TraceOptions&
 
 TEST(OpIteration, MicroBatchOpsByTheirIdStageOpsByTheOpBefore) {
   for (const char* name : {"1f1b", "chimera", "zb-h1", "interleaved"}) {
-    const Schedule s = make(name, 4, 8, 3);
+    const Schedule s = generated(name, 4, 8, 3);
     std::vector<std::size_t> per_iteration(3, 0);
     for (int d = 0; d < s.num_devices; ++d) {
       int before = -1;
@@ -178,7 +172,7 @@ TEST(OpIteration, MicroBatchOpsByTheirIdStageOpsByTheOpBefore) {
     EXPECT_EQ(per_iteration[2], per_iteration[0]) << name;
   }
   // 1F1B: 2pm micro-batch ops and one optimizer step per device per iteration.
-  const Schedule s = make("1f1b", 4, 8, 3);
+  const Schedule s = generated("1f1b", 4, 8, 3);
   std::size_t first = 0;
   for (int d = 0; d < 4; ++d)
     for (int i = 0; i < static_cast<int>(s.ops[static_cast<std::size_t>(d)].size()); ++i)
@@ -218,7 +212,7 @@ class BudgetedSchedule : public testing::TestWithParam<const char*> {};
 INSTANTIATE_TEST_SUITE_P(Schedules, BudgetedSchedule, testing::Values("1f1b", "zb-h1", "pipedream-2bw", "amp"));
 
 TEST_P(BudgetedSchedule, KeepsTheFirstTheLastAndWholeIterationsThatFit) {
-  const Schedule s = make(GetParam(), 4, 16, 10);
+  const Schedule s = generated(GetParam(), 4, 16, 10);
   const TraceOptions options;
   // One iteration's trace alone, to set a budget of about three and a half.
   const Traced probe(s, 1'000'000'000);
@@ -264,7 +258,7 @@ TEST_P(BudgetedSchedule, KeepsTheFirstTheLastAndWholeIterationsThatFit) {
 }
 
 TEST_P(BudgetedSchedule, RecordsOnlyWhatTheBudgetCouldHold) {
-  const Schedule s = make(GetParam(), 2, 8, 60);
+  const Schedule s = generated(GetParam(), 2, 8, 60);
   const std::size_t per_iteration = s.total_ops() / 60;
   const std::uint64_t budget = 500 * kMinTraceBytesPerOp;  // at most 500 ops: ~3 iterations fit
   ASSERT_EQ(budget_record_ops(budget), 500u);
@@ -286,7 +280,7 @@ TEST_P(BudgetedSchedule, RecordsOnlyWhatTheBudgetCouldHold) {
 }
 
 TEST(TraceRecorder, AFirstIterationLargerThanTheBudgetGivesThePrefixOfMaxTraceOps) {
-  const Schedule s = make("1f1b", 4, 64, 1);  // 516 ops
+  const Schedule s = generated("1f1b", 4, 64, 1);  // 516 ops
   const std::uint64_t budget = 100'000;
   const Traced run(s, budget);
   const TraceRecorder::Selection sel = run.recorder.select({});
@@ -312,7 +306,7 @@ TEST(TraceRecorder, AFirstIterationLargerThanTheBudgetGivesThePrefixOfMaxTraceOp
 }
 
 TEST(TraceRecorder, MaxTraceOpsKeepsTheFirstOpsAndSaysSo) {
-  const Schedule s = make("zb-h1", 4, 16, 3);
+  const Schedule s = generated("zb-h1", 4, 16, 3);
   for (const std::size_t n : {std::size_t{1}, std::size_t{37}, s.total_ops() - 1}) {
     FirstOps expected(n);
     simulate(s, link_costs(), &expected);
@@ -345,7 +339,7 @@ TEST(TraceRecorder, MaxTraceOpsKeepsTheFirstOpsAndSaysSo) {
 }
 
 TEST(TraceRecorder, KeepAllRecordsTheWholeRunAndSelectsTheSame) {
-  const Schedule s = make("zb-h1", 4, 16, 12);
+  const Schedule s = generated("zb-h1", 4, 16, 12);
   const std::uint64_t budget = 200'000;
   const Traced lean(s, budget);
   const Traced full(s, budget, true);
@@ -364,7 +358,7 @@ TEST(TraceRecorder, KeepAllRecordsTheWholeRunAndSelectsTheSame) {
 
 TEST(TraceRecorder, EverythingThatFitsIsKeptWithoutANotice) {
   for (int iterations : {1, 3}) {
-    const Schedule s = make("chimera", 4, 8, iterations);
+    const Schedule s = generated("chimera", 4, 8, iterations);
     const Traced run(s, 100'000'000);
     const auto sel = run.recorder.select({});
     EXPECT_TRUE(sel.metadata.empty());
@@ -398,7 +392,7 @@ TEST(TraceLimit, BudgetFlagAndWarning) {
 
 // The streaming writer through a ".gz" OutputFile: the plain bytes, compressed.
 TEST(GzipTrace, StreamedTraceDecompressesToThePlainOne) {
-  const Schedule s = make("interleaved", 4, 16, 2);
+  const Schedule s = generated("interleaved", 4, 16, 2);
   std::ostringstream plain;
   {
     ChromeTraceStream stream(plain, s);
