@@ -6,6 +6,7 @@
 
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "core/fd_buffer.hpp"
+#include "core/gzip_buffer.hpp"
 
 namespace pipesim {
 namespace {
@@ -63,6 +65,14 @@ bool names_a_stream(const std::string& path) {
          path.rfind("/proc/self/fd/", 0) == 0;
 }
 
+// "t.json.gz", "T.JSON.GZ": written gzip-compressed.
+bool names_gzip(const std::string& path) {
+  if (path.size() < 3) return false;
+  std::string end = path.substr(path.size() - 3);
+  for (char& c : end) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return end == ".gz";
+}
+
 }  // namespace
 
 struct OutputFile::Impl {
@@ -73,6 +83,7 @@ struct OutputFile::Impl {
   bool closed = false;
   bool committed = false;
   std::unique_ptr<FdBuffer> buffer;
+  std::unique_ptr<GzipBuffer> gzip;  // between os and buffer when the name ends in ".gz"
   std::unique_ptr<std::ostream> os;
 };
 
@@ -126,7 +137,8 @@ OutputFile::OutputFile(std::string path, std::string flag)
     }
   }
   im.buffer = std::make_unique<FdBuffer>(im.fd);
-  im.os = std::make_unique<std::ostream>(im.buffer.get());
+  if (names_gzip(path_)) im.gzip = std::make_unique<GzipBuffer>(*im.buffer);
+  im.os = std::make_unique<std::ostream>(im.gzip ? static_cast<std::streambuf*>(im.gzip.get()) : im.buffer.get());
 }
 
 OutputFile::~OutputFile() {
@@ -147,14 +159,18 @@ void OutputFile::close() {
   if (im.closed) return;
   im.closed = true;
   im.os->flush();
+  // The compressor's own failure, unless the file's (which it would only echo) comes first.
+  std::string gzip_error;
+  if (im.gzip && !im.gzip->finish()) gzip_error = im.gzip->error();
   int err = im.buffer->error();
-  if (err == 0 && !*im.os) err = EIO;
+  if (err == 0 && gzip_error.empty() && !*im.os) err = EIO;
   const int fd = im.fd;
   im.fd = -1;
   if (::close(fd) != 0 && err == 0) err = errno;
-  if (err != 0)
+  if (err != 0 || !gzip_error.empty())
     throw OutputError((flag_.empty() ? "" : flag_ + ": ") + "cannot write " + quote(path_, 256) + ": " +
-                      std::strerror(err) + (im.temp.empty() ? "" : " (the file was left as it was)"));
+                      (err != 0 ? std::string(std::strerror(err)) : gzip_error) +
+                      (im.temp.empty() ? "" : " (the file was left as it was)"));
 }
 
 void OutputFile::commit() {

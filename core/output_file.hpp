@@ -9,6 +9,10 @@
 //
 // A path that names something other than a regular file (/dev/null, /dev/stdout, a pipe)
 // is written directly: there is nothing there to lose.
+//
+// A path ending in ".gz" (any case) is written gzip-compressed (core/gzip_buffer.hpp):
+// stream() takes the plain bytes, the file gets their gzip form, with the same temporary
+// file, rename and checks; a zlib failure is an OutputError too.
 #include <memory>
 #include <ostream>
 #include <string>

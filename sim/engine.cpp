@@ -46,8 +46,10 @@ struct Buffers {
 // only to explain a broken schedule or a deadlock.
 class Run {
  public:
-  Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer, Buffers& buffers)
-      : s_(schedule), costs_(costs), observer_(observer), scale_(scale_of(schedule)),
+  Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer, const SimProgress* progress,
+      Buffers& buffers)
+      : s_(schedule), costs_(costs), observer_(observer), progress_(progress && progress->report ? progress : nullptr),
+        next_report_(progress_ ? std::max<std::uint64_t>(1, progress_->every) : kNever), scale_(scale_of(schedule)),
         layout_(checked(schedule), OpNumbering::Order::Interleaved),
         ops_(in_id_order(buffers.ops.get(layout_.size()))), versions_(schedule),
         slots_(buffers.slots.get(layout_.size()), schedule, layout_, ops_, problems_) {
@@ -66,6 +68,7 @@ class Run {
       }
     }
     check_complete();
+    if (progress_) progress_->report(ops_done_);
     result_.events = queue_.pushed();
     result_.critical_path = critical_path();
     for (std::size_t d = 0; d < dev_.size(); ++d) {
@@ -212,6 +215,7 @@ class Run {
   static constexpr std::int32_t kRecvPosted = 1, kSendWaiting = 2;
   [[gnu::noinline]] void run_comm(OpId id, int d) {
     if (observer_) observer_->on_op(OpRecord{ref_of(id), op_of(id), now_, now_, -1});
+    ++ops_done_;
     Slot& st = slots_[id];
     if (!is_recv(st.kind)) return release_successors(id, d);
     const bool waiting = st.forward_version == kSendWaiting;
@@ -274,8 +278,13 @@ class Run {
     }
     if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep) versions_.end(op, st.version, st.forward_version, d);
     if (observer_) observer_->on_op(OpRecord{ref_of(id), op, st.time, now_, version});
+    if (++ops_done_ >= next_report_) [[unlikely]] report_progress();
     release_successors(id, d);
     try_start(d, now_);
+  }
+  [[gnu::noinline]] void report_progress() {
+    progress_->report(ops_done_);
+    next_report_ = ops_done_ + std::max<std::uint64_t>(1, progress_->every);
   }
 
   void release_successors(OpId id, int d) {
@@ -396,6 +405,7 @@ class Run {
       observer_->on_collective(r);
       for (OpId m : members) observer_->on_op(OpRecord{ref_of(m), op_of(m), slots_[m].time, now_, -1});
     }
+    ops_done_ += members.size();
     for (OpId m : members) {
       const int d = device_of(m);
       release_successors(m, d);
@@ -498,6 +508,11 @@ class Run {
   const Schedule& s_;
   const CostModel& costs_;
   SimObserver* observer_;
+  // Ops ended (on_op's count) and when to call progress_ next (never without one).
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+  const SimProgress* progress_;
+  std::uint64_t ops_done_ = 0;
+  std::uint64_t next_report_;
   const OpScale scale_;
   const OpNumbering layout_;  // op -> slot
   const Op* const ops_;       // the schedule's ops, by slot
@@ -530,12 +545,14 @@ Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
-SimResult Simulator::run(const Schedule& schedule, const CostModel& costs, SimObserver* observer) {
-  return Run(schedule, costs, observer, workspace_->buffers).run();
+SimResult Simulator::run(const Schedule& schedule, const CostModel& costs, SimObserver* observer,
+                         const SimProgress* progress) {
+  return Run(schedule, costs, observer, progress, workspace_->buffers).run();
 }
 
-SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer) {
-  return Simulator().run(schedule, costs, observer);
+SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer,
+                   const SimProgress* progress) {
+  return Simulator().run(schedule, costs, observer, progress);
 }
 
 }  // namespace pipesim

@@ -20,6 +20,7 @@
 // The engine never computes a duration (it asks the CostModel) and never formats output
 // (it emits records to a SimObserver).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -52,9 +53,21 @@ struct SimResult {
   std::vector<StageStaleness> staleness;  // per stage, over all pipelines
 };
 
+// Progress of a long run, for a caller that shows it (the engine formats nothing; the CLI's
+// tools/progress.hpp draws it): `report` is called on simulate()'s thread with the number
+// of ops that have ended so far, the count an observer's on_op would have seen (compute
+// ops, GradSync participants, communication ops; schedule.total_ops() at the end), about
+// every `every` ops and once when the run is complete. Without it (or without `report`)
+// the event loop pays one counter test per op, nothing more (bench/sim_bench).
+struct SimProgress {
+  std::function<void(std::uint64_t ops_done)> report;
+  std::uint64_t every = 1 << 16;
+};
+
 // Runs the schedule. Throws InputError if the schedule's dependencies are broken (missing
 // producers, duplicates) or if it deadlocks; the message names the waiting ops.
-SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr);
+SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr,
+                   const SimProgress* progress = nullptr);
 
 // Runs schedules one after another, like simulate(), but keeps the engine's per-op arrays
 // (48 bytes per op) for the next run. Performance: glibc gives blocks over 32 MiB (the
@@ -70,7 +83,8 @@ class Simulator {
   Simulator(Simulator&&) noexcept;
   Simulator& operator=(Simulator&&) noexcept;
 
-  SimResult run(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr);
+  SimResult run(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr,
+                const SimProgress* progress = nullptr);
 
  private:
   struct Workspace;

@@ -27,19 +27,6 @@ namespace {
 
 using nlohmann::json;
 
-class Both final : public SimObserver {
- public:
-  Both(SimObserver& a, SimObserver& b) : a_(a), b_(b) {}
-  void on_op(const OpRecord& r) override { a_.on_op(r), b_.on_op(r); }
-  void on_transfer(const TransferRecord& r) override { a_.on_transfer(r), b_.on_transfer(r); }
-  void on_collective(const CollectiveRecord& r) override { a_.on_collective(r), b_.on_collective(r); }
-  void on_memory(const MemoryRecord& r) override { a_.on_memory(r), b_.on_memory(r); }
-
- private:
-  SimObserver& a_;
-  SimObserver& b_;
-};
-
 UniformCostModel link_costs(Tick latency, double bandwidth) {
   UniformCostConfig config;
   config.stage = StageCosts{kNsPerMs, 2 * kNsPerMs, kNsPerMs};
@@ -62,7 +49,7 @@ Traces both_traces(const Schedule& s, const CostModel& costs, const TraceOptions
   std::ostringstream stream_out;
   ChromeTraceStream stream(stream_out, s, options);
   TimelineRecorder recorder;
-  Both both(stream, recorder);
+  TeeObserver both(stream, &recorder);
   simulate(s, costs, &both);
   stream.finish();
   std::ostringstream batch_out;
@@ -218,7 +205,7 @@ TEST(ChromeTraceStream, TruncatesLikeTheRecorder) {
   std::ostringstream out;
   ChromeTraceStream stream(out, s, {}, 10);
   TimelineRecorder all;
-  Both both(stream, all);
+  TeeObserver both(stream, &all);
   simulate(s, costs, &both);
   stream.finish();
   ASSERT_TRUE(stream.truncated());

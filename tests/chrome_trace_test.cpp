@@ -17,11 +17,13 @@
 #include "cost_models/uniform.hpp"
 #include "core/error.hpp"
 #include "sim/engine.hpp"
+#include "tests/trace_checks.hpp"
 
 namespace pipesim {
 namespace {
 
 using nlohmann::json;
+using namespace testing_trace;  // NOLINT(google-build-using-namespace): this file's vocabulary
 
 constexpr Op F(int s, int k, int p = 0) { return make_op(OpKind::F, s, k, p); }
 constexpr Op B(int s, int k, int p = 0) { return make_op(OpKind::B, s, k, p); }
@@ -70,104 +72,6 @@ std::string trace_text(const Schedule& s, const Timeline& t, const TraceOptions&
   std::ostringstream out;
   write_chrome_trace(out, s, t, options);
   return out.str();
-}
-
-Tick ns_of(const json& us) { return static_cast<Tick>(std::llround(us.get<double>() * 1000.0)); }
-
-std::vector<json> select(const json& trace, const std::string& ph, int pid = -1, int tid = -1) {
-  std::vector<json> out;
-  for (const json& e : trace.at("traceEvents"))
-    if (e.at("ph") == ph && (pid < 0 || e.at("pid") == pid) && (tid < 0 || e.at("tid") == tid)) out.push_back(e);
-  return out;
-}
-
-const json* find_slice(const json& trace, int pid, int tid, const std::string& name) {
-  for (const json& e : trace.at("traceEvents"))
-    if (e.at("ph") == "X" && e.at("pid") == pid && e.at("tid") == tid && e.at("name") == name) return &e;
-  return nullptr;
-}
-
-// The slice a flow event binds to: the innermost (shortest) X event on its thread that
-// encloses its ts; a zero-length slice at the start of a longer one counts as inside it.
-std::string enclosing_slice(const json& trace, const json& flow) {
-  std::vector<std::pair<Tick, std::string>> hits;
-  const Tick ts = ns_of(flow.at("ts"));
-  for (const json& e : select(trace, "X", flow.at("pid"), flow.at("tid")))
-    if (ns_of(e.at("ts")) <= ts && ts <= ns_of(e.at("ts")) + ns_of(e.at("dur")))
-      hits.emplace_back(ns_of(e.at("dur")), e.at("name"));
-  std::sort(hits.begin(), hits.end());
-  EXPECT_TRUE(hits.size() == 1 || (hits.size() > 1 && hits[0].first < hits[1].first)) << flow.dump();
-  return hits.empty() ? "" : hits.front().second;
-}
-
-// How Perfetto's JSON importer binds v1 flow events (slice_tracker / flow_tracker): events
-// in timestamp order, ties in file order; a complete slice first pops the slices that ended
-// before it starts (or exactly at its start, unless both are zero-length); "s" and "f" with
-// bp "e" bind to the top of their thread's stack. Checks that this agrees with the
-// enclosing-slice rule (catapult) for every flow event.
-void expect_perfetto_binds_like_enclosing(const json& trace) {
-  std::vector<std::size_t> order(trace.at("traceEvents").size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const json& events = trace.at("traceEvents");
-  auto ts_of = [&](std::size_t i) { return events[i].contains("ts") ? ns_of(events[i].at("ts")) : Tick{-1}; };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ts_of(a) < ts_of(b); });
-  std::map<std::pair<int, int>, std::vector<std::size_t>> stacks;
-  std::size_t flows = 0;
-  for (std::size_t i : order) {
-    const json& e = events[i];
-    const std::string ph = e.at("ph");
-    if (ph != "X" && ph != "s" && ph != "f") continue;
-    auto& stack = stacks[{e.at("pid"), e.at("tid")}];
-    if (ph == "X") {
-      const Tick ts = ns_of(e.at("ts"));
-      const Tick dur = ns_of(e.at("dur"));
-      while (!stack.empty()) {
-        const json& top = events[stack.back()];
-        const Tick top_end = ns_of(top.at("ts")) + ns_of(top.at("dur"));
-        if (top_end < ts || (top_end == ts && !(ns_of(top.at("dur")) == 0 && dur == 0)))
-          stack.pop_back();
-        else
-          break;
-      }
-      stack.push_back(i);
-      continue;
-    }
-    ++flows;
-    ASSERT_FALSE(stack.empty()) << "no slice for " << e.dump();
-    EXPECT_EQ(events[stack.back()].at("name"), enclosing_slice(trace, e)) << e.dump();
-  }
-  EXPECT_EQ(flows, select(trace, "s").size() + select(trace, "f").size());
-}
-
-// Every "s" has exactly one "f" with the same id (and bp "e"); returns id -> {s, f}.
-std::map<std::int64_t, std::pair<json, json>> flow_pairs(const json& trace) {
-  std::map<std::int64_t, std::pair<json, json>> pairs;
-  for (const json& s : select(trace, "s")) {
-    EXPECT_FALSE(pairs.contains(s.at("id"))) << "duplicate flow start " << s.dump();
-    pairs[s.at("id")].first = s;
-  }
-  for (const json& f : select(trace, "f")) {
-    EXPECT_EQ(f.at("bp"), "e");
-    auto it = pairs.find(f.at("id"));
-    EXPECT_NE(it, pairs.end()) << "flow end without start " << f.dump();
-    if (it == pairs.end()) continue;
-    EXPECT_TRUE(it->second.second.is_null()) << "duplicate flow end " << f.dump();
-    it->second.second = f;
-  }
-  for (const auto& [id, pair] : pairs) EXPECT_FALSE(pair.second.is_null()) << "flow " << id << " never ends";
-  return pairs;
-}
-
-// Slices on one thread must not overlap (Perfetto and catapult need proper nesting).
-void expect_no_overlaps(const json& trace) {
-  std::map<std::pair<int, int>, std::vector<std::pair<Tick, Tick>>> threads;
-  for (const json& e : select(trace, "X"))
-    threads[{e.at("pid"), e.at("tid")}].emplace_back(ns_of(e.at("ts")), ns_of(e.at("ts")) + ns_of(e.at("dur")));
-  for (auto& [thread, slices] : threads) {
-    std::sort(slices.begin(), slices.end());
-    for (std::size_t i = 1; i < slices.size(); ++i)
-      EXPECT_LE(slices[i - 1].second, slices[i].first) << "pid " << thread.first << " tid " << thread.second;
-  }
 }
 
 TEST(ChromeTrace, FormatsMicrosecondsWithNanosecondPrecision) {

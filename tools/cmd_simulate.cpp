@@ -22,8 +22,8 @@
 #include "tools/fit_advice.hpp"
 #include "tools/report.hpp"
 #include "tools/trace_limit.hpp"
+#include "tools/progress.hpp"
 #include "traces/chrome_trace.hpp"
-#include "traces/chrome_trace_stream.hpp"
 #include "traces/html_report.hpp"
 
 namespace pipesim {
@@ -36,70 +36,30 @@ struct RunOutput {
   Timeline timeline;  // recorded only when `keep_timeline` (an HTML report wants it)
 };
 
-// Bytes each device holds all the time, for the trace's memory counters (empty: unknown).
-using StaticMemoryFn = std::function<std::vector<std::int64_t>(const Schedule&, const SimResult&)>;
-
-// Passes every record to two observers (a streamed trace and the report's timeline).
-class BothObservers final : public SimObserver {
- public:
-  BothObservers(SimObserver& a, SimObserver* b) : a_(a), b_(b) {}
-  void on_op(const OpRecord& r) override { a_.on_op(r); if (b_) b_->on_op(r); }
-  void on_transfer(const TransferRecord& r) override { a_.on_transfer(r); if (b_) b_->on_transfer(r); }
-  void on_collective(const CollectiveRecord& r) override { a_.on_collective(r); if (b_) b_->on_collective(r); }
-  void on_memory(const MemoryRecord& r) override { a_.on_memory(r); if (b_) b_->on_memory(r); }
-
- private:
-  SimObserver& a_;
-  SimObserver* b_;
+// What --trace-budget, --max-trace-ops and --progress say (prepare() reads them).
+struct TraceAndProgress {
+  TraceLimit trace;
+  ProgressOptions progress;
 };
 
-// A trace too large to hold (tools/trace_limit.hpp): written while the engine runs, into
-// the trace's temporary file (a run that fails leaves the old file as it was).
-void run_streamed(RunOutput& out, const CostModel& model, TraceOptions options, OutputFile& trace,
-                  std::size_t max_trace_ops, bool keep_timeline, const StaticMemoryFn& static_memory) {
-  const std::size_t total = out.schedule.total_ops();
-  if (max_trace_ops > 0 && total > max_trace_ops)
-    options.metadata.emplace_back("truncated", truncation_notice(max_trace_ops, total, nullptr));
-  ChromeTraceStream stream(trace.stream(), out.schedule, options, max_trace_ops);
-  TimelineRecorder recorder;
-  BothObservers both(stream, keep_timeline ? &recorder : nullptr);
-  out.result = simulate(out.schedule, model, &both);
-  stream.finish(static_memory ? static_memory(out.schedule, out.result) : std::vector<std::int64_t>{});
-  trace.close();
-  if (stream.truncated()) {
-    const Tick until = stream.cut_time();
-    std::cerr << "pipesim: note: trace " << one_line(trace.path()) << " "
-              << truncation_notice(stream.ops_kept(), total, &until) << "\n";
-  }
-  if (keep_timeline) out.timeline = std::move(recorder.timeline);
-}
-
-// Simulates one schedule; writes its trace (at most `max_trace_ops` ops, 0: all) if
-// `trace` is set: recorded and sorted, or streamed when it is large.
+// Simulates one schedule; writes its trace if `trace` is set (tools/trace_limit.hpp).
 RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& model_label, OutputFile* trace,
-                  std::size_t max_trace_ops, bool keep_timeline = false, const StaticMemoryFn& static_memory = {}) {
+                  const TraceAndProgress& flags, bool keep_timeline = false, const StaticMemoryFn& static_memory = {}) {
   RunOutput out{std::move(schedule), {}, {}, {}};
   const Activity activity("simulating " + out.schedule.name + " (" + std::to_string(out.schedule.total_ops()) +
                           " ops" + (trace ? ", with a trace" : "") + ")");
-  TraceOptions options;
-  options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
-  if (trace && stream_trace(out.schedule.total_ops(), max_trace_ops)) {
-    run_streamed(out, model, options, *trace, max_trace_ops, keep_timeline, static_memory);
-  } else if (!trace && !keep_timeline) {
-    out.result = simulate(out.schedule, model);
+  const std::string what = "simulating " + out.schedule.name;
+  if (trace) {
+    TraceOptions options;
+    options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
+    out.result = simulate_with_trace(out.schedule, model, options, *trace, flags.trace, flags.progress,
+                                     keep_timeline ? &out.timeline : nullptr, static_memory);
+  } else if (!keep_timeline) {
+    out.result = simulate_with_progress(out.schedule, model, nullptr, flags.progress, what);
   } else {
-    TraceRecorder recorder(trace ? max_trace_ops : 0, keep_timeline);
-    out.result = simulate(out.schedule, model, &recorder);
-    if (trace) {
-      if (const std::string notice = recorder.notice(out.schedule); !notice.empty()) {
-        options.metadata.emplace_back("truncated", notice);
-        std::cerr << "pipesim: note: trace " << one_line(trace->path()) << " " << notice << "\n";
-      }
-      if (static_memory) options.static_memory_bytes = static_memory(out.schedule, out.result);
-      write_chrome_trace(trace->stream(), out.schedule, recorder.trace_timeline(), options);
-      trace->close();
-    }
-    if (keep_timeline) out.timeline = std::move(recorder.timeline);
+    TimelineRecorder recorder;
+    out.result = simulate_with_progress(out.schedule, model, &recorder, flags.progress, what);
+    out.timeline = std::move(recorder.timeline);
   }
   out.metrics = summarize(out.schedule, out.result);
   return out;
@@ -208,7 +168,11 @@ struct OutputFlags {
   std::string save_config;  // --save-config: write the effective settings
   bool json = false;
   ReportFlags report;
-  std::size_t max_trace_ops = kDefaultMaxTraceOps;
+  std::size_t max_trace_ops = 0;
+  std::string trace_budget = "100MB";
+  std::string progress_value;
+  CLI::Option* progress_flag = nullptr;
+  TraceAndProgress show;  // from the four above, by prepare()
 };
 
 void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
@@ -216,10 +180,14 @@ void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
   cmd.add_flag("--json", o.json, json_help);
   cmd.add_option("--config", o.config, "Take settings from this JSON file (docs/experiment-config.md); flags win");
   cmd.add_option("--save-config", o.save_config, "Write the effective settings to this JSON file");
-  cmd.add_option("--max-trace-ops", o.max_trace_ops,
-                 "Chrome traces show at most this many ops (the first to finish); 0 = no limit. Traces of more "
-                 "than 1000000 ops are streamed to the file as the simulation runs")
+  cmd.add_option("--trace-budget", o.trace_budget,
+                 "Chrome traces keep whole iterations (the first, the last, more if they fit) within this many "
+                 "bytes of JSON, e.g. 100MB, 1GB; 0 = no limit. A name ending in .gz is written gzip-compressed")
       ->capture_default_str();
+  cmd.add_option("--max-trace-ops", o.max_trace_ops,
+                 "Chrome traces show the first N ops to finish instead, whatever the budget; 0 = all. Traces of "
+                 "more than 1000000 ops are streamed to the file as the simulation runs");
+  o.progress_flag = add_progress_flag(cmd, o.progress_value);
 }
 
 // Before any simulation: reads --config, checks that no flag would be ignored, declares the
@@ -227,11 +195,14 @@ void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
 // --report-capacity. The effective settings go to --save-config's temporary file, which the
 // run's end moves into place with the other outputs.
 // Returns the generators the run will use: compare's --schedules (`schedules`), else --schedule.
-std::vector<std::string> prepare(CLI::App& cmd, const OutputFlags& o, const ScheduleOptions& so,
-                                 const HardwareOptions& ho, const ProfiledOptions& po, CommandFiles& files,
+std::vector<std::string> prepare(CLI::App& cmd, OutputFlags& o, const ScheduleOptions& so, const HardwareOptions& ho,
+                                 const ProfiledOptions& po, CommandFiles& files,
                                  const std::string* schedules = nullptr) {
   files.input("--config", o.config);
   if (!o.config.empty()) apply_config_file(cmd, o.config);
+  o.show.trace.budget = parse_trace_budget(o.trace_budget);
+  if (given(cmd, "--max-trace-ops")) o.show.trace.max_ops = o.max_trace_ops;
+  o.show.progress = progress_options(o.progress_flag, o.progress_value);
   const std::vector<std::string> generators = schedules ? parse_schedule_list(*schedules) : std::vector{so.name};
   if (so.file.empty()) check_generator_flags(cmd, generators);
   std::vector<std::string> unused;
@@ -270,10 +241,10 @@ ScheduleOptions at_global_batch(const ScheduleOptions& so, const std::string& na
 }
 
 ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
-                               const std::string& gpu, OutputFile* trace, std::size_t max_trace_ops,
+                               const std::string& gpu, OutputFile* trace, const TraceAndProgress& flags,
                                bool keep_timeline) {
   Schedule schedule = make_schedule(cmd, at_global_batch(so, name, ho, false), name,
-                                    simulate_memory_use(trace != nullptr, keep_timeline, recorded_trace_ops(max_trace_ops)));
+                                    simulate_memory_use(trace != nullptr, keep_timeline, recorded_trace_ops(flags.trace)));
   const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
   check_global_batch(ho, schedule, model.config().dp);
   if (const std::string problem = stage_count_problem(model.config().model, schedule); !problem.empty())
@@ -287,8 +258,8 @@ ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, c
     }
     return bytes;
   };
-  ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace,
-                             max_trace_ops, keep_timeline, static_memory),
+  ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace, flags,
+                             keep_timeline, static_memory),
                      {}};
   out.assessment = assess(model, out.run.schedule, out.run.result, out.run.metrics);
   return out;
@@ -335,7 +306,9 @@ void add_simulate_command(CLI::App& app) {
   add_price_flag(*cmd, *ho);
   auto po = std::make_shared<ProfiledOptions>();
   add_profiled_flags(*cmd, *po);
-  cmd->add_option("--trace", *trace, "Write a Chrome trace (Perfetto / chrome://tracing) to this file");
+  cmd->add_option("--trace", *trace,
+                  "Write a Chrome trace (Perfetto / chrome://tracing) to this file; FILE.json.gz: gzip-compressed "
+                  "(docs/traces.md)");
   add_output_flags(*cmd, *out, "Print one JSON object instead of tables");
   cmd->callback([=] {
     CommandFiles files;
@@ -346,24 +319,23 @@ void add_simulate_command(CLI::App& app) {
     std::vector<RunOutput> runs;
     std::optional<Assessment> assessment;
     std::string cost_label;  // --cost: the profiled cost model used
-    const MemoryUse use = simulate_memory_use(trace_file != nullptr, keep, recorded_trace_ops(out->max_trace_ops));
+    const MemoryUse use = simulate_memory_use(trace_file != nullptr, keep, recorded_trace_ops(out->show.trace));
     if (!po->cost.empty()) {
       const ProfiledCostModel model(make_profiled_config(*po, *ho));
       cost_label = model.label();
       Schedule schedule = make_schedule(*cmd, at_global_batch(*so, so->name, *ho, true), so->name, use);
       check_global_batch(*ho, schedule, 1);
-      runs.push_back(run_one(std::move(schedule), model, cost_label, trace_file, out->max_trace_ops, keep));
+      runs.push_back(run_one(std::move(schedule), model, cost_label, trace_file, out->show, keep));
     } else if (ho->model.empty()) {
       const UniformCostConfig costs = make_cost_config(*co);
       Schedule schedule = make_schedule(*cmd, *so, so->name, use);
       check_stage_costs(costs, schedule);
-      runs.push_back(run_one(std::move(schedule), UniformCostModel(costs), "uniform", trace_file, out->max_trace_ops,
-                             keep));
+      runs.push_back(run_one(std::move(schedule), UniformCostModel(costs), "uniform", trace_file, out->show, keep));
     } else {
       const std::vector<std::string> gpus = split_list(ho->hardware);
       if (gpus.size() != 1)
         throw InputError("--hardware: simulate takes one GPU type (use compare for several), got " + quote(ho->hardware));
-      ModelRunOutput r = run_on_hardware(*cmd, *so, so->name, *ho, gpus.front(), trace_file, out->max_trace_ops, keep);
+      ModelRunOutput r = run_on_hardware(*cmd, *so, so->name, *ho, gpus.front(), trace_file, out->show, keep);
       assessment = r.assessment;
       runs.push_back(std::move(r.run));
     }
@@ -448,20 +420,20 @@ void add_compare_command(CLI::App& app) {
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string& name = list[i];
         OutputFile* trace = trace_files[g].empty() ? nullptr : trace_files[g][i];
-        const MemoryUse use = simulate_memory_use(trace != nullptr, keep, recorded_trace_ops(out->max_trace_ops));
+        const MemoryUse use = simulate_memory_use(trace != nullptr, keep, recorded_trace_ops(out->show.trace));
         RunOutput run;
         if (!gpus[g].empty()) {
-          ModelRunOutput r = run_on_hardware(*cmd, *so, name, *ho, gpus[g], trace, out->max_trace_ops, keep);
+          ModelRunOutput r = run_on_hardware(*cmd, *so, name, *ho, gpus[g], trace, out->show, keep);
           assessed.emplace_back(r.assessment, r.run.metrics);
           run = std::move(r.run);
         } else if (profiled) {
           Schedule schedule = make_schedule(*cmd, at_global_batch(*so, name, *ho, true), name, use);
           check_global_batch(*ho, schedule, 1);
-          run = run_one(std::move(schedule), *profiled, profiled->label(), trace, out->max_trace_ops, keep);
+          run = run_one(std::move(schedule), *profiled, profiled->label(), trace, out->show, keep);
         } else {
           Schedule schedule = make_schedule(*cmd, *so, name, use);
           check_stage_costs(costs, schedule);
-          run = run_one(std::move(schedule), UniformCostModel(costs), "uniform", trace, out->max_trace_ops, keep);
+          run = run_one(std::move(schedule), UniformCostModel(costs), "uniform", trace, out->show, keep);
         }
         all.push_back(run.metrics);
         if (keep) kept.push_back(std::move(run));

@@ -1,7 +1,5 @@
 // `pipesim sweep`: every combination of schedules, parallelism and batch settings on a model
 // and cluster, in parallel; the best configurations and the Pareto fronts. docs/sweep.md.
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -14,6 +12,7 @@
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
 #include "tools/config_file.hpp"
+#include "tools/progress.hpp"
 #include "tools/report.hpp"
 #include "tools/sweep.hpp"
 #include "tools/sweep_output.hpp"
@@ -47,6 +46,8 @@ struct SweepFlags {
   std::string csv, json, report;
   CLI::Option* json_option = nullptr;
   int top = 10;
+  std::string progress;
+  CLI::Option* progress_flag = nullptr;
 };
 
 void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
@@ -110,6 +111,7 @@ void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
                  "Memory the sweep may use, e.g. 16GiB [default: what the machine has available]");
   cmd.add_option("--config", f.config, "Take settings from this JSON file (docs/experiment-config.md); flags win");
   cmd.add_option("--save-config", f.save_config, "Write the effective settings to this JSON file");
+  f.progress_flag = add_progress_flag(cmd, f.progress);
 }
 
 SweepGrid make_grid(const SweepFlags& f) {
@@ -134,17 +136,6 @@ SweepGrid make_grid(const SweepFlags& f) {
   g.micro_batch_size = parse_int_grid(f.micro_batch_size, "--micro-batch-size");
   g.recompute = parse_name_grid(f.recompute, "--recompute");
   return g;
-}
-
-// A bar on a terminal, redrawn in place; nothing otherwise (the caller prints one line).
-void draw_progress(std::size_t done, std::size_t total) {
-  constexpr int kWidth = 30;
-  const double share = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
-  const int filled = static_cast<int>(share * kWidth);
-  std::fprintf(stderr, "\r[%s%s] %zu/%zu combinations %3d %%", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-               std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), done, total,
-               static_cast<int>(share * 100));
-  std::fflush(stderr);
 }
 
 }  // namespace
@@ -187,11 +178,12 @@ void add_sweep_command(CLI::App& app) {
     OutputFile* report = files.output("--report", f->report);
     if (OutputFile* saved = files.output("--save-config", f->save_config)) saved->stream() << config_text(*cmd);
 
-    const bool tty = isatty(STDERR_FILENO) == 1;
     const auto start = std::chrono::steady_clock::now();
-    const SweepResult result = run_sweep(s, grid, f->jobs, tty ? SweepProgress(draw_progress) : SweepProgress());
+    Progress bar(progress_options(f->progress_flag, f->progress), "sweep", grid.size(), "combinations");
+    const SweepResult result = run_sweep(
+        s, grid, f->jobs, bar.shown() ? SweepProgress([&bar](std::size_t done, std::size_t) { bar.update(done); }) : SweepProgress());
+    bar.finish();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (tty) std::fputs("\r\033[K", stderr);
     if (result.rows.empty()) {
       std::string reasons;
       for (int r = 0; r < kNumSkipReasons; ++r) {

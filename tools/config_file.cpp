@@ -14,9 +14,11 @@
 namespace pipesim {
 namespace {
 
-// Options that name files the run writes or reads, not settings of the experiment.
+// Options that name files the run writes or reads, or shape only them and the display, not
+// settings of the experiment.
 const std::vector<std::string> kNotSettings = {"help", "json", "config", "save-config", "trace", "trace-dir",
-                                               "report", "report-capacity"};
+                                               "report", "report-capacity", "trace-budget", "max-trace-ops",
+                                               "progress"};
 
 std::string long_name(const CLI::Option* opt) {
   const std::string name = opt->get_name();

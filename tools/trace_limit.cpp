@@ -1,57 +1,119 @@
 #include "tools/trace_limit.hpp"
 
 #include <algorithm>
+#include <iostream>
 
+#include "core/error.hpp"
 #include "cost_models/units.hpp"
+#include "tools/trace_recorder.hpp"
+#include "traces/chrome_trace_stream.hpp"
 
 namespace pipesim {
+namespace {
 
-void TraceRecorder::on_op(const OpRecord& r) {
-  // The engine reports records in time order, so the vectors' lengths at the moment the
-  // limit is reached mark a consistent prefix of the run.
-  if (!cut_ && max_ops_ > 0 && timeline.ops.size() == max_ops_)
-    cut_ = Cut{timeline.ops.size(), timeline.transfers.size(), timeline.collectives.size(), timeline.memory.size(),
-               timeline.ops.empty() ? 0 : timeline.ops.back().end};
-  if (recording()) timeline.ops.push_back(r);
+// Trace writing shows a bar on a terminal from this many events (~2 s of writing).
+constexpr std::uint64_t kTraceProgressEvents = 1'000'000;
+
+void note(const OutputFile& file, const std::string& text) {
+  std::cerr << "pipesim: note: trace " << one_line(file.path()) << " " << text << "\n";
 }
 
-void TraceRecorder::on_transfer(const TransferRecord& r) {
-  if (recording()) timeline.transfers.push_back(r);
-}
-
-void TraceRecorder::on_collective(const CollectiveRecord& r) {
-  if (recording()) timeline.collectives.push_back(r);
-}
-
-void TraceRecorder::on_memory(const MemoryRecord& r) {
-  if (recording()) timeline.memory.push_back(r);
-}
-
-const Timeline& TraceRecorder::trace_timeline() {
-  if (!cut_ || !keep_all_) return timeline;  // without keep_all, recording stopped at the cut
-  const auto prefix = [](auto& out, const auto& all, std::size_t n) {
-    out.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+// The batch writer, with a bar while it writes.
+void write_recorded(OutputFile& file, const Schedule& schedule, const Timeline& t, TraceOptions options,
+                    const ProgressOptions& progress) {
+  std::optional<Progress> bar;
+  options.progress = [&](std::size_t done, std::size_t total) {
+    if (!bar) bar.emplace(progress, "writing trace " + file.path(), total, "events", kTraceProgressEvents);
+    bar->update(done);
   };
-  prefix(prefix_.ops, timeline.ops, cut_->ops);
-  prefix(prefix_.transfers, timeline.transfers, cut_->transfers);
-  prefix(prefix_.collectives, timeline.collectives, cut_->collectives);
-  prefix(prefix_.memory, timeline.memory, cut_->memory);
-  return prefix_;
+  write_chrome_trace(file.stream(), schedule, t, options);
+  if (bar) bar->finish();
+  file.close();
 }
 
-std::string TraceRecorder::notice(const Schedule& schedule) const {
-  if (!cut_) return {};
-  return truncation_notice(cut_->ops, schedule.total_ops(), &cut_->time);
+// A trace too large to hold: written while the engine runs, into the trace's temporary
+// file (a run that fails leaves the old file as it was).
+SimResult run_streamed(const Schedule& schedule, const CostModel& model, TraceOptions options, OutputFile& file,
+                       std::size_t max_ops, const ProgressOptions& progress, Timeline* timeline,
+                       const StaticMemoryFn& static_memory) {
+  const std::size_t total = schedule.total_ops();
+  if (max_ops > 0 && total > max_ops)
+    options.metadata.emplace_back("truncated", truncation_notice(max_ops, total, nullptr));
+  ChromeTraceStream stream(file.stream(), schedule, options, max_ops);
+  TimelineRecorder recorder;
+  TeeObserver both(stream, timeline ? &recorder : nullptr);
+  const SimResult result =
+      simulate_with_progress(schedule, model, &both, progress, "simulating " + schedule.name + " and writing its trace");
+  stream.finish(static_memory ? static_memory(schedule, result) : std::vector<std::int64_t>{});
+  file.close();
+  if (stream.truncated()) {
+    const Tick until = stream.cut_time();
+    note(file, truncation_notice(stream.ops_kept(), total, &until));
+  }
+  if (timeline) *timeline = std::move(recorder.timeline);
+  return result;
 }
 
-std::size_t traced_ops(std::size_t total_ops, std::size_t max_trace_ops) {
-  return max_trace_ops == 0 ? total_ops : std::min(total_ops, max_trace_ops);
+}  // namespace
+
+std::uint64_t parse_trace_budget(const std::string& text) {
+  if (text == "0") return 0;
+  const auto bytes = static_cast<std::uint64_t>(parse_bytes(text, "--trace-budget"));
+  if (bytes == 0) return 0;
+  if (bytes < kMinTraceBudget)
+    throw InputError("--trace-budget: at least 1MB (or 0 for no limit), got " + quote(text));
+  return bytes;
 }
 
-std::string truncation_notice(std::size_t kept_ops, std::size_t total_ops, const Tick* until) {
+std::size_t traced_ops(std::size_t total_ops, const TraceLimit& limit) {
+  const std::size_t max = limit.max_ops.value_or(0);
+  return max == 0 ? total_ops : std::min(total_ops, max);
+}
+
+std::size_t recorded_trace_ops(const TraceLimit& limit) {
+  if (limit.budgeted()) return 2 * budget_record_ops(limit.budget);
+  const std::size_t max = limit.max_ops.value_or(0);
+  return max == 0 || max > kStreamTraceOps ? kStreamTraceOps : max;
+}
+
+std::string trace_size_warning(const TraceLimit& limit, std::size_t total_ops, const std::string& path) {
+  if (limit.budgeted()) return {};
+  const std::uint64_t budget = limit.budget > 0 ? limit.budget : kDefaultTraceBudget;
+  const std::size_t ops = traced_ops(total_ops, limit);
+  const double estimate = static_cast<double>(ops) * static_cast<double>(kTraceFileBytesPerOp);
+  if (estimate <= static_cast<double>(budget)) return {};
+  const std::string what = ops == total_ops ? "all " + std::to_string(ops) + " ops"
+                                            : "the first " + std::to_string(ops) + " of " + std::to_string(total_ops) + " ops";
+  return "trace " + quote(path, 256) + " will hold " + what + ", ~" +
+         format_trace_bytes(static_cast<std::uint64_t>(estimate)) + " of JSON, above the " +
+         format_trace_bytes(budget) + " trace budget: Perfetto's UI may not open it (trace_processor --httpd can); "
+         "without " + (limit.max_ops ? "--max-trace-ops" : "--trace-budget 0") +
+         ", the trace keeps whole iterations within --trace-budget";
+}
+
+std::string truncation_notice(std::size_t kept_ops, std::size_t total_ops, const Tick* until, const std::string& why) {
   std::string text = "truncated to the first " + std::to_string(kept_ops) + " of " + std::to_string(total_ops) + " ops";
   if (until) text += " (until " + format_duration(*until) + ")";
-  return text + "; pass --max-trace-ops to change the limit";
+  return text + "; " + why;
+}
+
+SimResult simulate_with_trace(const Schedule& schedule, const CostModel& model, TraceOptions options,
+                              OutputFile& file, const TraceLimit& limit, const ProgressOptions& progress,
+                              Timeline* timeline, const StaticMemoryFn& static_memory) {
+  const std::size_t total = schedule.total_ops();
+  if (const std::string warning = trace_size_warning(limit, total, file.path()); !warning.empty())
+    std::cerr << "pipesim: warning: " << one_line(warning) << "\n";
+  if (stream_trace(total, limit))
+    return run_streamed(schedule, model, options, file, limit.max_ops.value_or(0), progress, timeline, static_memory);
+  TraceRecorder recorder(schedule, limit, timeline != nullptr);
+  const SimResult result = simulate_with_progress(schedule, model, &recorder, progress, "simulating " + schedule.name);
+  if (static_memory) options.static_memory_bytes = static_memory(schedule, result);
+  const TraceRecorder::Selection shown = recorder.select(options);
+  if (!shown.note.empty()) note(file, shown.note);
+  options.metadata.insert(options.metadata.end(), shown.metadata.begin(), shown.metadata.end());
+  write_recorded(file, schedule, shown.trace, options, progress);
+  if (timeline) *timeline = std::move(recorder.timeline);
+  return result;
 }
 
 }  // namespace pipesim

@@ -1,86 +1,99 @@
 #pragma once
-// --max-trace-ops and the choice of trace writer for `pipesim simulate --trace` and
-// `pipesim compare --trace-dir`.
+// What the Chrome trace of `pipesim simulate --trace` and `pipesim compare --trace-dir`
+// keeps, and the run that writes it.
 //
-// A Chrome trace takes ~1 KB of file per op, so a 10^8-op run would write about 100 GB:
-// --max-trace-ops N (default 1,000,000; 0 = no limit) keeps the trace to the first N ops
-// (in order of completion) and everything that happened until the last of them ended; the
-// trace says so in otherData and the CLI on stderr.
+// A trace takes ~0.3-1.2 kB of JSON per op (docs/traces.md), and Perfetto's UI, which
+// runs in the browser, opens a few hundred MB at most (the browser gives it ~2 GB, in which
+// the parsed trace is several times its file size: perfetto.dev/docs/visualization/
+// large-traces; a 900 MB JSON trace crashed it, github.com/google/perfetto/issues/99). So:
+//
+//   default              whole iterations, the first and the last, more if they fit, under
+//                        --trace-budget (default 100MB): tools/trace_recorder.hpp
+//   --trace-budget 0     the whole run
+//   --max-trace-ops N    the first N ops (in order of completion) and everything that
+//                        happened until the last of them ended, whatever the budget; 0: the
+//                        whole run. Kept from before the budget, for a fixed cut.
+// Asking for everything (--trace-budget 0, or --max-trace-ops) prints a warning before the
+// run when the trace's estimated size is above the budget (with --trace-budget 0, the
+// default's 100 MB). otherData ("truncated", "iterations") and one stderr note say what was
+// left out. A name ending in ".gz" is written gzip-compressed (core/output_file.hpp); the
+// budget counts the JSON bytes, which the viewer has to hold, not the compressed ones.
 //
 // Two writers draw the same trace:
-//   ops traced <= kStreamTraceOps   TraceRecorder keeps the records (~600 bytes per op with
-//                                   the batch writer's events), then write_chrome_trace
-//                                   (traces/chrome_trace.hpp) sorts them per thread.
-//   ops traced >  kStreamTraceOps   ChromeTraceStream (traces/chrome_trace_stream.hpp)
+//   budgeted, or ops traced <= kStreamTraceOps   TraceRecorder (tools/trace_recorder.hpp)
+//                                   keeps the records and selects what this limit says
+//                                   (~600 bytes per op with the batch writer's events), then
+//                                   write_chrome_trace (traces/chrome_trace.hpp) sorts them
+//                                   per thread.
+//   ops traced > kStreamTraceOps    ChromeTraceStream (traces/chrome_trace_stream.hpp)
 //                                   writes each record as the engine reports it, in O(devices
 //                                   + transfers in flight) memory: events in emission order,
 //                                   lanes assigned online, the static memory as its own
 //                                   counter. Same slices, flows and counters.
-// So the default run keeps its sorted, compact trace, and `--max-trace-ops 0` on a 10^7-op
-// run writes the whole trace without holding it (docs/performance.md, "Chrome traces").
+// So `--trace-budget 0` on a 10^7-op run writes the whole trace without holding it
+// (docs/traces.md).
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "core/output_file.hpp"
 #include "schedules/schedule.hpp"
+#include "sim/engine.hpp"
 #include "sim/timeline.hpp"
+#include "tools/progress.hpp"
+#include "traces/chrome_trace.hpp"
 
 namespace pipesim {
 
-inline constexpr std::size_t kDefaultMaxTraceOps = 1'000'000;  // ~1 GB of trace file
-inline constexpr std::size_t kStreamTraceOps = 1'000'000;      // more traced ops: streamed
+inline constexpr std::uint64_t kDefaultTraceBudget = 100'000'000;  // --trace-budget 100MB
+inline constexpr std::uint64_t kMinTraceBudget = 1'000'000;        // a trace's header alone is ~1 kB per device
+inline constexpr std::size_t kStreamTraceOps = 1'000'000;          // more traced ops: streamed
+// Typical trace bytes per op, for the warning's estimate (1F1B with transfers: ~1030).
+inline constexpr std::uint64_t kTraceFileBytesPerOp = 1000;
 
-// Ops a trace of a `total_ops` run shows under --max-trace-ops `max_trace_ops` (0: all).
-std::size_t traced_ops(std::size_t total_ops, std::size_t max_trace_ops);
+struct TraceLimit {
+  std::uint64_t budget = kDefaultTraceBudget;  // --trace-budget; 0: no limit
+  std::optional<std::size_t> max_ops;          // --max-trace-ops, when given (0: all)
+  bool budgeted() const { return !max_ops && budget > 0; }
+};
+
+// --trace-budget's value: "0" (no limit) or a size such as 100MB, 1.5GB, 512MiB of at least
+// 1 MB. InputError otherwise.
+std::uint64_t parse_trace_budget(const std::string& text);
+
+// Ops a trace of a `total_ops` run shows when it is not budgeted: all, or --max-trace-ops.
+std::size_t traced_ops(std::size_t total_ops, const TraceLimit& limit);
 // Whether that trace is streamed (ChromeTraceStream) rather than recorded and sorted.
-inline bool stream_trace(std::size_t total_ops, std::size_t max_trace_ops) {
-  return traced_ops(total_ops, max_trace_ops) > kStreamTraceOps;
+inline bool stream_trace(std::size_t total_ops, const TraceLimit& limit) {
+  return !limit.budgeted() && traced_ops(total_ops, limit) > kStreamTraceOps;
 }
 // The most ops whose records a trace keeps in memory (for the memory estimate,
-// tools/memory_guard.hpp): past kStreamTraceOps the trace is streamed, keeping none.
-inline std::size_t recorded_trace_ops(std::size_t max_trace_ops) {
-  return max_trace_ops == 0 || max_trace_ops > kStreamTraceOps ? kStreamTraceOps : max_trace_ops;
-}
+// tools/memory_guard.hpp): past kStreamTraceOps the trace is streamed, keeping none; a
+// budgeted one keeps the run's first ops and the last iteration (tools/trace_recorder.hpp).
+std::size_t recorded_trace_ops(const TraceLimit& limit);
+
+// The warning for a trace of `path` asked to hold more than the budget, or "": "trace
+// 't.json' will hold all 8388864 ops, ~8.39 GB of JSON, above the 100.0 MB trace budget:
+// ...".
+std::string trace_size_warning(const TraceLimit& limit, std::size_t total_ops, const std::string& path);
 
 // "truncated to the first 1000000 of 134217728 ops (until 12.345 s); pass --max-trace-ops
 // to change the limit"; without `until` (a streamed trace's header, written before the
-// run) the "(until ...)" part is left out.
-std::string truncation_notice(std::size_t kept_ops, std::size_t total_ops, const Tick* until);
+// run) the "(until ...)" part is left out. `why` replaces the part after the ";".
+std::string truncation_notice(std::size_t kept_ops, std::size_t total_ops, const Tick* until,
+                              const std::string& why = "pass --max-trace-ops to change the limit");
 
-class TraceRecorder final : public SimObserver {
- public:
-  // `max_trace_ops` 0: no limit. `keep_all`: record the whole run anyway (an HTML report
-  // needs it); otherwise nothing is recorded after the limit.
-  TraceRecorder(std::size_t max_trace_ops, bool keep_all) : max_ops_(max_trace_ops), keep_all_(keep_all) {}
+// Bytes each device holds all the time, for the trace's memory counters (empty: unknown).
+using StaticMemoryFn = std::function<std::vector<std::int64_t>(const Schedule&, const SimResult&)>;
 
-  void on_op(const OpRecord& r) override;
-  void on_transfer(const TransferRecord& r) override;
-  void on_collective(const CollectiveRecord& r) override;
-  void on_memory(const MemoryRecord& r) override;
-
-  bool truncated() const { return cut_.has_value(); }
-  // What the trace shows: the whole timeline, or its part up to the limit (a copy only when
-  // keep_all recorded past the limit).
-  const Timeline& trace_timeline();
-  // The whole run; only complete if keep_all (or nothing was cut).
-  Timeline timeline;
-
-  // The notice for otherData and stderr, e.g. "truncated to the first 1000000 of 134217728
-  // ops (until 12.345 s); pass --max-trace-ops to change the limit"; empty if not truncated.
-  std::string notice(const Schedule& schedule) const;
-
- private:
-  struct Cut {
-    std::size_t ops, transfers, collectives, memory;
-    Tick time;
-  };
-  bool recording() const { return !cut_ || keep_all_; }
-  std::size_t max_ops_;
-  bool keep_all_;
-  std::optional<Cut> cut_;
-  Timeline prefix_;  // trace_timeline() when keep_all and cut
-};
+// Simulates `schedule` and writes its trace to `file` (closed at the end, committed by the
+// caller) as `limit` says, with the writer above, the warning and the note on stderr, and
+// progress as `progress` says. `timeline`, when given, receives the whole run's records.
+SimResult simulate_with_trace(const Schedule& schedule, const CostModel& model, TraceOptions options,
+                              OutputFile& file, const TraceLimit& limit, const ProgressOptions& progress,
+                              Timeline* timeline = nullptr, const StaticMemoryFn& static_memory = {});
 
 }  // namespace pipesim

@@ -275,11 +275,21 @@ int TraceBuilder::prepare() {
 }
 
 void TraceBuilder::write_body(chrome::EventList& out) const {
+  constexpr std::size_t kProgressEvery = 1 << 16;
+  const auto& progress = opt_.progress;
+  if (progress) progress(0, events_.size());
   auto next = events_.begin();
   for (int d = 0; d < num_devices_; ++d) {
     write_metadata(out, d);
-    for (; next != events_.end() && next->pid == d; ++next) write_event(out, *next);
+    for (; next != events_.end() && next->pid == d; ++next) {
+      write_event(out, *next);
+      if (progress) {
+        const auto done = static_cast<std::size_t>(next - events_.begin()) + 1;
+        if (done % kProgressEvery == 0) progress(done, events_.size());
+      }
+    }
   }
+  if (progress) progress(events_.size(), events_.size());
 }
 
 }  // namespace

@@ -25,6 +25,8 @@
 // GradSync op records are not drawn on the compute thread: their collectives show them.
 // This writer needs the whole Timeline in memory; traces/chrome_trace_stream.hpp writes the
 // same events while the engine runs (used for large traces, see tools/trace_limit.hpp).
+#include <cstddef>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <utility>
@@ -46,6 +48,11 @@ struct TraceOptions {
   // cost model knows them: the counter becomes "device memory" {static, activations}, so
   // the viewer stacks the two. Empty: an "activation memory" {bytes} counter.
   std::vector<std::int64_t> static_memory_bytes;
+  // Called by write_chrome_trace with the events written so far and their total, before
+  // the first, about every 65536 and after the last (tools/progress.hpp shows it); it
+  // changes nothing in the file (write_chrome_trace_groups: per group; the streaming
+  // writer ignores it).
+  std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 // Thread ids (base lanes) within each device's process.
