@@ -9,10 +9,12 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
+#include "sim/breakdown.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "sim/timeline.hpp"
 #include "tools/activity.hpp"
+#include "tools/breakdown_report.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
@@ -31,37 +33,31 @@ struct RunOutput {
   Schedule schedule;
   SimResult result;
   Metrics metrics;
-  Timeline timeline;  // recorded only when `keep_timeline` (an HTML report wants it)
+  Timeline timeline;  // recorded only when Keep::timeline (an HTML report wants it)
+  std::optional<TimeBreakdown> breakdown;  // only when Keep::breakdown
+};
+
+// What a run keeps besides its metrics.
+struct Keep {
+  bool timeline = false;   // the whole timeline, for an HTML report
+  bool breakdown = false;  // where the time goes (sim/breakdown.hpp): --breakdown, --json, --report
 };
 
 // Bytes each device holds all the time, for the trace's memory counters (empty: unknown).
 using StaticMemoryFn = std::function<std::vector<std::int64_t>(const Schedule&, const SimResult&)>;
 
-// Passes every record to two observers (a streamed trace and the report's timeline).
-class BothObservers final : public SimObserver {
- public:
-  BothObservers(SimObserver& a, SimObserver* b) : a_(a), b_(b) {}
-  void on_op(const OpRecord& r) override { a_.on_op(r); if (b_) b_->on_op(r); }
-  void on_transfer(const TransferRecord& r) override { a_.on_transfer(r); if (b_) b_->on_transfer(r); }
-  void on_collective(const CollectiveRecord& r) override { a_.on_collective(r); if (b_) b_->on_collective(r); }
-  void on_memory(const MemoryRecord& r) override { a_.on_memory(r); if (b_) b_->on_memory(r); }
-
- private:
-  SimObserver& a_;
-  SimObserver* b_;
-};
-
 // A trace too large to hold (tools/trace_limit.hpp): written while the engine runs, into
 // the trace's temporary file (a run that fails leaves the old file as it was).
 void run_streamed(RunOutput& out, const CostModel& model, TraceOptions options, OutputFile& trace,
-                  std::size_t max_trace_ops, bool keep_timeline, const StaticMemoryFn& static_memory) {
+                  std::size_t max_trace_ops, bool keep_timeline, ObserverList& others, const StaticMemoryFn& static_memory) {
   const std::size_t total = out.schedule.total_ops();
   if (max_trace_ops > 0 && total > max_trace_ops)
     options.metadata.emplace_back("truncated", truncation_notice(max_trace_ops, total, nullptr));
   ChromeTraceStream stream(trace.stream(), out.schedule, options, max_trace_ops);
   TimelineRecorder recorder;
-  BothObservers both(stream, keep_timeline ? &recorder : nullptr);
-  out.result = simulate(out.schedule, model, &both);
+  others.add(&stream);
+  if (keep_timeline) others.add(&recorder);
+  out.result = simulate(out.schedule, model, others.get());
   stream.finish(static_memory ? static_memory(out.schedule, out.result) : std::vector<std::int64_t>{});
   trace.close();
   if (stream.truncated()) {
@@ -75,19 +71,24 @@ void run_streamed(RunOutput& out, const CostModel& model, TraceOptions options, 
 // Simulates one schedule; writes its trace (at most `max_trace_ops` ops, 0: all) if
 // `trace` is set: recorded and sorted, or streamed when it is large.
 RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& model_label, OutputFile* trace,
-                  std::size_t max_trace_ops, bool keep_timeline = false, const StaticMemoryFn& static_memory = {}) {
-  RunOutput out{std::move(schedule), {}, {}, {}};
+                  std::size_t max_trace_ops, Keep keep = {}, const StaticMemoryFn& static_memory = {}) {
+  RunOutput out{std::move(schedule), {}, {}, {}, {}};
+  std::optional<BreakdownRecorder> parts;
+  if (keep.breakdown) parts.emplace(out.schedule.num_devices);
+  ObserverList observers;
+  observers.add(parts ? &*parts : nullptr);
   const Activity activity("simulating " + out.schedule.name + " (" + std::to_string(out.schedule.total_ops()) +
                           " ops" + (trace ? ", with a trace" : "") + ")");
   TraceOptions options;
   options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
   if (trace && stream_trace(out.schedule.total_ops(), max_trace_ops)) {
-    run_streamed(out, model, options, *trace, max_trace_ops, keep_timeline, static_memory);
-  } else if (!trace && !keep_timeline) {
-    out.result = simulate(out.schedule, model);
+    run_streamed(out, model, options, *trace, max_trace_ops, keep.timeline, observers, static_memory);
+  } else if (!trace && !keep.timeline) {
+    out.result = simulate(out.schedule, model, observers.get());
   } else {
-    TraceRecorder recorder(trace ? max_trace_ops : 0, keep_timeline);
-    out.result = simulate(out.schedule, model, &recorder);
+    TraceRecorder recorder(trace ? max_trace_ops : 0, keep.timeline);
+    observers.add(&recorder);
+    out.result = simulate(out.schedule, model, observers.get());
     if (trace) {
       if (const std::string notice = recorder.notice(out.schedule); !notice.empty()) {
         options.metadata.emplace_back("truncated", notice);
@@ -97,9 +98,10 @@ RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& 
       write_chrome_trace(trace->stream(), out.schedule, recorder.trace_timeline(), options);
       trace->close();
     }
-    if (keep_timeline) out.timeline = std::move(recorder.timeline);
+    if (keep.timeline) out.timeline = std::move(recorder.timeline);
   }
   out.metrics = summarize(out.schedule, out.result);
+  if (parts) out.breakdown = time_breakdown(out.schedule, out.result, model, *parts);
   return out;
 }
 
@@ -183,7 +185,8 @@ void write_report(const ReportFlags& flags, OutputFile& file, const std::string&
   for (const Assessment& a : assessments) model.push_back(report_assessment(a));
   std::vector<ReportRun> list;
   for (std::size_t i = 0; i < runs.size(); ++i)
-    list.push_back({runs[i].schedule, runs[i].timeline, runs[i].metrics, model.empty() ? nullptr : &model[i]});
+    list.push_back({runs[i].schedule, runs[i].timeline, runs[i].metrics, model.empty() ? nullptr : &model[i],
+                    runs[i].breakdown ? &*runs[i].breakdown : nullptr});
   write_html_report(file.stream(), list, options);
   file.close();
 }
@@ -205,13 +208,21 @@ struct OutputFlags {
   std::string config;       // --config: settings from a JSON file (flags override)
   std::string save_config;  // --save-config: write the effective settings
   bool json = false;
+  bool breakdown = false;  // --breakdown
   ReportFlags report;
+
+  // What each run keeps: a report draws the timeline and the breakdown, JSON has the latter.
+  Keep keep() const { return {!report.path.empty(), breakdown || json || !report.path.empty()}; }
   std::size_t max_trace_ops = kDefaultMaxTraceOps;
 };
 
 void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
   add_report_flags(cmd, o.report);
   cmd.add_flag("--json", o.json, json_help);
+  cmd.add_flag("--breakdown", o.breakdown,
+               "Also print where the time goes per iteration, per device: forward, backward (B, I, W), "
+               "recomputation, exposed TP communication, pipeline waits, gradient sync, optimizer, idle "
+               "(docs/breakdown.md)");
   cmd.add_option("--config", o.config, "Take settings from this JSON file (docs/experiment-config.md); flags win");
   cmd.add_option("--save-config", o.save_config, "Write the effective settings to this JSON file");
   cmd.add_option("--max-trace-ops", o.max_trace_ops,
@@ -268,10 +279,10 @@ ScheduleOptions at_global_batch(const ScheduleOptions& so, const std::string& na
 }
 
 ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
-                               const std::string& gpu, OutputFile* trace, std::size_t max_trace_ops,
-                               bool keep_timeline) {
+                               const std::string& gpu, OutputFile* trace, std::size_t max_trace_ops, Keep keep) {
   Schedule schedule = make_schedule(cmd, at_global_batch(so, name, ho, false), name,
-                                    simulate_memory_use(trace != nullptr, keep_timeline, recorded_trace_ops(max_trace_ops)));
+                                    simulate_memory_use(trace != nullptr, keep.timeline, recorded_trace_ops(max_trace_ops),
+                                                        keep.breakdown));
   const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
   check_global_batch(ho, schedule, model.config().dp);
   if (const std::string problem = stage_count_problem(model.config().model, schedule); !problem.empty())
@@ -286,7 +297,7 @@ ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, c
     return bytes;
   };
   ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace,
-                             max_trace_ops, keep_timeline, static_memory),
+                             max_trace_ops, keep, static_memory),
                      {}};
   out.assessment = assess(model, out.run.schedule, out.run.result, out.run.metrics);
   return out;
@@ -302,6 +313,14 @@ std::string model_settings_line(int pp, int m, int iterations, const HardwareOpt
          " GPUs: tp=" + std::to_string(ho.tp) + " pp=" + std::to_string(pp) + batch +
          " micro-batch size=" + std::to_string(ho.micro_batch_size) + " recompute=" + ho.recompute +
          " iterations=" + std::to_string(iterations) + "\n\n";
+}
+
+// One schedule object of --json (docs/json.md): the metrics, where the time goes, then a
+// model run's assessment.
+nlohmann::ordered_json schedule_json(const Metrics& m, const TimeBreakdown& breakdown, const Assessment* a) {
+  nlohmann::ordered_json j = metrics_json(m);
+  j["time_breakdown"] = breakdown_json(breakdown);
+  return a ? assessment_json(*a, std::move(j)) : j;
 }
 
 }  // namespace
@@ -325,13 +344,14 @@ void add_simulate_command(CLI::App& app) {
   cmd->callback([=] {
     CommandFiles files;
     prepare(*cmd, *out, *so, *ho, *po, files);
-    const bool keep = !out->report.path.empty();
+    const Keep keep = out->keep();
     OutputFile* trace_file = files.output("--trace", *trace);
     OutputFile* report_file = files.output("--report", out->report.path);
     std::vector<RunOutput> runs;
     std::optional<Assessment> assessment;
     std::string cost_label;  // --cost: the profiled cost model used
-    const MemoryUse use = simulate_memory_use(trace_file != nullptr, keep, recorded_trace_ops(out->max_trace_ops));
+    const MemoryUse use =
+        simulate_memory_use(trace_file != nullptr, keep.timeline, recorded_trace_ops(out->max_trace_ops), keep.breakdown);
     if (!po->cost.empty()) {
       const ProfiledCostModel model(make_profiled_config(*po, *ho));
       cost_label = model.label();
@@ -359,7 +379,7 @@ void add_simulate_command(CLI::App& app) {
                    report_settings(*so, *co, *ho, cost_label, runs), runs, assessed);
     }
     if (out->json) {
-      nlohmann::ordered_json j = assessment ? assessment_json(*assessment, run.metrics) : metrics_json(run.metrics);
+      nlohmann::ordered_json j = schedule_json(run.metrics, *run.breakdown, assessment ? &*assessment : nullptr);
       j["cost_model"] = !cost_label.empty() ? cost_label : assessment ? "analytical" : "uniform";
       std::cout << json_text(j) << "\n";
     } else {
@@ -369,8 +389,9 @@ void add_simulate_command(CLI::App& app) {
                                          *ho);
       std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
       if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
+      if (out->breakdown) std::cout << "\n" << breakdown_table(*run.breakdown);
       if (trace_file) std::cout << "\ntrace written to " << one_line(*trace) << " (open in ui.perfetto.dev)\n";
-      if (keep) std::cout << "report written to " << one_line(out->report.path) << " (open in a browser)\n";
+      if (keep.timeline) std::cout << "report written to " << one_line(out->report.path) << " (open in a browser)\n";
     }
     files.commit();
   });
@@ -419,16 +440,18 @@ void add_compare_command(CLI::App& app) {
         }
     }
     OutputFile* report_file = files.output("--report", out->report.path);
-    const bool keep = report_file != nullptr;
+    const Keep keep = out->keep();
     const UniformCostConfig costs = make_cost_config(*co);
     std::vector<Metrics> all;
+    std::vector<TimeBreakdown> breakdowns;  // one per run, as `all`, with keep.breakdown
     std::vector<std::pair<Assessment, Metrics>> assessed;
     std::vector<RunOutput> kept;  // whole runs, for the report
     for (std::size_t g = 0; g < gpus.size(); ++g) {
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string& name = list[i];
         OutputFile* trace = trace_files[g].empty() ? nullptr : trace_files[g][i];
-        const MemoryUse use = simulate_memory_use(trace != nullptr, keep, recorded_trace_ops(out->max_trace_ops));
+        const MemoryUse use =
+            simulate_memory_use(trace != nullptr, keep.timeline, recorded_trace_ops(out->max_trace_ops), keep.breakdown);
         RunOutput run;
         if (!gpus[g].empty()) {
           ModelRunOutput r = run_on_hardware(*cmd, *so, name, *ho, gpus[g], trace, out->max_trace_ops, keep);
@@ -444,7 +467,8 @@ void add_compare_command(CLI::App& app) {
           run = run_one(std::move(schedule), UniformCostModel(costs), "uniform", trace, out->max_trace_ops, keep);
         }
         all.push_back(run.metrics);
-        if (keep) kept.push_back(std::move(run));
+        if (run.breakdown) breakdowns.push_back(*run.breakdown);
+        if (keep.timeline) kept.push_back(std::move(run));
       }
     }
     if (report_file) {
@@ -457,7 +481,7 @@ void add_compare_command(CLI::App& app) {
       nlohmann::ordered_json j;
       j["schedules"] = nlohmann::ordered_json::array();
       for (std::size_t i = 0; i < all.size(); ++i)
-        j["schedules"].push_back(assessed.empty() ? metrics_json(all[i]) : assessment_json(assessed[i].first, all[i]));
+        j["schedules"].push_back(schedule_json(all[i], breakdowns[i], assessed.empty() ? nullptr : &assessed[i].first));
       j["cost_model"] = profiled ? profiled->label() : assessed.empty() ? "uniform" : "analytical";
       std::cout << json_text(j) << "\n";
     } else {
@@ -474,9 +498,17 @@ void add_compare_command(CLI::App& app) {
         std::cout << model_settings_line(so->params.p, so->params.m, so->params.iterations, *ho)
                   << assessment_table(assessed);
       }
+      if (out->breakdown) {
+        std::vector<std::pair<std::string, const TimeBreakdown*>> rows;
+        for (std::size_t i = 0; i < all.size(); ++i) {
+          const std::string on = assessed.empty() || gpus.size() < 2 ? "" : " on " + assessed[i].first.hardware;
+          rows.emplace_back(all[i].schedule + on, &breakdowns[i]);
+        }
+        std::cout << "\n" << breakdown_compare_table(rows);
+      }
       for (const auto& path : traces)
         std::cout << (&path == &traces.front() ? "\ntraces: " : "        ") << one_line(path) << "\n";
-      if (keep) std::cout << "\nreport: " << one_line(out->report.path) << " (open in a browser)\n";
+      if (keep.timeline) std::cout << "\nreport: " << one_line(out->report.path) << " (open in a browser)\n";
     }
     files.commit();
   });
