@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cost_models/analytical.hpp"
+#include "cost_models/catalog.hpp"
 #include "cost_models/uniform.hpp"
 #include "schedules/generator.hpp"
 #include "sim/breakdown.hpp"
@@ -17,15 +18,6 @@ namespace pipesim {
 namespace {
 
 using C = TimeCategory;
-
-ScheduleParams params(int p, int m, int iterations = 1, int v = 2) {
-  ScheduleParams out;
-  out.p = p;
-  out.m = m;
-  out.v = v;
-  out.iterations = iterations;
-  return out;
-}
 
 struct Sim {
   SimResult result;
@@ -70,7 +62,7 @@ TEST(Breakdown, OneF1BTwoStagesTwoMicrobatchesByHand) {
   // Device 0: F0 [0,1) F1 [1,2) B0 [4,6) B1 [7,9); device 1: F0 [1,2) B0 [2,4) F1 [4,5)
   // B1 [5,7) (ms). Device 0 waits [2,4) and [6,7) for device 1's gradients; device 1 has
   // not started in [0,1) and has finished in [7,9).
-  const Sim r = simulated(generate("1f1b", params(2, 2)), uniform(kNsPerMs, 2 * kNsPerMs));
+  const Sim r = simulated(generate("1f1b", ScheduleParams{.p = 2, .m = 2}), uniform(kNsPerMs, 2 * kNsPerMs));
   expect_exact(r, 2);
   EXPECT_EQ(r.breakdown.window.start, 0);
   EXPECT_EQ(r.breakdown.window.end, 9 * kNsPerMs);
@@ -94,7 +86,7 @@ TEST(Breakdown, GpipeAnd1F1BBubbleIsTheClosedForm) {
       for (int m : {1, 3, 8}) {
         SCOPED_TRACE(std::string(name) + " p=" + std::to_string(p) + " m=" + std::to_string(m));
         const Tick f = 1000, b = 2500;
-        const Sim r = simulated(generate(name, params(p, m)), uniform(f, b));
+        const Sim r = simulated(generate(name, ScheduleParams{.p = p, .m = m}), uniform(f, b));
         expect_exact(r, p);
         for (int d = 0; d < p; ++d) {
           EXPECT_EQ(at(r, d, C::Forward), m * f);
@@ -120,7 +112,7 @@ TEST(Breakdown, SumsExactlyOnEveryGenerator) {
   for (const GeneratorInfo& g : generators())
     for (int iterations : {1, 3}) {
       SCOPED_TRACE(std::string(g.name) + " iterations=" + std::to_string(iterations));
-      const Schedule s = generate(g.name, params(4, 8, iterations));
+      const Schedule s = generate(g.name, ScheduleParams{.p = 4, .m = 8, .iterations = iterations});
       const Sim r = simulated(s, costs);
       expect_exact(r, s.num_devices);
       const Sim again = simulated(s, costs);
@@ -131,7 +123,7 @@ TEST(Breakdown, SumsExactlyOnEveryGenerator) {
 
 TEST(Breakdown, SplitBackwardCountsInputAndWeightGradients) {
   const Tick f = 1000, b = 3000, w = 1200;
-  const Sim r = simulated(generate("zb-h1", params(4, 8)), uniform(f, b, w));
+  const Sim r = simulated(generate("zb-h1", ScheduleParams{.p = 4, .m = 8}), uniform(f, b, w));
   expect_exact(r, 4);
   for (int d = 0; d < 4; ++d) {
     EXPECT_EQ(at(r, d, C::Forward), 8 * f);
@@ -146,7 +138,7 @@ TEST(Breakdown, SteadyStateWindowLeavesOutTheFirstIteration) {
   c.stage = StageCosts{1000, 2000, 0};
   c.optimizer = 500;
   const UniformCostModel costs(c);
-  const Sim r = simulated(generate("1f1b", params(4, 4, 3)), costs);
+  const Sim r = simulated(generate("1f1b", ScheduleParams{.p = 4, .m = 4, .iterations = 3}), costs);
   expect_exact(r, 4);
   EXPECT_EQ(r.breakdown.window.counted, 2);
   EXPECT_EQ(r.breakdown.window.end, *std::max_element(r.result.iteration_end.begin(), r.result.iteration_end.end()));
@@ -164,7 +156,7 @@ TEST(Breakdown, ExposedGradSyncIsDataParallelSync) {
   UniformCostConfig c;
   c.stage = StageCosts{1000, 2000, 800};
   c.link_bandwidth = 1e9;
-  const Schedule s = generate("dualpipe", params(4, 8));
+  const Schedule s = generate("dualpipe", ScheduleParams{.p = 4, .m = 8});
   c.grad_bytes = 0;
   const Sim free = simulated(s, UniformCostModel(c));
   c.grad_bytes = 4'000'000;  // 4 ms on the link: cannot hide
@@ -179,25 +171,13 @@ TEST(Breakdown, ExposedGradSyncIsDataParallelSync) {
 
 // ---- a model run: recomputation, TP and DP shares from the analytical model -----------
 
-AnalyticalConfig tiny(int tp, int dp, Recompute recompute) {
+// gpt-small (untied: else stages 0 and p-1 reduce the embedding's gradients at any dp) on
+// 2 nodes of 4 H100s, p = 2.
+AnalyticalConfig small(int tp, int dp, Recompute recompute) {
   AnalyticalConfig c;
-  c.model.name = "tiny";
-  c.model.layers = 8;
-  c.model.hidden = 256;
-  c.model.heads = 8;
-  c.model.kv_heads = 8;
-  c.model.ffn_hidden = 1024;
-  c.model.seq_len = 128;
-  c.model.vocab = 1024;
-  c.model.tied_embeddings = false;  // else stages 0 and p-1 reduce the embedding's gradients at any dp
-  c.cluster.gpu.name = "gpu";
-  c.cluster.gpu.peak_flops = {{"bf16", 100e12}};
-  c.cluster.gpu.hbm_bandwidth = 1e12;
-  c.cluster.gpu.memory_bytes = 80LL << 30;
-  c.cluster.nodes = 2;
-  c.cluster.gpus_per_node = 4;
-  c.cluster.intra = LinkSpec{"fast", 1 * kNsPerUs, 100e9, ""};
-  c.cluster.inter = LinkSpec{"slow", 5 * kNsPerUs, 10e9, ""};
+  c.model = find_model("gpt-small");
+  c.model.tied_embeddings = false;
+  c.cluster = make_cluster("h100-sxm", 2, 4);
   c.pipeline_devices = 2;
   c.tp = tp;
   c.dp = dp;
@@ -219,8 +199,8 @@ TEST(Breakdown, ModelRunSharesOnlyWithTheirSetting) {
         for (Recompute rc : {Recompute::None, Recompute::Selective, Recompute::Full}) {
           SCOPED_TRACE(std::string(name) + " tp=" + std::to_string(tp) + " dp=" + std::to_string(dp) +
                        " recompute=" + std::to_string(static_cast<int>(rc)));
-          const AnalyticalCostModel model(tiny(tp, dp, rc));
-          const Schedule s = generate(name, params(2, 4, 2));
+          const AnalyticalCostModel model(small(tp, dp, rc));
+          const Schedule s = generate(name, ScheduleParams{.p = 2, .m = 4, .iterations = 2});
           const Sim r = simulated(s, model);
           expect_exact(r, 2);
           EXPECT_EQ(summed(r, C::Recompute) > 0, rc != Recompute::None);
@@ -234,11 +214,11 @@ TEST(Breakdown, ModelRunSharesOnlyWithTheirSetting) {
 TEST(Breakdown, TiedEmbeddingsGradientSumIsGradientSync) {
   // Megatron's embedding-gradient allreduce between the first and the last stage: in the
   // OptStep of the devices holding them (1F1B p=4: devices 0 and 3), none elsewhere.
-  AnalyticalConfig c = tiny(1, 1, Recompute::None);
+  AnalyticalConfig c = small(1, 1, Recompute::None);
   c.model.tied_embeddings = true;
   c.pipeline_devices = 4;
   const AnalyticalCostModel model(c);
-  const Sim r = simulated(generate("1f1b", params(4, 4)), model);
+  const Sim r = simulated(generate("1f1b", ScheduleParams{.p = 4, .m = 4}), model);
   expect_exact(r, 4);
   EXPECT_GT(at(r, 0, C::DpSync), 0);
   EXPECT_EQ(at(r, 1, C::DpSync), 0);
@@ -247,7 +227,7 @@ TEST(Breakdown, TiedEmbeddingsGradientSumIsGradientSync) {
 }
 
 TEST(Breakdown, ComputePartsFitInTheOpAndFollowTheModel) {
-  AnalyticalConfig c = tiny(2, 2, Recompute::Full);
+  AnalyticalConfig c = small(2, 2, Recompute::Full);
   c.blocking_p2p = true;
   const AnalyticalCostModel model(c);
   const OpScale scale{1, 1, 2};

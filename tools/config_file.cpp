@@ -15,8 +15,8 @@ namespace pipesim {
 namespace {
 
 // Options that name files the run writes or reads, not settings of the experiment.
-const std::vector<std::string> kNotSettings = {"help", "json", "config", "save-config", "trace", "trace-dir",
-                                               "report", "report-capacity"};
+const std::vector<std::string> kNotSettings = {"help",  "json",      "breakdown", "config",         "save-config",
+                                               "trace", "trace-dir", "report",    "report-capacity"};
 
 std::string long_name(const CLI::Option* opt) {
   const std::string name = opt->get_name();
