@@ -88,37 +88,27 @@ std::vector<Span> merged(std::vector<Span> spans) {
 
 }  // namespace
 
-std::string_view time_category_key(TimeCategory c) {
-  switch (c) {
-    case TimeCategory::Forward: return "forward";
-    case TimeCategory::Backward: return "backward";
-    case TimeCategory::InputGrad: return "input_grad";
-    case TimeCategory::WeightGrad: return "weight_grad";
-    case TimeCategory::Recompute: return "recompute";
-    case TimeCategory::TpComm: return "tp_comm";
-    case TimeCategory::Pipeline: return "pipeline";
-    case TimeCategory::DpSync: return "dp_sync";
-    case TimeCategory::Optimizer: return "optimizer";
-    case TimeCategory::Idle: return "idle";
-  }
-  return "?";
-}
+namespace {
 
-std::string_view time_category_label(TimeCategory c) {
-  switch (c) {
-    case TimeCategory::Forward: return "F";
-    case TimeCategory::Backward: return "B";
-    case TimeCategory::InputGrad: return "I";
-    case TimeCategory::WeightGrad: return "W";
-    case TimeCategory::Recompute: return "recompute";
-    case TimeCategory::TpComm: return "TP comm";
-    case TimeCategory::Pipeline: return "pipeline";
-    case TimeCategory::DpSync: return "DP sync";
-    case TimeCategory::Optimizer: return "optimizer";
-    case TimeCategory::Idle: return "idle";
-  }
-  return "?";
-}
+// Indexed by TimeCategory: the JSON key and the label of tables and charts.
+struct CategoryNames {
+  std::string_view key, label;
+};
+constexpr std::array<CategoryNames, kNumTimeCategories> kNames = {{{"forward", "F"},
+                                                                   {"backward", "B"},
+                                                                   {"input_grad", "I"},
+                                                                   {"weight_grad", "W"},
+                                                                   {"recompute", "recompute"},
+                                                                   {"tp_comm", "TP comm"},
+                                                                   {"pipeline", "pipeline"},
+                                                                   {"dp_sync", "DP sync"},
+                                                                   {"optimizer", "optimizer"},
+                                                                   {"idle", "idle"}}};
+
+}  // namespace
+
+std::string_view time_category_key(TimeCategory c) { return kNames[static_cast<std::size_t>(c)].key; }
+std::string_view time_category_label(TimeCategory c) { return kNames[static_cast<std::size_t>(c)].label; }
 
 Tick CategoryTicks::total() const {
   Tick sum = 0;
