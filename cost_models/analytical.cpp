@@ -209,7 +209,7 @@ std::int64_t AnalyticalCostModel::stage_parameters(int stage, int num_stages) co
   return params;
 }
 
-double AnalyticalCostModel::stage_seconds(OpKind kind, int stage, int num_stages) const {
+AnalyticalCostModel::StageSeconds AnalyticalCostModel::stage_parts(OpKind kind, int stage, int num_stages) const {
   const double layers = layers_of(stage, num_stages);
   const bool first = stage == 0, last = stage == num_stages - 1;
   auto part = [&](double LayerTimes::*compute, double LayerTimes::*comm, double extra) {
@@ -223,22 +223,31 @@ double AnalyticalCostModel::stage_seconds(OpKind kind, int stage, int num_stages
   const double w = part(&LayerTimes::weight_grad, nullptr, 0);
   // A fused backward runs I's collectives under W's GEMMs (TpOverlap).
   const double hidden = part(&LayerTimes::tp_hidden_in_backward, nullptr, 0);
+  double p2p_f = 0, p2p_i = 0;
   if (config_.blocking_p2p && config_.pipeline_devices > 1) {
     // The op waits for its own send: F to the next stage, I (or B) to the previous one.
     // Stage s is taken to be on device s mod p (plain and interleaved placements).
     const int p = config_.pipeline_devices;
     const int device = stage % p;
-    if (!last) f += p2p_seconds(node_of_device(device) == node_of_device((stage + 1) % p));
-    if (!first) i += p2p_seconds(node_of_device(device) == node_of_device((stage - 1) % p));
+    if (!last) p2p_f = p2p_seconds(node_of_device(device) == node_of_device((stage + 1) % p));
+    if (!first) p2p_i = p2p_seconds(node_of_device(device) == node_of_device((stage - 1) % p));
+    f += p2p_f;
+    i += p2p_i;
   }
+  const double recompute = layers * layer_recompute_;
+  const double tp_f = part(&LayerTimes::tp_forward, nullptr, 0), tp_i = part(&LayerTimes::tp_input_grad, nullptr, 0);
   switch (kind) {
-    case OpKind::F: return f;
-    case OpKind::I: return i;
-    case OpKind::W: return w;
-    case OpKind::B: return i + w - hidden;
+    case OpKind::F: return {f, 0, tp_f, p2p_f};
+    case OpKind::I: return {i, recompute, tp_i, p2p_i};
+    case OpKind::W: return {w, 0, 0, 0};
+    case OpKind::B: return {i + w - hidden, recompute, std::max(0.0, tp_i - hidden), p2p_i};
     default: PIPESIM_ASSERT(!"not a micro-batch op");
   }
-  return 0;
+  return {};
+}
+
+double AnalyticalCostModel::stage_seconds(OpKind kind, int stage, int num_stages) const {
+  return stage_parts(kind, stage, num_stages).total;
 }
 
 double AnalyticalCostModel::p2p_gather_seconds(double bytes) const {
@@ -280,7 +289,7 @@ double AnalyticalCostModel::dp_reduce_seconds(int stage, int num_stages) const {
   return 0.5 * grads + 0.5 * ring_allreduce_seconds(c.dp, params * element_bytes_, link, bandwidth);
 }
 
-double AnalyticalCostModel::optimizer_seconds(int stage, int num_stages) const {
+AnalyticalCostModel::OptimizerSeconds AnalyticalCostModel::optimizer_parts(int stage, int num_stages) const {
   const AnalyticalConfig& c = config_;
   const double params = static_cast<double>(stage_parameters(stage, num_stages));
   const double updated = c.zero1 ? params / c.dp : params;
@@ -296,13 +305,39 @@ double AnalyticalCostModel::optimizer_seconds(int stage, int num_stages) const {
     const double rows = static_cast<double>((c.model.vocab + c.tp - 1) / c.tp);
     tied = ring_allreduce_seconds(2, rows * c.model.hidden * c.grad_reduce_bytes, pipeline_link(), pipeline_link().bandwidth);
   }
-  return adam + reduce + tied;
+  return {adam, reduce, tied};
+}
+
+double AnalyticalCostModel::optimizer_seconds(int stage, int num_stages) const {
+  return optimizer_parts(stage, num_stages).total();
 }
 
 Tick AnalyticalCostModel::compute_time(const Op& op, OpScale scale) const {
   PIPESIM_ASSERT(scale.num_stages > 0 && scale.microbatch_split > 0);
   if (op.kind == OpKind::OptStep) return to_ticks(optimizer_seconds(op.stage, scale.num_stages));
   return to_ticks(stage_seconds(op.kind, op.stage, scale.num_stages) / scale.microbatch_split);
+}
+
+ComputeParts AnalyticalCostModel::compute_parts(const Op& op, OpScale scale) const {
+  const Tick total = compute_time(op, scale);
+  ComputeParts parts;
+  if (op.kind == OpKind::OptStep) {
+    const OptimizerSeconds o = optimizer_parts(op.stage, scale.num_stages);
+    parts.grad_sync = to_ticks(o.reduce + o.tied);
+  } else {
+    const StageSeconds s = stage_parts(op.kind, op.stage, scale.num_stages);
+    const double split = scale.microbatch_split;
+    parts = {to_ticks(s.recompute / split), to_ticks(s.tp_comm / split), to_ticks(s.p2p / split), 0};
+  }
+  // Each part is rounded to the nanosecond on its own: take back what the rounding added
+  // over the op's duration, from the largest part.
+  while (parts.total() > total) {
+    Tick* largest = &parts.recompute;
+    for (Tick* t : {&parts.tp_comm, &parts.p2p, &parts.grad_sync})
+      if (*t > *largest) largest = t;
+    --*largest;
+  }
+  return parts;
 }
 
 ActivationCost AnalyticalCostModel::activation(const Op& op, OpScale scale) const {

@@ -88,6 +88,9 @@ class AnalyticalCostModel final : public CostModel {
   explicit AnalyticalCostModel(AnalyticalConfig config);  // InputError if inconsistent
 
   Tick compute_time(const Op& op, OpScale scale) const override;
+  // F, B, I: recomputation, exposed TP collectives and blocking p2p; OptStep: the
+  // data-parallel reduction and the tied-embedding allreduce.
+  ComputeParts compute_parts(const Op& op, OpScale scale) const override;
   ActivationCost activation(const Op& op, OpScale scale) const override;
   std::int64_t message_bytes(const Op& producer, OpScale scale) const override;
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
@@ -113,8 +116,20 @@ class AnalyticalCostModel final : public CostModel {
   double collective_seconds(const Collective& c) const;
   LayerTimes pass_times(PassWork (*work)(const ModelSpec&, const Microbatch&, Pass)) const;
   double roofline(const PassWork& work) const;
-  // Seconds of one full micro-batch of `kind` on `stage` (F, B, I, W).
+  // Seconds of one full micro-batch of `kind` on `stage` (F, B, I, W), and the parts of it
+  // that are not the op's own kernels.
+  struct StageSeconds {
+    double total = 0, recompute = 0, tp_comm = 0, p2p = 0;
+  };
+  StageSeconds stage_parts(OpKind kind, int stage, int num_stages) const;
   double stage_seconds(OpKind kind, int stage, int num_stages) const;
+  // Seconds of a stage's OptStep: the update itself, the data-parallel reduction left
+  // exposed, the tied-embedding allreduce.
+  struct OptimizerSeconds {
+    double adam = 0, reduce = 0, tied = 0;
+    double total() const { return adam + reduce + tied; }
+  };
+  OptimizerSeconds optimizer_parts(int stage, int num_stages) const;
   double optimizer_seconds(int stage, int num_stages) const;
   // Seconds a p2p message of one full micro-batch holds its link (+ the receiver's
   // all-gather under scatter/gather), between devices on different nodes or one node.

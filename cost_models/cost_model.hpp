@@ -38,12 +38,30 @@ struct ActivationCost {
   std::int64_t freed_by_input_grad = 0;
 };
 
+// What a compute op's duration holds besides the op's own work (sim/breakdown.hpp): parts of
+// compute_time(op) in ticks, summing to at most it; the rest is the op's own work (forward,
+// backward, weight gradient, optimizer update).
+struct ComputeParts {
+  Tick recompute = 0;  // rerunning the forward (or part of it) inside a backward
+  Tick tp_comm = 0;    // tensor-parallel collectives not hidden under the op's kernels
+  Tick p2p = 0;        // the op waiting for its own point-to-point exchange (blocking p2p)
+  Tick grad_sync = 0;  // gradient reductions inside the op (an OptStep's data-parallel all-reduce)
+  Tick total() const { return recompute + tp_comm + p2p + grad_sync; }
+  friend bool operator==(const ComputeParts&, const ComputeParts&) = default;
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
 
   // Duration of a compute op (F, B, I, W, OptStep).
   virtual Tick compute_time(const Op& op, OpScale scale) const = 0;
+  // How that duration divides (ComputeParts); by default all of it is the op's own work.
+  virtual ComputeParts compute_parts(const Op& op, OpScale scale) const {
+    (void)op;
+    (void)scale;
+    return {};
+  }
   virtual ActivationCost activation(const Op& op, OpScale scale) const = 0;
   // Bytes sent from `producer` (an F sends activations forward, B/I send gradients back).
   virtual std::int64_t message_bytes(const Op& producer, OpScale scale) const = 0;

@@ -13,12 +13,14 @@
 #include "fuzz/check.hpp"
 #include "schedules/generator.hpp"
 #include "cost_models/analytical.hpp"
+#include "tools/breakdown_report.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/config_file.hpp"
 #include "tools/experiment.hpp"
 #include "tools/memory_guard.hpp"
 #include "tools/report.hpp"
+#include "sim/breakdown.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 
@@ -77,11 +79,15 @@ void run_flags(const ScheduleOptions& so, const CostOptions& co, const HardwareO
 
   // The text and JSON outputs of `pipesim simulate`.
   SimResult result;
-  if (!parses([&] { result = simulate(s, model); }, "simulate")) return;
+  BreakdownRecorder recorded(s.num_devices);
+  if (!parses([&] { result = simulate(s, model, &recorded); }, "simulate")) return;
   const Metrics metrics = summarize(s, result);
   (void)summary_text(metrics);
   (void)device_table(metrics);
   require_no_null(metrics_json(metrics), "metrics JSON");
+  const TimeBreakdown where = time_breakdown(s, result, model, recorded);  // asserts the exact sums
+  (void)breakdown_table(where);
+  require_no_null(breakdown_json(where), "time_breakdown JSON");
 
   // --model / --hardware: the analytical cost model, for built-in names only (a name can
   // also be a file path, and a fuzzer must not read arbitrary files).
@@ -93,13 +99,17 @@ void run_flags(const ScheduleOptions& so, const CostOptions& co, const HardwareO
               "make_analytical_config"))
     return;
   SimResult run;
-  if (!parses([&] { run = simulate(s, *analytical); }, "simulate (analytical)")) return;
+  BreakdownRecorder parts(s.num_devices);
+  if (!parses([&] { run = simulate(s, *analytical, &parts); }, "simulate (analytical)")) return;
   const Metrics m = summarize(s, run);
+  const TimeBreakdown breakdown = time_breakdown(s, run, *analytical, parts);  // asserts the exact sums
   const Assessment a = assess(*analytical, s, run, m);
   require_finite_non_negative(a.tokens_per_s, "tokens/s");
   require_finite_non_negative(a.mfu, "MFU");
   require(a.peak_memory >= 0 && a.capacity > 0, "memory");
-  require_no_null(assessment_json(a, m), "assessment JSON");
+  nlohmann::ordered_json j = metrics_json(m);
+  j["time_breakdown"] = breakdown_json(breakdown);
+  require_no_null(assessment_json(a, std::move(j)), "assessment JSON");
 }
 
 // A fresh app with the settings flags of `pipesim simulate` (no output files).

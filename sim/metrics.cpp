@@ -30,6 +30,17 @@ Staleness summarize_staleness(const std::vector<StageStaleness>& stages) {
 
 }  // namespace
 
+IterationWindow iteration_window(const SimResult& result) {
+  const auto& ends = result.iteration_end;
+  if (ends.size() < 2) return {0, result.makespan, result.makespan, 1};
+  // The span of the iteration ends: in an imported schedule iteration 1 may end before
+  // iteration 0, and last minus first would be a negative time.
+  const auto [first_end, last_end] = std::minmax_element(ends.begin(), ends.end());
+  const int counted = static_cast<int>(ends.size() - 1);
+  const Tick per_iteration = (*last_end - *first_end) / counted;
+  return {*last_end - per_iteration * counted, *last_end, per_iteration, counted};
+}
+
 Metrics summarize(const Schedule& schedule, const SimResult& result) {
   Metrics m;
   m.schedule = schedule.name;
@@ -50,12 +61,7 @@ Metrics summarize(const Schedule& schedule, const SimResult& result) {
   const double capacity = static_cast<double>(m.devices) * static_cast<double>(m.makespan);
   m.bubble_ratio = capacity > 0 ? static_cast<double>(m.idle) / capacity : 0.0;
   m.bubble_ratio_megatron = m.busy > 0 ? static_cast<double>(m.idle) / static_cast<double>(m.busy) : 0.0;
-  const auto& ends = result.iteration_end;
-  // The span of the iteration ends: in an imported schedule iteration 1 may end before
-  // iteration 0, and last minus first would be a negative time.
-  const auto [first_end, last_end] = std::minmax_element(ends.begin(), ends.end());
-  m.time_per_iteration =
-      ends.size() >= 2 ? (*last_end - *first_end) / static_cast<Tick>(ends.size() - 1) : m.makespan;
+  m.time_per_iteration = iteration_window(result).per_iteration;
   if (m.time_per_iteration > 0)
     // A split micro-batch (Chimera halving) is 1/microbatch_split of a full one.
     m.throughput_mb_per_s = static_cast<double>(m.microbatches) / schedule.microbatch_split /

@@ -57,4 +57,19 @@ struct Metrics {
 
 Metrics summarize(const Schedule& schedule, const SimResult& result);
 
+// The span time per iteration is measured over (one rule for Metrics and the time
+// breakdown, sim/breakdown.hpp). With two or more iterations: per_iteration = (last end -
+// first end) / (iterations - 1) over the iterations' ends (SimResult::iteration_end), and
+// the window is the `counted` = iterations - 1 iterations that end at the last end:
+// [last end - per_iteration x counted, last end] (it starts at the first end, or up to
+// counted - 1 ns after it, where the division leaves a remainder). With one iteration:
+// [0, makespan]. Always end - start == per_iteration x counted, exactly.
+struct IterationWindow {
+  Tick start = 0;
+  Tick end = 0;
+  Tick per_iteration = 0;
+  int counted = 1;
+};
+IterationWindow iteration_window(const SimResult& result);
+
 }  // namespace pipesim

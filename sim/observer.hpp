@@ -1,6 +1,8 @@
 #pragma once
 // SimObserver: the engine's only output channel (it never formats anything itself).
 // Override what you need; the defaults ignore the record.
+#include <vector>
+
 #include "sim/records.hpp"
 
 namespace pipesim {
@@ -14,31 +16,22 @@ class SimObserver {
   virtual void on_memory(const MemoryRecord&) {}
 };
 
-// Passes every record to `a`, then to `b` when there is one (a trace writer and a
-// recorder watching the same run).
-class TeeObserver final : public SimObserver {
+// Passes every record to each of its observers, in the order they were added (a trace, a
+// report's timeline, the time breakdown's records at once).
+class ObserverList final : public SimObserver {
  public:
-  TeeObserver(SimObserver& a, SimObserver* b) : a_(a), b_(b) {}
-  void on_op(const OpRecord& r) override {
-    a_.on_op(r);
-    if (b_) b_->on_op(r);
+  void add(SimObserver* o) {
+    if (o) list_.push_back(o);
   }
-  void on_transfer(const TransferRecord& r) override {
-    a_.on_transfer(r);
-    if (b_) b_->on_transfer(r);
-  }
-  void on_collective(const CollectiveRecord& r) override {
-    a_.on_collective(r);
-    if (b_) b_->on_collective(r);
-  }
-  void on_memory(const MemoryRecord& r) override {
-    a_.on_memory(r);
-    if (b_) b_->on_memory(r);
-  }
+  // This, or null when it has none (the engine then keeps no records at all).
+  SimObserver* get() { return list_.empty() ? nullptr : this; }
+  void on_op(const OpRecord& r) override { for (SimObserver* o : list_) o->on_op(r); }
+  void on_transfer(const TransferRecord& r) override { for (SimObserver* o : list_) o->on_transfer(r); }
+  void on_collective(const CollectiveRecord& r) override { for (SimObserver* o : list_) o->on_collective(r); }
+  void on_memory(const MemoryRecord& r) override { for (SimObserver* o : list_) o->on_memory(r); }
 
  private:
-  SimObserver& a_;
-  SimObserver* b_;
+  std::vector<SimObserver*> list_;
 };
 
 }  // namespace pipesim

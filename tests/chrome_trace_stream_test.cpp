@@ -49,7 +49,9 @@ Traces both_traces(const Schedule& s, const CostModel& costs, const TraceOptions
   std::ostringstream stream_out;
   ChromeTraceStream stream(stream_out, s, options);
   TimelineRecorder recorder;
-  TeeObserver both(stream, &recorder);
+  ObserverList both;
+  both.add(&stream);
+  both.add(&recorder);
   simulate(s, costs, &both);
   stream.finish();
   std::ostringstream batch_out;
@@ -205,7 +207,9 @@ TEST(ChromeTraceStream, TruncatesLikeTheRecorder) {
   std::ostringstream out;
   ChromeTraceStream stream(out, s, {}, 10);
   TimelineRecorder all;
-  TeeObserver both(stream, &all);
+  ObserverList both;
+  both.add(&stream);
+  both.add(&all);
   simulate(s, costs, &both);
   stream.finish();
   ASSERT_TRUE(stream.truncated());

@@ -192,6 +192,13 @@ TEST_F(ReportBrowser, ModelReportNamesTheModelDrawsTheCapacityAndMarksWhatDoesNo
   EXPECT_THAT(dom, HasSubstr("<span class=\"badge\">does not fit: over by 46.5 GiB</span>"));
   EXPECT_THAT(dom, HasSubstr("Fastest that fits: <b><a href=\"#run-3\">zb-h1</a></b>"));
   EXPECT_THAT(dom, HasSubstr("Faster, but does not fit: <a href=\"#run-6\">amdp</a>"));
+  // Where the time goes: one stacked bar per schedule across the runs, and one chart per run
+  // with a bar per device (8) and their mean, each cut into parts that carry their time.
+  EXPECT_THAT(dom, HasSubstr("<section id=\"breakdown\">"));
+  EXPECT_EQ(count(dom, "class=\"timebars\""), 1u + 7u);
+  EXPECT_EQ(count(dom, ">dev 7 *</text>"), 5u);  // the LM head's device computes longest but in chimera, amdp
+  EXPECT_THAT(dom, HasSubstr("<title>amdp F: "));
+  EXPECT_GE(count(dom, "class=\"tF\""), 7u * 9u + 7u);
   EXPECT_THAT(log, Not(HasSubstr("CONSOLE"))) << log;
   ASSERT_EQ(chromium("--window-size=1400,2000 --screenshot=" + (dir_ / "model.png").string(), report, "mshot"), 0)
       << err("mshot");

@@ -68,7 +68,9 @@ struct Traced {
       : Traced(schedule, budget_of(budget), keep_all) {}
   Traced(const Schedule& schedule, const TraceLimit& limit, bool keep_all)
       : s(schedule), recorder(s, limit, keep_all) {
-    TeeObserver both(recorder, &everything);
+    ObserverList both;
+    both.add(&recorder);
+    both.add(&everything);
     simulate(s, link_costs(), &both);
   }
   const Schedule& s;

@@ -10,10 +10,12 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
+#include "sim/breakdown.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "sim/timeline.hpp"
 #include "tools/activity.hpp"
+#include "tools/breakdown_report.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
@@ -33,7 +35,14 @@ struct RunOutput {
   Schedule schedule;
   SimResult result;
   Metrics metrics;
-  Timeline timeline;  // recorded only when `keep_timeline` (an HTML report wants it)
+  Timeline timeline;  // recorded only when Keep::timeline (an HTML report wants it)
+  std::optional<TimeBreakdown> breakdown;  // only when Keep::breakdown
+};
+
+// What a run keeps besides its metrics.
+struct Keep {
+  bool timeline = false;   // the whole timeline, for an HTML report
+  bool breakdown = false;  // where the time goes (sim/breakdown.hpp): --breakdown, --json, --report
 };
 
 // What --trace-budget, --max-trace-ops and --progress say (prepare() reads them).
@@ -42,10 +51,14 @@ struct TraceAndProgress {
   ProgressOptions progress;
 };
 
-// Simulates one schedule; writes its trace if `trace` is set (tools/trace_limit.hpp).
+// Simulates one schedule; writes its trace if `trace` is set (tools/trace_limit.hpp), and
+// records where the time goes with `keep.breakdown`.
 RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& model_label, OutputFile* trace,
-                  const TraceAndProgress& flags, bool keep_timeline = false, const StaticMemoryFn& static_memory = {}) {
-  RunOutput out{std::move(schedule), {}, {}, {}};
+                  const TraceAndProgress& flags, Keep keep = {}, const StaticMemoryFn& static_memory = {}) {
+  RunOutput out{std::move(schedule), {}, {}, {}, {}};
+  std::optional<BreakdownRecorder> parts;
+  if (keep.breakdown) parts.emplace(out.schedule.num_devices);
+  SimObserver* breakdown = parts ? &*parts : nullptr;
   const Activity activity("simulating " + out.schedule.name + " (" + std::to_string(out.schedule.total_ops()) +
                           " ops" + (trace ? ", with a trace" : "") + ")");
   const std::string what = "simulating " + out.schedule.name;
@@ -53,15 +66,19 @@ RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& 
     TraceOptions options;
     options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
     out.result = simulate_with_trace(out.schedule, model, options, *trace, flags.trace, flags.progress,
-                                     keep_timeline ? &out.timeline : nullptr, static_memory);
-  } else if (!keep_timeline) {
-    out.result = simulate_with_progress(out.schedule, model, nullptr, flags.progress, what);
+                                     keep.timeline ? &out.timeline : nullptr, static_memory, breakdown);
+  } else if (!keep.timeline) {
+    out.result = simulate_with_progress(out.schedule, model, breakdown, flags.progress, what);
   } else {
     TimelineRecorder recorder;
-    out.result = simulate_with_progress(out.schedule, model, &recorder, flags.progress, what);
+    ObserverList observers;
+    observers.add(&recorder);
+    observers.add(breakdown);
+    out.result = simulate_with_progress(out.schedule, model, observers.get(), flags.progress, what);
     out.timeline = std::move(recorder.timeline);
   }
   out.metrics = summarize(out.schedule, out.result);
+  if (parts) out.breakdown = time_breakdown(out.schedule, out.result, model, *parts);
   return out;
 }
 
@@ -145,7 +162,8 @@ void write_report(const ReportFlags& flags, OutputFile& file, const std::string&
   for (const Assessment& a : assessments) model.push_back(report_assessment(a));
   std::vector<ReportRun> list;
   for (std::size_t i = 0; i < runs.size(); ++i)
-    list.push_back({runs[i].schedule, runs[i].timeline, runs[i].metrics, model.empty() ? nullptr : &model[i]});
+    list.push_back({runs[i].schedule, runs[i].timeline, runs[i].metrics, model.empty() ? nullptr : &model[i],
+                    runs[i].breakdown ? &*runs[i].breakdown : nullptr});
   write_html_report(file.stream(), list, options);
   file.close();
 }
@@ -167,17 +185,25 @@ struct OutputFlags {
   std::string config;       // --config: settings from a JSON file (flags override)
   std::string save_config;  // --save-config: write the effective settings
   bool json = false;
+  bool breakdown = false;  // --breakdown
   ReportFlags report;
   std::size_t max_trace_ops = 0;
   std::string trace_budget = "100MB";
   std::string progress_value;
   CLI::Option* progress_flag = nullptr;
   TraceAndProgress show;  // from the four above, by prepare()
+
+  // What each run keeps: a report draws the timeline and the breakdown, JSON has the latter.
+  Keep keep() const { return {!report.path.empty(), breakdown || json || !report.path.empty()}; }
 };
 
 void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
   add_report_flags(cmd, o.report);
   cmd.add_flag("--json", o.json, json_help);
+  cmd.add_flag("--breakdown", o.breakdown,
+               "Also print where the time goes per iteration, per device: forward, backward (B, I, W), "
+               "recomputation, exposed TP communication, pipeline waits, gradient sync, optimizer, idle "
+               "(docs/breakdown.md)");
   cmd.add_option("--config", o.config, "Take settings from this JSON file (docs/experiment-config.md); flags win");
   cmd.add_option("--save-config", o.save_config, "Write the effective settings to this JSON file");
   cmd.add_option("--trace-budget", o.trace_budget,
@@ -241,10 +267,10 @@ ScheduleOptions at_global_batch(const ScheduleOptions& so, const std::string& na
 }
 
 ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
-                               const std::string& gpu, OutputFile* trace, const TraceAndProgress& flags,
-                               bool keep_timeline) {
+                               const std::string& gpu, OutputFile* trace, const TraceAndProgress& flags, Keep keep) {
   Schedule schedule = make_schedule(cmd, at_global_batch(so, name, ho, false), name,
-                                    simulate_memory_use(trace != nullptr, keep_timeline, recorded_trace_ops(flags.trace)));
+                                    simulate_memory_use(trace != nullptr, keep.timeline, recorded_trace_ops(flags.trace),
+                                                        keep.breakdown));
   const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
   check_global_batch(ho, schedule, model.config().dp);
   if (const std::string problem = stage_count_problem(model.config().model, schedule); !problem.empty())
@@ -259,7 +285,7 @@ ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, c
     return bytes;
   };
   ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace, flags,
-                             keep_timeline, static_memory),
+                             keep, static_memory),
                      {}};
   out.assessment = assess(model, out.run.schedule, out.run.result, out.run.metrics);
   return out;
@@ -290,6 +316,14 @@ std::string model_settings_line(int pp, int m, int iterations, const HardwareOpt
          " iterations=" + std::to_string(iterations) + "\n\n";
 }
 
+// One schedule object of --json (docs/json.md): the metrics, where the time goes, then a
+// model run's assessment.
+nlohmann::ordered_json schedule_json(const Metrics& m, const TimeBreakdown& breakdown, const Assessment* a) {
+  nlohmann::ordered_json j = metrics_json(m);
+  j["time_breakdown"] = breakdown_json(breakdown);
+  return a ? assessment_json(*a, std::move(j)) : j;
+}
+
 }  // namespace
 
 void add_simulate_command(CLI::App& app) {
@@ -313,13 +347,14 @@ void add_simulate_command(CLI::App& app) {
   cmd->callback([=] {
     CommandFiles files;
     prepare(*cmd, *out, *so, *ho, *po, files);
-    const bool keep = !out->report.path.empty();
+    const Keep keep = out->keep();
     OutputFile* trace_file = files.output("--trace", *trace);
     OutputFile* report_file = files.output("--report", out->report.path);
     std::vector<RunOutput> runs;
     std::optional<Assessment> assessment;
     std::string cost_label;  // --cost: the profiled cost model used
-    const MemoryUse use = simulate_memory_use(trace_file != nullptr, keep, recorded_trace_ops(out->show.trace));
+    const MemoryUse use =
+        simulate_memory_use(trace_file != nullptr, keep.timeline, recorded_trace_ops(out->show.trace), keep.breakdown);
     if (!po->cost.empty()) {
       const ProfiledCostModel model(make_profiled_config(*po, *ho));
       cost_label = model.label();
@@ -349,7 +384,7 @@ void add_simulate_command(CLI::App& app) {
                    report_settings(*so, *co, *ho, cost_label, runs), runs, assessed);
     }
     if (out->json) {
-      nlohmann::ordered_json j = assessment ? assessment_json(*assessment, run.metrics) : metrics_json(run.metrics);
+      nlohmann::ordered_json j = schedule_json(run.metrics, *run.breakdown, assessment ? &*assessment : nullptr);
       if (!advice.empty()) j["fit_advice"] = fit_advice_json(advice);
       j["cost_model"] = !cost_label.empty() ? cost_label : assessment ? "analytical" : "uniform";
       std::cout << json_text(j) << "\n";
@@ -361,8 +396,9 @@ void add_simulate_command(CLI::App& app) {
       std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
       if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
       if (!advice.empty()) std::cout << "\n" << fit_advice_text(run.metrics.schedule, fit_status(*assessment), advice);
+      if (out->breakdown) std::cout << "\n" << breakdown_table(*run.breakdown);
       if (trace_file) std::cout << "\ntrace written to " << one_line(*trace) << " (open in ui.perfetto.dev)\n";
-      if (keep) std::cout << "report written to " << one_line(out->report.path) << " (open in a browser)\n";
+      if (keep.timeline) std::cout << "report written to " << one_line(out->report.path) << " (open in a browser)\n";
     }
     files.commit();
   });
@@ -411,16 +447,18 @@ void add_compare_command(CLI::App& app) {
         }
     }
     OutputFile* report_file = files.output("--report", out->report.path);
-    const bool keep = report_file != nullptr;
+    const Keep keep = out->keep();
     const UniformCostConfig costs = make_cost_config(*co);
     std::vector<Metrics> all;
+    std::vector<TimeBreakdown> breakdowns;  // one per run, as `all`, with keep.breakdown
     std::vector<std::pair<Assessment, Metrics>> assessed;
     std::vector<RunOutput> kept;  // whole runs, for the report
     for (std::size_t g = 0; g < gpus.size(); ++g) {
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string& name = list[i];
         OutputFile* trace = trace_files[g].empty() ? nullptr : trace_files[g][i];
-        const MemoryUse use = simulate_memory_use(trace != nullptr, keep, recorded_trace_ops(out->show.trace));
+        const MemoryUse use =
+            simulate_memory_use(trace != nullptr, keep.timeline, recorded_trace_ops(out->show.trace), keep.breakdown);
         RunOutput run;
         if (!gpus[g].empty()) {
           ModelRunOutput r = run_on_hardware(*cmd, *so, name, *ho, gpus[g], trace, out->show, keep);
@@ -436,7 +474,8 @@ void add_compare_command(CLI::App& app) {
           run = run_one(std::move(schedule), UniformCostModel(costs), "uniform", trace, out->show, keep);
         }
         all.push_back(run.metrics);
-        if (keep) kept.push_back(std::move(run));
+        if (run.breakdown) breakdowns.push_back(*run.breakdown);
+        if (keep.timeline) kept.push_back(std::move(run));
       }
     }
     std::vector<Assessment> assessments;
@@ -453,7 +492,7 @@ void add_compare_command(CLI::App& app) {
       nlohmann::ordered_json j;
       j["schedules"] = nlohmann::ordered_json::array();
       for (std::size_t i = 0; i < all.size(); ++i) {
-        j["schedules"].push_back(assessed.empty() ? metrics_json(all[i]) : assessment_json(assessed[i].first, all[i]));
+        j["schedules"].push_back(schedule_json(all[i], breakdowns[i], assessed.empty() ? nullptr : &assessed[i].first));
         if (advice.count(i)) j["schedules"].back()["fit_advice"] = fit_advice_json(advice[i]);
       }
       j["cost_model"] = profiled ? profiled->label() : assessed.empty() ? "uniform" : "analytical";
@@ -476,9 +515,17 @@ void add_compare_command(CLI::App& app) {
           std::cout << "\n" << fit_advice_text(assessed[i].first.hardware + " " + list[i % list.size()],
                                                 fit_status(assessed[i].first), changes);
       }
+      if (out->breakdown) {
+        std::vector<std::pair<std::string, const TimeBreakdown*>> rows;
+        for (std::size_t i = 0; i < all.size(); ++i) {
+          const std::string on = assessed.empty() || gpus.size() < 2 ? "" : " on " + assessed[i].first.hardware;
+          rows.emplace_back(all[i].schedule + on, &breakdowns[i]);
+        }
+        std::cout << "\n" << breakdown_compare_table(rows);
+      }
       for (const auto& path : traces)
         std::cout << (&path == &traces.front() ? "\ntraces: " : "        ") << one_line(path) << "\n";
-      if (keep) std::cout << "\nreport: " << one_line(out->report.path) << " (open in a browser)\n";
+      if (keep.timeline) std::cout << "\nreport: " << one_line(out->report.path) << " (open in a browser)\n";
     }
     files.commit();
   });

@@ -16,7 +16,7 @@ namespace {
 
 // Options that name files the run writes or reads, or shape only them and the display, not
 // settings of the experiment.
-const std::vector<std::string> kNotSettings = {"help", "json", "config", "save-config", "trace", "trace-dir",
+const std::vector<std::string> kNotSettings = {"help", "json", "breakdown", "config", "save-config", "trace", "trace-dir",
                                                "report", "report-capacity", "trace-budget", "max-trace-ops",
                                                "progress"};
 

@@ -323,8 +323,8 @@ Assessment assess(const AnalyticalCostModel& model, const Schedule& schedule, co
   return a;
 }
 
-nlohmann::ordered_json assessment_json(const Assessment& a, const Metrics& m) {
-  nlohmann::ordered_json j = metrics_json(m);
+nlohmann::ordered_json assessment_json(const Assessment& a, nlohmann::ordered_json run) {
+  nlohmann::ordered_json j = std::move(run);
   const auto usd = [](const std::optional<double>& v) {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
   };

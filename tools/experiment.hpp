@@ -147,9 +147,9 @@ struct Assessment {
 Assessment assess(const AnalyticalCostModel& model, const Schedule& schedule, const SimResult& result,
                   const Metrics& metrics);
 
-// The --json object of one schedule on a model: metrics_json's fields (tools/report.hpp),
-// then the assessment's (docs/json.md).
-nlohmann::ordered_json assessment_json(const Assessment& a, const Metrics& m);
+// The --json object of one schedule on a model: `run`, the fields of every run
+// (metrics_json, tools/report.hpp, and time_breakdown), then the assessment's (docs/json.md).
+nlohmann::ordered_json assessment_json(const Assessment& a, nlohmann::ordered_json run);
 std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& rows);
 // What the HTML report shows of it (traces/report_assessment.hpp).
 ReportAssessment report_assessment(const Assessment& a);

@@ -104,8 +104,8 @@ std::uint64_t estimate_ops(std::string_view g, const ScheduleParams& params) {
   return saturate(per_iteration * non_negative(params.iterations));
 }
 
-MemoryUse simulate_memory_use(bool trace, bool report, std::uint64_t max_trace_ops) {
-  MemoryUse use{report ? kReportBytesPerOp : kSimulateBytesPerOp, 0, 0};
+MemoryUse simulate_memory_use(bool trace, bool report, std::uint64_t max_trace_ops, bool breakdown) {
+  MemoryUse use{(report ? kReportBytesPerOp : kSimulateBytesPerOp) + (breakdown ? kBreakdownBytesPerOp : 0), 0, 0};
   if (trace) {
     use.recorded_ops = max_trace_ops == 0 ? std::numeric_limits<std::uint64_t>::max() : max_trace_ops;
     use.bytes_per_recorded_op = kTraceBytesPerOp;

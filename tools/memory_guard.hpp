@@ -27,10 +27,14 @@ inline constexpr std::uint64_t kReportBytesPerOp = 288;     // simulate + the wh
 inline constexpr std::uint64_t kValidateBytesPerOp = 256;   // check: the Boost.Graph DAG
 inline constexpr std::uint64_t kTextBytesPerOp = 320;       // schedule --format text: timeline + chart
 inline constexpr std::uint64_t kTraceBytesPerOp = 600;      // records + trace events, per traced op
+// The time breakdown's records (sim/breakdown.hpp): 24 bytes per compute op in vectors that
+// grow by doubling; measured 36 (RSS of `simulate --json` over `simulate`, 1F1B p=16 at 1.05
+// and 4.2 M ops), rounded up to the 48 of a vector that just doubled.
+inline constexpr std::uint64_t kBreakdownBytesPerOp = 48;
 
-// simulate / compare: the engine, plus the whole timeline for an HTML report and the
-// records of up to `max_trace_ops` ops (0: all) for a Chrome trace.
-MemoryUse simulate_memory_use(bool trace, bool report, std::uint64_t max_trace_ops);
+// simulate / compare: the engine, plus the whole timeline for an HTML report, the records
+// of up to `max_trace_ops` ops (0: all) for a Chrome trace and the time breakdown's.
+MemoryUse simulate_memory_use(bool trace, bool report, std::uint64_t max_trace_ops, bool breakdown = false);
 
 // Ops the generator will produce for `params` (exact for the built-in generators up to
 // small per-device terms, never below the real count; saturates instead of overflowing).

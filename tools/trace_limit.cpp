@@ -35,15 +35,18 @@ void write_recorded(OutputFile& file, const Schedule& schedule, const Timeline& 
 // file (a run that fails leaves the old file as it was).
 SimResult run_streamed(const Schedule& schedule, const CostModel& model, TraceOptions options, OutputFile& file,
                        std::size_t max_ops, const ProgressOptions& progress, Timeline* timeline,
-                       const StaticMemoryFn& static_memory) {
+                       const StaticMemoryFn& static_memory, SimObserver* also) {
   const std::size_t total = schedule.total_ops();
   if (max_ops > 0 && total > max_ops)
     options.metadata.emplace_back("truncated", truncation_notice(max_ops, total, nullptr));
   ChromeTraceStream stream(file.stream(), schedule, options, max_ops);
   TimelineRecorder recorder;
-  TeeObserver both(stream, timeline ? &recorder : nullptr);
-  const SimResult result =
-      simulate_with_progress(schedule, model, &both, progress, "simulating " + schedule.name + " and writing its trace");
+  ObserverList observers;
+  observers.add(&stream);
+  if (timeline) observers.add(&recorder);
+  observers.add(also);
+  const SimResult result = simulate_with_progress(schedule, model, observers.get(), progress,
+                                                  "simulating " + schedule.name + " and writing its trace");
   stream.finish(static_memory ? static_memory(schedule, result) : std::vector<std::int64_t>{});
   file.close();
   if (stream.truncated()) {
@@ -99,14 +102,19 @@ std::string truncation_notice(std::size_t kept_ops, std::size_t total_ops, const
 
 SimResult simulate_with_trace(const Schedule& schedule, const CostModel& model, TraceOptions options,
                               OutputFile& file, const TraceLimit& limit, const ProgressOptions& progress,
-                              Timeline* timeline, const StaticMemoryFn& static_memory) {
+                              Timeline* timeline, const StaticMemoryFn& static_memory, SimObserver* also) {
   const std::size_t total = schedule.total_ops();
   if (const std::string warning = trace_size_warning(limit, total, file.path()); !warning.empty())
     std::cerr << "pipesim: warning: " << one_line(warning) << "\n";
   if (stream_trace(total, limit))
-    return run_streamed(schedule, model, options, file, limit.max_ops.value_or(0), progress, timeline, static_memory);
+    return run_streamed(schedule, model, options, file, limit.max_ops.value_or(0), progress, timeline, static_memory,
+                        also);
   TraceRecorder recorder(schedule, limit, timeline != nullptr);
-  const SimResult result = simulate_with_progress(schedule, model, &recorder, progress, "simulating " + schedule.name);
+  ObserverList observers;
+  observers.add(&recorder);
+  observers.add(also);
+  const SimResult result =
+      simulate_with_progress(schedule, model, observers.get(), progress, "simulating " + schedule.name);
   if (static_memory) options.static_memory_bytes = static_memory(schedule, result);
   const TraceRecorder::Selection shown = recorder.select(options);
   if (!shown.note.empty()) note(file, shown.note);

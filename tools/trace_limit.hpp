@@ -91,9 +91,11 @@ using StaticMemoryFn = std::function<std::vector<std::int64_t>(const Schedule&, 
 
 // Simulates `schedule` and writes its trace to `file` (closed at the end, committed by the
 // caller) as `limit` says, with the writer above, the warning and the note on stderr, and
-// progress as `progress` says. `timeline`, when given, receives the whole run's records.
+// progress as `progress` says. `timeline`, when given, receives the whole run's records;
+// `also`, when given, sees every record too (the time breakdown's recorder).
 SimResult simulate_with_trace(const Schedule& schedule, const CostModel& model, TraceOptions options,
                               OutputFile& file, const TraceLimit& limit, const ProgressOptions& progress,
-                              Timeline* timeline = nullptr, const StaticMemoryFn& static_memory = {});
+                              Timeline* timeline = nullptr, const StaticMemoryFn& static_memory = {},
+                              SimObserver* also = nullptr);
 
 }  // namespace pipesim

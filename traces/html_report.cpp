@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "core/error.hpp"
+#include "traces/html_breakdown.hpp"
 #include "traces/html_gantt.hpp"
 #include "traces/html_memory.hpp"
 #include "traces/html_model.hpp"
@@ -75,6 +76,25 @@ void write_memory(std::ostream& out, const ReportRun& run, const TimeRange& rang
   put(out, "<details><summary>Activation memory alone</summary>\n" + ac.legend + ac.svg + "\n</details>\n");
 }
 
+// What the time-breakdown charts' note says about the window they cover.
+std::string breakdown_note(const TimeBreakdown& b) {
+  const std::string window = b.window.counted == 1 && b.window.start == 0
+                                 ? "the whole run (one iteration)"
+                                 : "the steady state (the last " + std::to_string(b.window.counted) +
+                                       " iterations, the window time per iteration is measured over)";
+  return "<p class=\"note\">Time per iteration over " + xml_escape(window) +
+         ", by what each device does: its work (F, B, I, W, optimizer), recomputation, exposed tensor-parallel "
+         "communication, waiting for other stages (pipeline), exposed gradient reduction (DP sync) and idle "
+         "before its first op or after its last. The parts add up to the time per iteration. Hover a part for "
+         "its time.</p>\n";
+}
+
+void write_breakdown(std::ostream& out, const TimeBreakdown& b, int width) {
+  const BreakdownChart chart = render_breakdown_bars(device_bars(b), "where the time goes, per device", width);
+  put(out, "<h3>Where the time goes</h3>\n" + breakdown_note(b) + chart.legend + chart.svg +
+               "\n<p class=\"note\">* the critical device: the one that computes longest. mean = over the devices.</p>\n");
+}
+
 void write_section(std::ostream& out, const ReportRun& run, std::size_t index, const TimeRange& range,
                    const ReportOptions& options, bool several_gpus) {
   const Metrics& m = run.metrics;
@@ -85,6 +105,7 @@ void write_section(std::ostream& out, const ReportRun& run, std::size_t index, c
                heading + "</h2>\n");
   put(out, "<p class=\"settings\">" + xml_escape(shape_line(run.schedule)) + "</p>\n");
   put(out, "<h3>Summary</h3>\n" + metrics_summary_html(m, a ? model_summary_html(*a) : std::string()));
+  if (run.breakdown) write_breakdown(out, *run.breakdown, options.width);
 
   GanttOptions gantt;
   gantt.range = range;
@@ -180,6 +201,16 @@ void write_html_report(std::ostream& out, const std::vector<ReportRun>& runs, co
           "between a micro-batch's forward and backward at a stage; delay = updates between the weights a gradient "
           "was computed on and the update that applies it. All timelines share one time axis.</p>\n</section>\n");
     }
+  }
+  if (runs.size() > 1 && std::all_of(runs.begin(), runs.end(), [](const ReportRun& r) { return r.breakdown != nullptr; })) {
+    std::vector<BreakdownBar> bars;
+    for (const ReportRun& r : runs) {
+      const bool on_gpu = r.assessment && r.assessment->hardware != runs.front().assessment->hardware;
+      bars.push_back(mean_bar(*r.breakdown, r.metrics.schedule + (on_gpu ? " on " + r.assessment->hardware : "")));
+    }
+    const BreakdownChart chart = render_breakdown_bars(bars, "where the time goes, mean over the devices", options.width);
+    put(out, "<section id=\"breakdown\">\n<h2>Where the time goes</h2>\n" + breakdown_note(*runs.front().breakdown) +
+                 chart.legend + chart.svg + "\n</section>\n");
   }
   bool several_gpus = false;
   for (const ModelRow& r : rows) several_gpus = several_gpus || r.assessment->hardware != rows.front().assessment->hardware;

@@ -3,8 +3,9 @@
 // --report`: one file, no network (inline SVG and CSS, system fonts, no scripts; tooltips
 // are SVG <title> elements), readable in any browser. See docs/report.md.
 //
-// Page: title and settings; with several runs, one summary table across them; then one
-// section per run with its summary table, Gantt timeline per device (html_gantt.hpp),
+// Page: title and settings; with several runs, one summary table across them and where the
+// time goes, one stacked bar per run (html_breakdown.hpp); then one section per run with its
+// summary table, where its time goes per device, Gantt timeline per device (html_gantt.hpp),
 // memory over time against capacity (html_memory.hpp), staleness per stage
 // (html_staleness.hpp) and a per-device table. The time charts of all runs share one time
 // axis (0 to the latest end), so equal lengths mean equal times across schedules.
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "schedules/schedule.hpp"
+#include "sim/breakdown.hpp"
 #include "sim/metrics.hpp"
 #include "sim/timeline.hpp"
 #include "traces/report_assessment.hpp"
@@ -54,6 +56,7 @@ struct ReportRun {
   const Timeline& timeline;
   const Metrics& metrics;
   const ReportAssessment* assessment = nullptr;  // a run on a model; null: no model (uniform or profiled costs)
+  const TimeBreakdown* breakdown = nullptr;      // where the time goes (sim/breakdown.hpp); null: not drawn
 };
 
 // Writes the page. `runs` must not be empty; each timeline must belong to its schedule;

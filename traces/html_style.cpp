@@ -54,6 +54,28 @@ std::string_view work_name(WorkKind kind) { return style(kind).name; }
 std::string_view work_colour(WorkKind kind) { return style(kind).colour; }
 bool work_light_text(WorkKind kind) { return style(kind).light_text; }
 
+std::string_view time_category_class(TimeCategory c) {
+  static constexpr std::array<std::string_view, kNumTimeCategories> kClasses = {"tF", "tB", "tI", "tW", "tR",
+                                                                                "tT", "tP", "tD", "tO", "tX"};
+  return kClasses[static_cast<std::size_t>(c)];
+}
+
+std::string_view time_category_colour(TimeCategory c) {
+  switch (c) {
+    case TimeCategory::Forward: return work_colour(WorkKind::Forward);
+    case TimeCategory::Backward: return work_colour(WorkKind::Backward);
+    case TimeCategory::InputGrad: return work_colour(WorkKind::InputGrad);
+    case TimeCategory::WeightGrad: return work_colour(WorkKind::WeightGrad);
+    case TimeCategory::Recompute: return "#9FD3F0";  // a paler forward: the forward again
+    case TimeCategory::TpComm: return "#882255";
+    case TimeCategory::Pipeline: return work_colour(WorkKind::Comm);
+    case TimeCategory::DpSync: return work_colour(WorkKind::Sync);
+    case TimeCategory::Optimizer: return work_colour(WorkKind::Optimizer);
+    case TimeCategory::Idle: return "#D4D4DC";
+  }
+  return "#000000";
+}
+
 std::string legend_html(const std::vector<WorkKind>& shown) {
   std::string out = "<div class=\"legend\">";
   for (WorkKind k : shown)
@@ -141,6 +163,9 @@ tr.nofit td.fit{font-weight:700}
     css += "." + std::string(s.css_class) + "{fill:" + std::string(s.colour) + ";background:" + std::string(s.colour) +
            "}\n";
   }
+  for (TimeCategory c : kTimeCategories)
+    css += "." + std::string(time_category_class(c)) + "{fill:" + std::string(time_category_colour(c)) +
+           ";background:" + std::string(time_category_colour(c)) + "}\n";
   return css;
 }
 

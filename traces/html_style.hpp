@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "schedules/op.hpp"
+#include "sim/breakdown.hpp"
 
 namespace pipesim {
 
@@ -22,6 +23,11 @@ std::string_view work_name(WorkKind kind);    // "forward", "input gradient", ..
 std::string_view work_colour(WorkKind kind);  // "#56B4E9", ...
 // True where a dark label is hard to read on the colour (labels are then white).
 bool work_light_text(WorkKind kind);
+
+// The time breakdown's categories (sim/breakdown.hpp): CSS class ("tF", ...) and colour.
+// The kinds of work share the Gantt chart's colours; idle is the lane's grey.
+std::string_view time_category_class(TimeCategory c);
+std::string_view time_category_colour(TimeCategory c);
 
 // A row of swatches for the kinds shown, plus "idle" (the lane's background).
 std::string legend_html(const std::vector<WorkKind>& shown);

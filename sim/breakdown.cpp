@@ -1,0 +1,204 @@
+#include "sim/breakdown.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace pipesim {
+namespace {
+
+using Span = BreakdownRecorder::Span;
+
+TimeCategory own_work(OpKind kind) {
+  switch (kind) {
+    case OpKind::F: return TimeCategory::Forward;
+    case OpKind::B: return TimeCategory::Backward;
+    case OpKind::I: return TimeCategory::InputGrad;
+    case OpKind::W: return TimeCategory::WeightGrad;
+    case OpKind::OptStep: return TimeCategory::Optimizer;
+    default: PIPESIM_ASSERT(!"a compute op");
+  }
+  return TimeCategory::Idle;
+}
+
+// One device's time in the window, added up interval by interval in time order.
+class DeviceAccount {
+ public:
+  DeviceAccount(const IterationWindow& window, const std::vector<Span>& syncs, Tick first, Tick last)
+      : window_(window), syncs_(syncs), first_(first), last_(last) {}
+
+  // [a, b) of `category`, clipped to the window.
+  void add(TimeCategory category, Tick a, Tick b) {
+    a = std::max(a, window_.start);
+    b = std::min(b, window_.end);
+    if (a < b) out_[category] += b - a;
+  }
+
+  // [a, b) in which the device computes nothing: DP sync while one of its collectives runs,
+  // idle outside [first op's start, last op's end), pipeline wait in between.
+  void add_gap(Tick a, Tick b) {
+    a = std::max(a, window_.start);
+    b = std::min(b, window_.end);
+    while (a < b) {
+      while (next_sync_ < syncs_.size() && syncs_[next_sync_].end <= a) ++next_sync_;
+      Tick until = b;
+      TimeCategory category = TimeCategory::Pipeline;
+      if (next_sync_ < syncs_.size() && syncs_[next_sync_].start <= a) {
+        category = TimeCategory::DpSync;
+        until = std::min(b, syncs_[next_sync_].end);
+      } else {
+        if (next_sync_ < syncs_.size()) until = std::min(b, syncs_[next_sync_].start);
+        if (a < first_) {
+          category = TimeCategory::Idle;
+          until = std::min(until, first_);
+        } else if (a >= last_) {
+          category = TimeCategory::Idle;
+        } else {
+          until = std::min(until, last_);
+        }
+      }
+      out_[category] += until - a;
+      a = until;
+    }
+  }
+
+  const CategoryTicks& result() const { return out_; }
+
+ private:
+  const IterationWindow& window_;
+  const std::vector<Span>& syncs_;  // sorted, disjoint
+  Tick first_, last_;
+  std::size_t next_sync_ = 0;
+  CategoryTicks out_;
+};
+
+// The device's collectives in time order, overlapping ones merged.
+std::vector<Span> merged(std::vector<Span> spans) {
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+  std::vector<Span> out;
+  for (const Span& s : spans) {
+    if (s.end <= s.start) continue;
+    if (!out.empty() && s.start <= out.back().end)
+      out.back().end = std::max(out.back().end, s.end);
+    else
+      out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// Indexed by TimeCategory: the JSON key and the label of tables and charts.
+struct CategoryNames {
+  std::string_view key, label;
+};
+constexpr std::array<CategoryNames, kNumTimeCategories> kNames = {{{"forward", "F"},
+                                                                   {"backward", "B"},
+                                                                   {"input_grad", "I"},
+                                                                   {"weight_grad", "W"},
+                                                                   {"recompute", "recompute"},
+                                                                   {"tp_comm", "TP comm"},
+                                                                   {"pipeline", "pipeline"},
+                                                                   {"dp_sync", "DP sync"},
+                                                                   {"optimizer", "optimizer"},
+                                                                   {"idle", "idle"}}};
+
+}  // namespace
+
+std::string_view time_category_key(TimeCategory c) { return kNames[static_cast<std::size_t>(c)].key; }
+std::string_view time_category_label(TimeCategory c) { return kNames[static_cast<std::size_t>(c)].label; }
+
+Tick CategoryTicks::total() const {
+  Tick sum = 0;
+  for (Tick t : ticks) sum += t;
+  return sum;
+}
+
+double TimeBreakdown::per_iteration_s(int device, TimeCategory c) const {
+  return ticks_to_seconds(per_device[static_cast<std::size_t>(device)][c]) / window.counted;
+}
+
+double TimeBreakdown::mean_per_iteration_s(TimeCategory c) const {
+  if (per_device.empty()) return 0;
+  Tick sum = 0;
+  for (const CategoryTicks& d : per_device) sum += d[c];
+  return ticks_to_seconds(sum) / static_cast<double>(per_device.size()) / window.counted;
+}
+
+double TimeBreakdown::share(int device, TimeCategory c) const {
+  const Tick span = window_ticks();
+  return span > 0 ? static_cast<double>(per_device[static_cast<std::size_t>(device)][c]) / static_cast<double>(span) : 0.0;
+}
+
+double TimeBreakdown::busy_share(int device) const {
+  const Tick span = window_ticks();
+  return span > 0 ? static_cast<double>(busy[static_cast<std::size_t>(device)]) / static_cast<double>(span) : 0.0;
+}
+
+double TimeBreakdown::mean_share(TimeCategory c) const {
+  const Tick span = window_ticks();
+  if (span <= 0 || per_device.empty()) return 0;
+  Tick sum = 0;
+  for (const CategoryTicks& d : per_device) sum += d[c];
+  return static_cast<double>(sum) / static_cast<double>(span) / static_cast<double>(per_device.size());
+}
+
+void BreakdownRecorder::on_op(const OpRecord& r) {
+  if (!is_compute(r.op.kind)) return;  // a GradSync's time is its collective's; comms take none
+  auto& list = ops_[static_cast<std::size_t>(r.ref.device)];
+  PIPESIM_ASSERT(list.empty() || list.back().end <= r.start);  // one compute op at a time, in order
+  list.push_back({r.start, r.end, r.ref.index});
+}
+
+void BreakdownRecorder::on_collective(const CollectiveRecord& r) {
+  for (const OpRef& p : r.participants) syncs_[static_cast<std::size_t>(p.device)].push_back({r.start, r.end, -1});
+}
+
+TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, const CostModel& costs,
+                             const BreakdownRecorder& recorder) {
+  PIPESIM_ASSERT(recorder.ops().size() == static_cast<std::size_t>(schedule.num_devices));
+  TimeBreakdown out;
+  out.window = iteration_window(result);
+  const OpScale scale = scale_of(schedule);
+  Tick most_busy = -1;
+  for (int d = 0; d < schedule.num_devices; ++d) {
+    const auto& ops = recorder.ops()[static_cast<std::size_t>(d)];
+    const std::vector<Span> syncs = merged(recorder.syncs()[static_cast<std::size_t>(d)]);
+    const Tick first = ops.empty() ? 0 : ops.front().start, last = ops.empty() ? 0 : ops.back().end;
+    DeviceAccount account(out.window, syncs, first, last);
+    Tick cursor = out.window.start, busy = 0;
+    for (const Span& s : ops) {
+      account.add_gap(cursor, s.start);
+      cursor = s.end;
+      if (s.end <= out.window.start || s.start >= out.window.end) continue;
+      busy += std::min(s.end, out.window.end) - std::max(s.start, out.window.start);
+      const Op& op = schedule.ops[static_cast<std::size_t>(d)][static_cast<std::size_t>(s.index)];
+      const ComputeParts parts = costs.compute_parts(op, scale);
+      const Tick own = s.end - s.start - parts.total();
+      PIPESIM_ASSERT(own >= 0 && parts.recompute >= 0 && parts.tp_comm >= 0 && parts.p2p >= 0 && parts.grad_sync >= 0);
+      Tick at = s.start;
+      const std::pair<TimeCategory, Tick> segments[] = {{own_work(op.kind), own},
+                                                        {TimeCategory::Recompute, parts.recompute},
+                                                        {TimeCategory::TpComm, parts.tp_comm},
+                                                        {TimeCategory::Pipeline, parts.p2p},
+                                                        {TimeCategory::DpSync, parts.grad_sync}};
+      for (const auto& [category, ticks] : segments) {
+        account.add(category, at, at + ticks);
+        at += ticks;
+      }
+    }
+    account.add_gap(cursor, out.window.end);
+    out.per_device.push_back(account.result());
+    out.busy.push_back(busy);
+    PIPESIM_ASSERT(out.per_device.back().total() == out.window_ticks());
+    if (busy > most_busy) {
+      most_busy = busy;
+      out.critical_device = d;
+    }
+  }
+  return out;
+}
+
+}  // namespace pipesim

@@ -1,0 +1,102 @@
+#pragma once
+// Where the time goes: each device's time over the window that time per iteration is
+// measured over (iteration_window, sim/metrics.hpp), cut into categories that add up,
+// to the nanosecond, to per_iteration x counted on every device.
+//
+//   busy (a compute op runs)  its duration, divided by the cost model (CostModel::compute_parts):
+//     recompute     rerunning the forward inside a backward (--recompute full / selective)
+//     tp_comm       tensor-parallel collectives not hidden under the op's kernels
+//     pipeline      the op waiting for its own send (blocking p2p)
+//     dp_sync       gradient reductions inside an OptStep (data-parallel, tied embeddings)
+//     the rest      the op's own work: forward (F), backward (B), input_grad (I),
+//                   weight_grad (W), optimizer (OptStep)
+//   not busy
+//     dp_sync       one of the device's GradSync collectives runs (exposed: nothing computes under it)
+//     pipeline      between the device's first op and the end of its last, waiting for an
+//                   input from another device (a transfer in flight, another stage's work)
+//     idle          before the device's first op and after its last (pipeline fill and drain)
+//
+// An op that straddles an edge of the window counts its own work first, then its parts in
+// the order above. With iterations >= 2 the window holds iterations - 1 whole iterations
+// of steady state (the first iteration's fill is left out); with one, [0, makespan].
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "cost_models/cost_model.hpp"
+#include "schedules/schedule.hpp"
+#include "sim/engine.hpp"
+#include "sim/metrics.hpp"
+#include "sim/observer.hpp"
+
+namespace pipesim {
+
+enum class TimeCategory : std::uint8_t {
+  Forward, Backward, InputGrad, WeightGrad, Recompute, TpComm, Pipeline, DpSync, Optimizer, Idle
+};
+inline constexpr int kNumTimeCategories = 10;
+inline constexpr std::array<TimeCategory, kNumTimeCategories> kTimeCategories = {
+    TimeCategory::Forward,  TimeCategory::Backward, TimeCategory::InputGrad, TimeCategory::WeightGrad,
+    TimeCategory::Recompute, TimeCategory::TpComm,  TimeCategory::Pipeline,  TimeCategory::DpSync,
+    TimeCategory::Optimizer, TimeCategory::Idle};
+
+// "forward", "backward", "input_grad", "weight_grad", "recompute", "tp_comm", "pipeline",
+// "dp_sync", "optimizer", "idle": JSON keys (docs/json.md).
+std::string_view time_category_key(TimeCategory c);
+// For tables and charts: "F", "B", "I", "W", "recompute", "TP comm", "pipeline", "DP sync",
+// "optimizer", "idle".
+std::string_view time_category_label(TimeCategory c);
+
+// Ticks per category, indexed by TimeCategory.
+struct CategoryTicks {
+  std::array<Tick, kNumTimeCategories> ticks{};
+  Tick& operator[](TimeCategory c) { return ticks[static_cast<std::size_t>(c)]; }
+  Tick operator[](TimeCategory c) const { return ticks[static_cast<std::size_t>(c)]; }
+  Tick total() const;
+  friend bool operator==(const CategoryTicks&, const CategoryTicks&) = default;
+};
+
+struct TimeBreakdown {
+  IterationWindow window;
+  std::vector<CategoryTicks> per_device;  // over the window: each totals window.end - window.start
+  Tick window_ticks() const { return window.end - window.start; }
+  // Per device: the time a compute op runs in the window (all of it but the not-busy parts).
+  std::vector<Tick> busy;
+  // The device that computes longest in the window (the first of equals): the bottleneck.
+  int critical_device = 0;
+  double busy_share(int device) const;
+  // Per iteration, in seconds: a device's category, and its mean over the devices.
+  double per_iteration_s(int device, TimeCategory c) const;
+  double mean_per_iteration_s(TimeCategory c) const;
+  // Share of the iteration (of the window) a device's category, or its mean, takes.
+  double share(int device, TimeCategory c) const;
+  double mean_share(TimeCategory c) const;
+};
+
+// Keeps what time_breakdown needs while the engine runs: each device's compute ops (start,
+// end, index in its list) and the spans of its GradSync collectives. 24 bytes per op.
+class BreakdownRecorder final : public SimObserver {
+ public:
+  explicit BreakdownRecorder(int devices) : ops_(static_cast<std::size_t>(devices)), syncs_(ops_.size()) {}
+  void on_op(const OpRecord& r) override;
+  void on_collective(const CollectiveRecord& r) override;
+
+  struct Span {
+    Tick start = 0, end = 0;
+    std::int32_t index = -1;  // the op's index in its device's list (-1: a collective)
+  };
+  const std::vector<std::vector<Span>>& ops() const { return ops_; }
+  const std::vector<std::vector<Span>>& syncs() const { return syncs_; }
+
+ private:
+  std::vector<std::vector<Span>> ops_;
+  std::vector<std::vector<Span>> syncs_;
+};
+
+// The breakdown of a run of `schedule` under `costs` (the model it ran under) whose records
+// `recorder` kept.
+TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, const CostModel& costs,
+                             const BreakdownRecorder& recorder);
+
+}  // namespace pipesim
