@@ -259,4 +259,13 @@ TEST(Experiment, BadSettingsAreOneLineErrors) {
             0);
 }
 
+// Tokens per iteration are in the table (#15): m x b x dp x sequence length, 8 x 1 x 2 x 2048.
+TEST(Experiment, TheTableShowsTokensPerIteration) {
+  const Result r = run("compare " + kSmall + " --schedules 1f1b,zb-h1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, testing::ContainsRegex("schedule +tokens/iter +time/iter"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("a100-80g +1f1b +32768 "));
+  EXPECT_THAT(r.out, HasSubstr("tokens/iter = tokens per optimizer step"));
+}
+
 }  // namespace

@@ -385,6 +385,7 @@ std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& 
   Table t;
   t.add_column("hardware", Table::Align::Left);
   t.add_column("schedule", Table::Align::Left);
+  t.add_column("tokens/iter");
   t.add_column("time/iter");
   t.add_column("tokens/s");
   t.add_column("MFU");
@@ -398,7 +399,8 @@ std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& 
   bool assumed = false;
   for (const auto& [a, m] : rows) {
     assumed = assumed || (a.cost_per_million_tokens && a.price_assumed);
-    t.add_row({a.hardware, m.schedule, format_duration(m.time_per_iteration), format_fixed(a.tokens_per_s, 0),
+    t.add_row({a.hardware, m.schedule, format_fixed(a.tokens_per_iteration, 0), format_duration(m.time_per_iteration),
+               format_fixed(a.tokens_per_s, 0),
                format_percent(a.mfu), format_percent(m.bubble_ratio), format_bytes(static_cast<double>(a.peak_memory)),
                format_bytes(static_cast<double>(a.capacity)), fits_text(a), std::to_string(m.staleness.max_mismatch),
                std::to_string(m.staleness.max_delay),
@@ -407,9 +409,10 @@ std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& 
                    : "-"});
   }
   return t.render() +
-         "\nMFU = model FLOPs (forward + backward, no recomputation) / (time x GPUs x dense peak); peak memory = the\n"
-         "fullest GPU: weights (x copies held), gradients, optimizer state, activations, buffers; mismatch / delay in\n"
-         "optimizer steps (see docs/schedules.md)." +
+         "\ntokens/iter = tokens per optimizer step (global batch x sequence length); MFU = model FLOPs (forward +\n"
+         "backward, no recomputation) / (time x GPUs x dense peak); peak memory = the fullest GPU: weights (x copies\n"
+         "held), gradients, optimizer state, activations, buffers; mismatch / delay in optimizer steps (see\n"
+         "docs/schedules.md)." +
          (assumed ? " $/M tokens (assumed): the GPU's catalog price is an assumption\n"
                     "(pipesim catalog gpus; --price-per-hour gives yours).\n"
                   : "\n");
