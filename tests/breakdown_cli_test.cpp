@@ -75,7 +75,8 @@ TEST(BreakdownCli, CompareHasOneRowPerScheduleAndJsonForEach) {
                                "1.500 ms 5.6%  27.000 ms 100.0%  0 (computes 88.9%)\n"));
   const Result j = run("compare --schedules gpipe,1f1b,zb-h1 -p 4 -m 8 --json");
   ASSERT_EQ(j.code, 0) << j.out;
-  for (const auto& s : nlohmann::json::parse(j.out)["schedules"]) expect_exact(s);
+  const nlohmann::json parsed = nlohmann::json::parse(j.out);  // named: the loop refers into it
+  for (const auto& s : parsed["schedules"]) expect_exact(s);
 }
 
 TEST(BreakdownCli, ModelRunShowsTensorParallelRecomputeAndDataParallelShares) {
