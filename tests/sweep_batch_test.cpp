@@ -179,4 +179,23 @@ TEST(SweepBatch, SavedConfigReproducesTheSweep) {
   EXPECT_THAT(config.dump(), HasSubstr("doubling"));
 }
 
+TEST(SweepBatch, WhereTheTimeGoesIsCompares) {
+  const json j = run_json(kBatchGrid, "parts.json");
+  const char* keys[] = {"forward", "backward", "input_grad", "weight_grad", "recompute",
+                        "tp_comm", "pipeline", "dp_sync", "optimizer", "idle"};
+  for (const auto& row : j["configurations"]) {
+    double sum = 0;
+    for (const char* k : keys) sum += row["time_" + std::string(k) + "_s"].get<double>();
+    EXPECT_NEAR(sum, row["time_per_iteration_s"].get<double>(), 1e-9) << row["index"];
+  }
+  const json& best = row_of(j, j["selections"][0]["best"][0].get<long long>());
+  EXPECT_GT(best["time_pipeline_s"].get<double>(), 0);
+  const Result c = run("compare --model gpt3-1.3b --nodes 1 --gpus-per-node 8 --iterations 2 --global-batch-size 32"
+                       " --schedules " + best["schedule"].get<std::string>() + " --tp " + best["tp"].dump() + " -p " +
+                       best["pp"].dump() + " --micro-batch-size " + best["micro_batch_size"].dump() + " --json");
+  ASSERT_EQ(c.code, 0) << c.out;
+  const json parts = json::parse(c.out)["schedules"][0]["time_breakdown"]["pipeline_s"];
+  for (const char* k : keys) EXPECT_EQ(best["time_" + std::string(k) + "_s"], parts[k]) << k;
+}
+
 }  // namespace

@@ -82,8 +82,12 @@ SweepRow evaluate(Simulator& simulator, const Plan& plan, const AnalyticalCostMo
   SweepRow row;
   row.index = index;
   row.point = point;
-  const SimResult result = simulator.run(schedule, model);  // no observer: no timeline is kept
+  BreakdownRecorder parts(schedule.num_devices);  // no timeline is kept: only where the time goes
+  const SimResult result = simulator.run(schedule, model, &parts);
   const Metrics metrics = summarize(schedule, result);
+  const TimeBreakdown breakdown = time_breakdown(schedule, result, model, parts);
+  for (TimeCategory c : kTimeCategories)
+    row.time_parts[static_cast<std::size_t>(c)] = breakdown.mean_per_iteration_s(c);
   const Assessment a = assess(model, schedule, result, metrics);
   row.tp = model.config().tp;
   row.pp = g.pp[point.pp];
@@ -175,7 +179,8 @@ void run_group(const Plan& plan, const Group& group, Outcome& out) {
             schedule.reset();
             schedule_reason = SkipReason::TooLarge;
             schedule_error = memory_refusal(describe_generation(variant.schedule, params),
-                                            estimate_ops(variant.schedule, params), {kSimulateBytesPerOp, 0, 0},
+                                            estimate_ops(variant.schedule, params),
+                                            {kSimulateBytesPerOp + kBreakdownBytesPerOp, 0, 0},
                                             plan.thread_memory,
                                             "make the grid's pp, m or --iterations smaller, or use fewer --jobs")
                                  .value_or("");

@@ -16,6 +16,7 @@
 
 #include "cost_models/memory_model.hpp"
 #include "cost_models/units.hpp"
+#include "sim/breakdown.hpp"
 #include "tools/experiment.hpp"
 #include "tools/fit_advice.hpp"
 #include "tools/sweep_grid.hpp"
@@ -40,6 +41,9 @@ struct SweepRow {
   int tp = 0, pp = 0, dp = 0, microbatches = 0, micro_batch_size = 0, gpus = 0;
   long long global_batch = 0;  // sequences per optimizer step: m x micro-batch size x dp
   Tick time_per_iteration = 0;
+  // Where the time goes (sim/breakdown.hpp): each category's mean over the devices, in
+  // seconds per iteration; they add up to the time per iteration.
+  std::array<double, kNumTimeCategories> time_parts{};
   double tokens_per_iteration = 0, tokens_per_s = 0, mfu = 0, bubble_ratio = 0;
   std::int64_t peak_memory = 0, capacity = 0, overshoot = 0;
   bool fits = false;

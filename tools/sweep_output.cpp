@@ -32,6 +32,8 @@ Json row_json(const SweepGrid& g, const SweepRow& r) {
   j["tokens_per_s"] = r.tokens_per_s;
   j["mfu"] = r.mfu;
   j["bubble_ratio"] = r.bubble_ratio;
+  for (TimeCategory c : kTimeCategories)
+    j["time_" + std::string(time_category_key(c)) + "_s"] = r.time_parts[static_cast<std::size_t>(c)];
   j["peak_memory_bytes"] = r.peak_memory;
   j["peak_memory_device"] = r.peak_device.device;
   j["capacity_bytes"] = r.capacity;
