@@ -70,6 +70,13 @@ Schedule plain_pipeline(std::string_view name, const ScheduleParams& params, int
   return s;
 }
 
+Schedule v_pipeline(std::string_view name, const ScheduleParams& params) {
+  Schedule s = plain_pipeline(name, params, 2);
+  const int p = params.p;
+  for (int st = 0; st < 2 * p; ++st) s.placement[0][static_cast<std::size_t>(st)] = st < p ? st : 2 * p - 1 - st;
+  return s;
+}
+
 int run_microbatches(std::string_view name, const ScheduleParams& params) {
   const long long n = static_cast<long long>(params.m) * params.iterations;
   require(n <= std::numeric_limits<std::int32_t>::max(), name,

@@ -62,6 +62,9 @@ int pipeline_devices(std::string_view name, const ScheduleParams& params);
 // The frame of a single-pipeline schedule (p devices, p*chunks stages placed round robin,
 // empty op lists): checks p, m and iterations are positive, names errors after `name`.
 Schedule plain_pipeline(std::string_view name, const ScheduleParams& params, int chunks = 1);
+// The same for a V: 2p stages on p devices, down and back (device r holds stages r and
+// 2p-1-r; ZB-V, V-Half, V-Min, DualPipeV).
+Schedule v_pipeline(std::string_view name, const ScheduleParams& params);
 
 // Micro-batches of a whole flush-free run, m x iterations, checked to fit an op's id.
 int run_microbatches(std::string_view name, const ScheduleParams& params);

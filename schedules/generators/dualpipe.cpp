@@ -245,16 +245,10 @@ Schedule make_dualpipe(const ScheduleParams& params) {
 
 Schedule make_dualpipev(const ScheduleParams& params) {
   constexpr const char* kName = "dualpipev";
-  require_positive_params(kName, params);
+  Schedule s = v_pipeline(kName, params);
   require_enough_microbatches(kName, params);
   const int p = params.p;
   const int m = params.m;
-
-  Schedule s = base_schedule(kName, params);
-  s.num_stages = 2 * p;
-  s.num_pipelines = 1;
-  s.placement.assign(1, std::vector<int>(static_cast<std::size_t>(2 * p)));
-  for (int st = 0; st < 2 * p; ++st) s.placement[0][static_cast<std::size_t>(st)] = st < p ? st : 2 * p - 1 - st;
 
   for (int r = 0; r < p; ++r) {
     auto& list = s.ops[static_cast<std::size_t>(r)];

@@ -215,9 +215,7 @@ std::vector<Lists> squeeze(std::vector<Lists> s, bool with_w) {
 }
 
 Schedule make_v_shape(const ScheduleParams& params, const char* name, bool half) {
-  require_positive(name, "p", params.p);
-  require_positive(name, "m", params.m);
-  require_positive(name, "iterations", params.iterations);
+  Schedule s = v_pipeline(name, params);
   const int p = params.p;
   const int m = params.m;
   require(m >= 2 * p, name,
@@ -241,15 +239,6 @@ Schedule make_v_shape(const ScheduleParams& params, const char* name, bool half)
   for (Lists& rank : second) rank = put_w(Lists(rank.begin(), rank.begin() + 4), true);
   const Replay order = replay(second);
 
-  Schedule s;
-  s.name = name;
-  s.num_devices = p;
-  s.num_stages = 2 * p;
-  s.microbatches = m;
-  s.iterations = params.iterations;
-  s.placement.assign(1, std::vector<int>(static_cast<std::size_t>(2 * p)));
-  for (int st = 0; st < 2 * p; ++st) s.placement[0][static_cast<std::size_t>(st)] = st < p ? st : 2 * p - 1 - st;
-  s.ops.resize(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r) {
     auto& list = s.ops[static_cast<std::size_t>(r)];
     const int chunk0 = r, chunk1 = 2 * p - 1 - r;

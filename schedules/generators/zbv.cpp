@@ -23,20 +23,9 @@ namespace pipesim {
 
 Schedule make_zb_v(const ScheduleParams& params) {
   constexpr const char* kName = "zb-v";
-  require_positive(kName, "p", params.p);
-  require_positive(kName, "m", params.m);
-  require_positive(kName, "iterations", params.iterations);
+  Schedule s = v_pipeline(kName, params);
   const int p = params.p;
   const int m = params.m;
-  Schedule s;
-  s.name = kName;
-  s.num_devices = p;
-  s.num_stages = 2 * p;
-  s.microbatches = m;
-  s.iterations = params.iterations;
-  s.placement.assign(1, std::vector<int>(static_cast<std::size_t>(2 * p)));
-  for (int st = 0; st < 2 * p; ++st) s.placement[0][static_cast<std::size_t>(st)] = st < p ? st : 2 * p - 1 - st;
-  s.ops.resize(static_cast<std::size_t>(p));
 
   const int n = std::max(m, 2 * p - 1);
   for (int r = 0; r < p; ++r) {
