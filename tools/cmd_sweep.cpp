@@ -89,16 +89,8 @@ void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
                  "Rank only configurations whose max mismatch is at most this (optimizer steps)");
   cmd.add_option("--max-delay", f.settings.max_delay,
                  "Rank only configurations whose max gradient delay is at most this (optimizer steps)");
-  cmd.add_option("--sequence-parallel", h.sequence_parallel, "Sequence parallelism with TP (true/false)")
-      ->capture_default_str();
-  cmd.add_option("--flash-attention", h.flash_attention, "Fused attention (FlashAttention): no s x s scores in memory; on by default, as Megatron-LM and NeMo "
-                 "train today (true/false)")
-      ->capture_default_str();
-  cmd.add_option("--dtype", h.dtype, "Compute dtype: bf16, fp16, fp8, tf32, fp32")->capture_default_str();
-  cmd.add_option("--zero1", h.zero1, "Shard optimizer state over data-parallel ranks (true/false)")
-      ->capture_default_str();
-  cmd.add_option("--intra-link", h.intra_link, "Link class inside a node [default: the GPU's]");
-  cmd.add_option("--inter-link", h.inter_link, "Link class between nodes [default: the GPU's]");
+  add_activation_flags(cmd, h);
+  add_state_and_link_flags(cmd, h);
   add_analytical_flags(cmd, h);
   add_price_flag(cmd, h);
   cmd.add_option("--jobs", f.jobs, "Threads [default: all cores]");

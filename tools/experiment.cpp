@@ -38,6 +38,23 @@ std::string fits_text(const Assessment& a) {
 
 }  // namespace
 
+void add_activation_flags(CLI::App& app, HardwareOptions& o) {
+  app.add_option("--sequence-parallel", o.sequence_parallel, "Sequence parallelism with TP (true/false)")
+      ->capture_default_str();
+  app.add_option("--flash-attention", o.flash_attention,
+                 "Fused attention (FlashAttention): no s x s scores in memory; on by default, as Megatron-LM and NeMo "
+                 "train today (true/false)")
+      ->capture_default_str();
+}
+
+void add_state_and_link_flags(CLI::App& app, HardwareOptions& o) {
+  app.add_option("--dtype", o.dtype, "Compute dtype: bf16, fp16, fp8, tf32, fp32")->capture_default_str();
+  app.add_option("--zero1", o.zero1, "Shard optimizer state over data-parallel ranks (true/false)")
+      ->capture_default_str();
+  app.add_option("--intra-link", o.intra_link, "Link class inside a node [default: the GPU's]");
+  app.add_option("--inter-link", o.inter_link, "Link class between nodes [default: the GPU's]");
+}
+
 void add_hardware_flags(CLI::App& app, HardwareOptions& o) {
   app.add_option("--model", o.model, "Model from the catalog (`pipesim catalog models`) or a catalog file");
   app.add_option("--hardware", o.hardware, "GPU type(s), comma-separated, from the catalog or a file")
@@ -45,22 +62,14 @@ void add_hardware_flags(CLI::App& app, HardwareOptions& o) {
   app.add_option("--nodes", o.nodes, "Nodes in the cluster")->capture_default_str();
   app.add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node")->capture_default_str();
   app.add_option("--tp", o.tp, "Tensor-parallel GPUs per pipeline device")->capture_default_str();
-  app.add_option("--sequence-parallel", o.sequence_parallel, "Sequence parallelism with TP (true/false)")
-      ->capture_default_str();
-  app.add_option("--flash-attention", o.flash_attention, "Fused attention (FlashAttention): no s x s scores in memory; on by default, as Megatron-LM and NeMo "
-                 "train today (true/false)")
-      ->capture_default_str();
+  add_activation_flags(app, o);
   app.add_option("--micro-batch-size", o.micro_batch_size, "Sequences per micro-batch")->capture_default_str();
   app.add_option("--global-batch-size", o.global_batch_size,
                  "Sequences per optimizer step (Megatron's global batch); sets -m = B / (dp x micro-batch size) "
                  "for each schedule, so that every schedule runs the same batch");
   app.add_option("--recompute", o.recompute, "Activation recomputation: none, selective or full")
       ->capture_default_str();
-  app.add_option("--dtype", o.dtype, "Compute dtype: bf16, fp16, fp8, tf32, fp32")->capture_default_str();
-  app.add_option("--zero1", o.zero1, "Shard optimizer state over data-parallel ranks (true/false)")
-      ->capture_default_str();
-  app.add_option("--intra-link", o.intra_link, "Link class inside a node [default: the GPU's]");
-  app.add_option("--inter-link", o.inter_link, "Link class between nodes [default: the GPU's]");
+  add_state_and_link_flags(app, o);
   add_analytical_flags(app, o);
 }
 

@@ -53,6 +53,10 @@ struct HardwareOptions {
 };
 
 void add_hardware_flags(CLI::App& app, HardwareOptions& options);
+// The parts of it that sweep shares (its own --hardware and --tp are lists): --sequence-parallel
+// and --flash-attention; --dtype, --zero1, --intra-link and --inter-link.
+void add_activation_flags(CLI::App& app, HardwareOptions& options);
+void add_state_and_link_flags(CLI::App& app, HardwareOptions& options);
 // Its flags and add_analytical_flags' that only the analytical model uses
 // (--micro-batch-size is --cost's too).
 inline constexpr std::array<const char*, 23> kGpuFlags = {
