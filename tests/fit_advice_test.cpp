@@ -95,6 +95,19 @@ TEST(FitAdvice, SimulateAdvisesOnItsOneRun) {
   EXPECT_THAT(dp2.out, HasSubstr("--zero1 true"));
 }
 
+TEST(FitAdvice, AScheduleFileKeepsItsShape) {
+  // The file fixes p and m: the model's switches and tp are tried, never another -p.
+  const std::string file = temp_path("advice-1f1b.json");
+  ASSERT_EQ(run("schedule --schedule 1f1b -p 4 -m 32 --format json -o " + file).code, 0);
+  const Result r = run("simulate --model llama2-70b --nodes 4 --gpus-per-node 8 --tp 8 --flash-attention false "
+                       "--schedule-file " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("1f1b does not fit: 119.6 GiB"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("--flash-attention true +69.6 GiB +86.95 % +yes"));
+  EXPECT_THAT(r.out, HasSubstr("not applicable: --tp 16: "));
+  EXPECT_THAT(r.out, Not(HasSubstr("-p 8")));
+}
+
 TEST(FitAdvice, SweepListsTheClosestWhenNoneFits) {
   const std::string path = temp_path("none-fits.json");
   const Result r = run("sweep --model llama2-70b --gpus 32 --schedules 1f1b,zb-h1 --tp 8 --pp 4 --global-batch-size 32 "

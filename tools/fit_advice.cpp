@@ -25,18 +25,17 @@ struct Candidate {
 // when the model, the generator or the memory guard refuses it.
 Assessment evaluate(const FitQuery& q, const Candidate& c) {
   const HardwareOptions& ho = c.hardware;
-  Schedule schedule;
-  if (q.generator.empty()) {
-    schedule = *q.file;
-  } else {
+  std::optional<Schedule> generated;  // a schedule file is used as it is, not copied
+  if (!q.generator.empty()) {
     ScheduleParams params = q.params;
     params.p *= c.pp_factor;
     if (ho.global_batch_size > 0) params.m = microbatches_for_global_batch(ho, q.generator, params, false);
     if (auto refusal = memory_refusal(describe_generation(q.generator, params), estimate_ops(q.generator, params),
                                       simulate_memory_use(false, false, 0), memory_limit(q.max_memory)))
       throw InputError(*refusal);
-    schedule = generate(q.generator, params);
+    generated = generate(q.generator, params);
   }
+  const Schedule& schedule = generated ? *generated : *q.file;
   const AnalyticalCostModel model(make_analytical_config(ho, ho.hardware, schedule.num_devices));
   check_global_batch(ho, schedule, model.config().dp);
   if (const std::string problem = stage_count_problem(model.config().model, schedule); !problem.empty())
