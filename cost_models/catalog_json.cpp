@@ -283,7 +283,7 @@ void check_links(const Catalog& c, const std::string& source, const std::vector<
 
 }  // namespace
 
-// Money is no physical unit (cost_models/units.hpp), so it is parsed here.
+// Money is no physical unit (core/units.hpp), so it is parsed here.
 double parse_price(std::string_view text, std::string_view what, bool unit_required) {
   static constexpr std::string_view kUnit = "USD";
   std::string_view number(text);

@@ -8,7 +8,7 @@
 // that splits micro-batches (Chimera's backward halving) gets 1/microbatch_split of it.
 #include <cstdint>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "schedules/op.hpp"
 #include "schedules/schedule.hpp"
 

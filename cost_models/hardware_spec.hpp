@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 
 namespace pipesim {
 

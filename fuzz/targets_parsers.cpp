@@ -5,7 +5,7 @@
 
 #include "cost_models/catalog.hpp"
 #include "cost_models/transformer.hpp"
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "fuzz/check.hpp"
 #include "schedules/op_text.hpp"
 

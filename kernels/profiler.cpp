@@ -7,7 +7,7 @@
 
 #include "cost_models/time_fit.hpp"
 #include "cost_models/transformer.hpp"
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "kernels/cpu_profile_backend.hpp"
 #include "kernels/cuda_devices.hpp"
 #ifdef PIPESIM_HAVE_CUDA

@@ -12,7 +12,7 @@
 #include "cost_models/profile.hpp"
 #include "cost_models/profiled.hpp"
 #include "cost_models/uniform.hpp"
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "python/bindings.hpp"
 #include "core/error.hpp"
 #include "schedules/validate.hpp"

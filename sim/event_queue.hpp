@@ -27,7 +27,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "core/error.hpp"
 
 namespace pipesim {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "schedules/op.hpp"
 
 namespace pipesim {

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "schedules/dependency_walk.hpp"
 #include "core/error.hpp"
 #include "schedules/op_numbering.hpp"

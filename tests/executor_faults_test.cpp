@@ -8,7 +8,7 @@
 #include <future>
 #include <thread>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "executor/channel.hpp"
 #include "executor/cpu_backend.hpp"
 #include "executor_helpers.hpp"

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 
 namespace pipesim::testing_trace {
 

@@ -1,6 +1,6 @@
 // cost_models/units: parsing what people type, formatting what people read.
 #include "input_error.hpp"
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

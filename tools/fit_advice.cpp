@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 #include "cost_models/analytical.hpp"
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "tools/memory_guard.hpp"

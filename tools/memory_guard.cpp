@@ -5,7 +5,7 @@
 #include <fstream>
 #include <limits>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "core/error.hpp"
 
 namespace pipesim {

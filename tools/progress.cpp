@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 
 namespace pipesim {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "executor/backend_factory.hpp"
 #include "tools/memory_guard.hpp"
 

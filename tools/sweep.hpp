@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cost_models/memory_model.hpp"
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "sim/breakdown.hpp"
 #include "tools/experiment.hpp"
 #include "tools/fit_advice.hpp"

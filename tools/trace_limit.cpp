@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "core/error.hpp"
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "tools/trace_recorder.hpp"
 #include "traces/chrome_trace_stream.hpp"
 

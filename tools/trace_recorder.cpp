@@ -6,7 +6,7 @@
 #include <streambuf>
 
 #include "core/error.hpp"
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 
 namespace pipesim {
 namespace {

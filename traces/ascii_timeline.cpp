@@ -5,7 +5,7 @@
 #include <string_view>
 #include <tuple>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "core/error.hpp"
 #include "schedules/op_text.hpp"
 

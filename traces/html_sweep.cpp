@@ -6,7 +6,7 @@
 #include <ostream>
 #include <tuple>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "core/error.hpp"
 #include "traces/html_style.hpp"
 #include "traces/svg.hpp"

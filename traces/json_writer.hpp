@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 
 namespace pipesim {
 

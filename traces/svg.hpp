@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 
 namespace pipesim {
 

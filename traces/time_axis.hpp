@@ -3,7 +3,7 @@
 // stacked on a page line up: the same range and width give the same x for the same time.
 // Design for `validate`: a predicted and a measured timeline drawn with one TimeFrame are
 // directly comparable.
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 #include "sim/timeline.hpp"
 #include "traces/svg.hpp"
 

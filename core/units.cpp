@@ -1,4 +1,4 @@
-#include "cost_models/units.hpp"
+#include "core/units.hpp"
 
 #include <array>
 #include <charconv>
