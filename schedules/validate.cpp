@@ -2,21 +2,24 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/depth_first_search.hpp>
-#include <boost/graph/topological_sort.hpp>
-#include <map>
-#include <tuple>
+#include <limits>
+#include <utility>
 
-#include "schedules/dependencies.hpp"
 #include "core/error.hpp"
+#include "schedules/dependencies.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {
 namespace {
 
-// Vertices 0..n-1 are ops (OpId); n + c is the completion of collective c.
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+// Vertices 0..n-1 are ops (OpId); n + c is the completion of collective c. A compressed
+// sparse row graph: two flat arrays, built once from the edge list (a counting sort that
+// keeps each vertex's out-edges in insertion order, so the search below visits them in the
+// order they were added).
+using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
+                                                 boost::no_property, std::uint32_t, std::uint32_t>;
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 
 // Thrown by the visitor to stop the search at the first cycle.
@@ -24,10 +27,12 @@ struct CycleFound {
   std::vector<Vertex> vertices;  // in edge (producer -> consumer) direction
 };
 
-// DFS visitor: on the first back edge u -> v, the tree path v ~> u plus that edge is a cycle.
-class CycleVisitor : public boost::default_dfs_visitor {
+// One depth-first search does both jobs: on the first back edge u -> v, the tree path
+// v ~> u plus that edge is a cycle (a deadlock); without one, the finish order reversed is
+// a topological order (for the critical path).
+class SearchVisitor : public boost::default_dfs_visitor {
  public:
-  explicit CycleVisitor(std::vector<Vertex>& parent) : parent_(parent) {}
+  SearchVisitor(std::vector<Vertex>& parent, std::vector<Vertex>* finished) : parent_(parent), finished_(finished) {}
   void tree_edge(boost::graph_traits<Graph>::edge_descriptor e, const Graph& g) {
     parent_[boost::target(e, g)] = boost::source(e, g);
   }
@@ -39,43 +44,102 @@ class CycleVisitor : public boost::default_dfs_visitor {
     std::reverse(found.vertices.begin(), found.vertices.end());  // v -> ... -> u (-> v)
     throw found;
   }
+  void finish_vertex(Vertex v, const Graph&) {
+    if (finished_) finished_->push_back(v);
+  }
 
  private:
   std::vector<Vertex>& parent_;
+  std::vector<Vertex>* finished_;
 };
 
 std::string where(int device, int index) {
   return "device " + std::to_string(device) + " op " + std::to_string(index) + ": ";
 }
 
-// Forward/backward pairing and order checks that need the whole schedule.
-void check_pairs(const Schedule& s, std::vector<std::string>& errors) {
-  // (pipeline, stage, micro-batch) -> position of each kind, -1 if absent.
-  struct Seen { std::array<std::pair<int, int>, 4> at{{{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}}}; };
-  std::map<std::tuple<int, int, int>, Seen> seen;
-  for (int d = 0; d < s.num_devices; ++d)
-    for (int i = 0; i < static_cast<int>(s.ops[static_cast<std::size_t>(d)].size()); ++i) {
-      const Op& op = s.ops[static_cast<std::size_t>(d)][static_cast<std::size_t>(i)];
-      if (is_microbatch_op(op.kind)) seen[{op.pipeline, op.stage, op.microbatch}].at[static_cast<std::size_t>(op.kind)] = {d, i};
+bool in_range(const Schedule& s, const Op& op) {
+  return op.pipeline >= 0 && op.pipeline < s.num_pipelines && op.stage >= 0 && op.stage < s.num_stages;
+}
+
+// Dense numbering of the micro-batch ids that the ops use: an offset when they span a range
+// not much larger than their count (every generated schedule), else their rank among the
+// distinct ids (a file with ids far apart).
+class MicrobatchIndex {
+ public:
+  explicit MicrobatchIndex(const Schedule& s) {
+    std::size_t count = 0;
+    for (const auto& list : s.ops)
+      for (const Op& op : list)
+        if (is_microbatch_op(op.kind) && in_range(s, op)) {
+          lo_ = std::min(lo_, std::int64_t{op.microbatch});
+          hi_ = std::max(hi_, std::int64_t{op.microbatch});
+          ++count;
+        }
+    if (count == 0) return;
+    if (static_cast<std::size_t>(hi_ - lo_) < 2 * count + 64) {
+      size_ = static_cast<std::size_t>(hi_ - lo_ + 1);
+      return;
     }
-  for (const auto& [key, v] : seen) {
-    const auto [c, st, mb] = key;
-    const auto f = v.at[0], b = v.at[1], in = v.at[2], w = v.at[3];
-    const Op fwd = make_op(OpKind::F, st, mb, c);
-    const std::string name = to_string(fwd);
-    if (f.first < 0) continue;  // reported by the dependency builder as a missing producer
-    if (b.first < 0 && in.first < 0)
-      errors.push_back(where(f.first, f.second) + name + " has no backward (neither B nor I)");
-    if (b.first >= 0 && in.first >= 0)
-      errors.push_back(where(b.first, b.second) + to_string(make_op(OpKind::B, st, mb, c)) + " and " +
+    for (const auto& list : s.ops)
+      for (const Op& op : list)
+        if (is_microbatch_op(op.kind) && in_range(s, op)) distinct_.push_back(op.microbatch);
+    std::sort(distinct_.begin(), distinct_.end());
+    distinct_.erase(std::unique(distinct_.begin(), distinct_.end()), distinct_.end());
+    size_ = distinct_.size();
+  }
+  std::size_t size() const { return size_; }
+  std::size_t operator()(std::int32_t mb) const {
+    if (distinct_.empty()) return static_cast<std::size_t>(mb - lo_);
+    return static_cast<std::size_t>(std::lower_bound(distinct_.begin(), distinct_.end(), mb) - distinct_.begin());
+  }
+
+ private:
+  std::int64_t lo_ = std::numeric_limits<std::int64_t>::max(), hi_ = std::numeric_limits<std::int64_t>::min();
+  std::size_t size_ = 0;
+  std::vector<std::int32_t> distinct_;  // empty: offset numbering
+};
+
+// Forward/backward pairing and order checks that need the whole schedule. Ops whose stage or
+// pipeline is out of range are left to the dependency builder, which reports them.
+void check_pairs(const Schedule& s, std::vector<std::string>& errors) {
+  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  struct At {
+    std::uint32_t device = kNone, index = kNone;
+    bool found() const { return device != kNone; }
+  };
+  // Per (pipeline, stage, micro-batch), in that order: where its F, B, I and W stand.
+  const MicrobatchIndex mb_index(s);
+  const std::size_t per_stage = mb_index.size(), stages = static_cast<std::size_t>(s.num_stages);
+  std::vector<std::array<At, 4>> seen(static_cast<std::size_t>(s.num_pipelines) * stages * per_stage);
+  std::vector<std::int32_t> mb_of(per_stage);  // the micro-batch id of each dense index
+  for (int d = 0; d < s.num_devices; ++d) {
+    const auto& list = s.ops[static_cast<std::size_t>(d)];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const Op& op = list[i];
+      if (!is_microbatch_op(op.kind) || !in_range(s, op)) continue;
+      const std::size_t k = mb_index(op.microbatch);
+      mb_of[k] = op.microbatch;
+      seen[(static_cast<std::size_t>(op.pipeline) * stages + static_cast<std::size_t>(op.stage)) * per_stage + k]
+          [static_cast<std::size_t>(op.kind)] = {static_cast<std::uint32_t>(d), static_cast<std::uint32_t>(i)};
+    }
+  }
+  auto at = [](At a) { return where(static_cast<int>(a.device), static_cast<int>(a.index)); };
+  for (std::size_t key = 0; key < seen.size(); ++key) {
+    const auto& [f, b, in, w] = seen[key];
+    if (!f.found()) continue;  // no forward: reported by the dependency builder as a missing producer
+    const int c = static_cast<int>(key / (stages * per_stage)), st = static_cast<int>(key / per_stage % stages);
+    const std::int32_t mb = mb_of[key % per_stage];
+    const std::string name = to_string(make_op(OpKind::F, st, mb, c));
+    if (!b.found() && !in.found()) errors.push_back(at(f) + name + " has no backward (neither B nor I)");
+    if (b.found() && in.found())
+      errors.push_back(at(b) + to_string(make_op(OpKind::B, st, mb, c)) + " and " +
                        to_string(make_op(OpKind::I, st, mb, c)) + " both run: use B, or I then W");
-    if (in.first >= 0 && w.first < 0)
-      errors.push_back(where(in.first, in.second) + to_string(make_op(OpKind::I, st, mb, c)) +
-                       " has no weight-gradient W");
-    for (auto back : {b, in})
-      if (back.first == f.first && back.second < f.second)
-        errors.push_back(where(back.first, back.second) + "backward of " + name + " is listed before its forward (op " +
-                         std::to_string(f.second) + ")");
+    if (in.found() && !w.found())
+      errors.push_back(at(in) + to_string(make_op(OpKind::I, st, mb, c)) + " has no weight-gradient W");
+    for (At back : {b, in})
+      if (back.found() && back.device == f.device && back.index < f.index)
+        errors.push_back(at(back) + "backward of " + name + " is listed before its forward (op " +
+                         std::to_string(f.index) + ")");
   }
 }
 
@@ -88,19 +152,21 @@ void check_stage_op_duplicates(const Schedule& s, std::vector<std::string>& erro
     int at = -1;                  // position of the previous op of this kind, -1: none yet
     bool gradient_since = false;  // a B or W of the stage since then
   };
-  std::map<std::tuple<int, int, int>, Last> last;  // (kind, pipeline, stage)
+  // Per (pipeline, stage): the last GradSync and the last OPT.
+  std::vector<std::array<Last, 2>> last(static_cast<std::size_t>(s.num_pipelines) * static_cast<std::size_t>(s.num_stages));
   for (int d = 0; d < s.num_devices; ++d) {
     const auto& list = s.ops[static_cast<std::size_t>(d)];
     for (int i = 0; i < static_cast<int>(list.size()); ++i) {
       const Op& op = list[static_cast<std::size_t>(i)];
-      if (op.kind == OpKind::B || op.kind == OpKind::W) {
-        for (OpKind k : {OpKind::GradSync, OpKind::OptStep})
-          if (auto it = last.find({static_cast<int>(k), op.pipeline, op.stage}); it != last.end())
-            it->second.gradient_since = true;
+      const bool gradient = op.kind == OpKind::B || op.kind == OpKind::W;
+      if ((!gradient && !is_stage_op(op.kind)) || !in_range(s, op)) continue;
+      auto& stage = last[static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(s.num_stages) +
+                         static_cast<std::size_t>(op.stage)];
+      if (gradient) {
+        for (Last& l : stage) l.gradient_since = true;
         continue;
       }
-      if (op.kind != OpKind::GradSync && op.kind != OpKind::OptStep) continue;
-      Last& l = last[{static_cast<int>(op.kind), op.pipeline, op.stage}];
+      Last& l = stage[op.kind == OpKind::GradSync ? 0 : 1];
       if (l.at >= 0 && !l.gradient_since)
         errors.push_back(where(d, i) + "duplicate " + to_string(op) + ": the one at op " + std::to_string(l.at) +
                          " came after the same gradients (no B or W of its stage in between)");
@@ -120,18 +186,21 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
   check_stage_op_duplicates(schedule, report.errors);
 
   const std::size_t n = deps.size();
-  Graph g(n + deps.collectives.size());
+  const std::size_t vertices = n + deps.collectives.size();
+  PIPESIM_ASSERT(vertices < std::numeric_limits<Vertex>::max());
   auto op_at = [&](Vertex v) -> const Op& {
     return schedule.ops[static_cast<std::size_t>(deps.device_of(static_cast<OpId>(v)))]
                        [static_cast<std::size_t>(deps.index_of(static_cast<OpId>(v)))];
   };
   // The vertex whose completion a successor waits for: a GradSync completes with its collective.
   auto done = [&](OpId id) -> Vertex {
-    return deps.collective_of[id] >= 0 ? n + static_cast<Vertex>(deps.collective_of[id]) : id;
+    return deps.collective_of[id] >= 0 ? static_cast<Vertex>(n + static_cast<std::size_t>(deps.collective_of[id])) : id;
   };
+  std::vector<std::pair<Vertex, Vertex>> edges;
+  edges.reserve(deps.preds.size() + 2 * n);
   for (OpId id = 0; id < n; ++id) {
-    for (OpId k = deps.pred_begin[id]; k < deps.pred_begin[id + 1]; ++k) boost::add_edge(done(deps.preds[k]), id, g);
-    if (deps.collective_of[id] >= 0) boost::add_edge(id, done(id), g);
+    for (OpId k = deps.pred_begin[id]; k < deps.pred_begin[id + 1]; ++k) edges.emplace_back(done(deps.preds[k]), id);
+    if (deps.collective_of[id] >= 0) edges.emplace_back(id, done(id));
   }
   // A receive does not stop its device (sim/engine.hpp): the ops after it wait for the op
   // before it, not for its message.
@@ -141,20 +210,24 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
     for (int i = 0; i < static_cast<int>(list.size()); ++i) {
       if (before >= 0) {
         const OpId prev = deps.id_of(d, before);
-        boost::add_edge(schedule.blocking_grad_sync ? done(prev) : prev, deps.id_of(d, i), g);
+        edges.emplace_back(schedule.blocking_grad_sync ? done(prev) : prev, deps.id_of(d, i));
       }
       if (!is_recv(list[static_cast<std::size_t>(i)].kind)) before = i;
     }
   }
+  const Graph g(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), static_cast<Vertex>(vertices));
+  edges = {};
 
   auto describe = [&](Vertex v) {
     if (v < n) return to_string(op_at(v)) + " (device " + std::to_string(deps.device_of(static_cast<OpId>(v))) + ")";
     const OpId first = deps.collectives[v - n].front();
     return "the " + to_string(op_at(first)) + " collective";
   };
-  std::vector<Vertex> parent(boost::num_vertices(g));
+  std::vector<Vertex> parent(vertices);
+  std::vector<Vertex> finished;  // reverse topological order, when the critical path is asked for
+  if (duration) finished.reserve(vertices);
   try {
-    boost::depth_first_search(g, boost::visitor(CycleVisitor(parent)));
+    boost::depth_first_search(g, boost::visitor(SearchVisitor(parent, duration ? &finished : nullptr)));
   } catch (const CycleFound& found) {
     // Edges point from producer to consumer; a reader wants "X waits for Y".
     std::string chain;
@@ -168,17 +241,20 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
   }
 
   if (duration) {
-    std::vector<Vertex> order;
-    boost::topological_sort(g, std::back_inserter(order));  // reverse topological order
-    const Vertex none = boost::num_vertices(g);
-    std::vector<std::int64_t> start(none, 0), finish(none, 0);
-    std::vector<Vertex> from(none, none);  // the predecessor that set the start
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Vertex none = static_cast<Vertex>(vertices);
+    // finish[v] holds v's duration until v's turn comes: sends and receives take no device
+    // time, and a GradSync's time is its collective's (asked once per collective).
+    std::vector<std::int64_t> start(vertices, 0), finish(vertices, 0);
+    for (int d = 0; d < schedule.num_devices; ++d) {
+      const auto& list = schedule.ops[static_cast<std::size_t>(d)];
+      for (std::size_t i = 0; i < list.size(); ++i)
+        if (is_compute(list[i].kind)) finish[deps.id_of(d, static_cast<int>(i))] = duration(list[i]);
+    }
+    for (std::size_t c = 0; c < deps.collectives.size(); ++c) finish[n + c] = duration(op_at(deps.collectives[c].front()));
+    std::vector<Vertex> from(vertices, none);  // the predecessor that set the start
+    for (auto it = finished.rbegin(); it != finished.rend(); ++it) {
       const Vertex v = *it;
-      // Sends and receives take no device time; a GradSync's time is its collective's.
-      const std::int64_t cost = v < n ? (is_compute(op_at(v).kind) ? duration(op_at(v)) : 0)
-                                      : duration(op_at(deps.collectives[v - n].front()));
-      if (__builtin_add_overflow(start[v], cost, &finish[v]))
+      if (__builtin_add_overflow(start[v], finish[v], &finish[v]))
         throw InputError("critical path overflows 2^63 ns (292 years): the durations are too large");
       for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
         const Vertex t = boost::target(*e, g);
@@ -189,7 +265,7 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
       }
     }
     Vertex last = 0;
-    for (Vertex v = 0; v < boost::num_vertices(g); ++v)
+    for (Vertex v = 0; v < none; ++v)
       if (finish[v] > finish[last]) last = v;
     report.critical_path = none ? finish[last] : 0;
     for (Vertex v = last; v != none; v = from[v]) report.critical_path_ops.push_back(describe(v));
