@@ -26,12 +26,21 @@ bool fail(std::string* error, std::string message) {
 
 }  // namespace
 
+void append_op_text(std::string& out, const Op& op) {
+  char digits[16];  // an int32 is at most 11 characters
+  const auto number = [&](std::int32_t value) { out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr); };
+  if (op.pipeline != 0) {
+    number(op.pipeline);
+    out += ':';
+  }
+  number(op.stage);
+  out += op_kind_name(op.kind);
+  if (has_microbatch(op.kind)) number(op.microbatch);
+}
+
 std::string to_string(const Op& op) {
   std::string out;
-  if (op.pipeline != 0) out += std::to_string(op.pipeline) + ":";
-  out += std::to_string(op.stage);
-  out += op_kind_name(op.kind);
-  if (has_microbatch(op.kind)) out += std::to_string(op.microbatch);
+  append_op_text(out, op);
   return out;
 }
 

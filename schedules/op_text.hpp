@@ -17,6 +17,9 @@
 namespace pipesim {
 
 std::string to_string(const Op& op);
+// The same text appended to `out` (no temporary string: the CSV and JSON writers write
+// millions of ops).
+void append_op_text(std::string& out, const Op& op);
 
 // Parses one op; on failure returns nullopt and sets `error` to what was expected.
 std::optional<Op> parse_op(std::string_view text, std::string* error = nullptr);

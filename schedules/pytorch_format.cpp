@@ -43,26 +43,38 @@ Schedule compute_only(const Schedule& s) {
   return out;
 }
 
+// One op per cell, ops whose text is empty left out: written straight into one string.
+std::string plain_rows(const Schedule& s, const OpTextFn& text) {
+  std::size_t ops = 0;
+  for (const auto& list : s.ops) ops += list.size();
+  std::string out;
+  out.reserve(ops * 9 + s.ops.size());  // "12F1234," is typical
+  for (const auto& list : s.ops) {
+    bool first = true;
+    for (const Op& op : list) {
+      const std::size_t before = out.size();
+      if (!first) out += ',';
+      const std::size_t at = out.size();
+      text(op, out);
+      if (out.size() == at) out.resize(before);  // nothing to write: no cell
+      else first = false;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string csv_rows(const Schedule& s, const std::function<std::string(const Op&)>& text, bool kept_cells) {
+std::string csv_rows(const Schedule& s, const OpTextFn& text, bool kept_cells) {
+  if (!s.cells.matches(s.ops)) return plain_rows(s, text);
   std::vector<std::vector<std::string>> texts(s.ops.size());
-  bool dropped = false;
   for (std::size_t d = 0; d < s.ops.size(); ++d)
     for (const Op& op : s.ops[d]) {
-      texts[d].push_back(text(op));
-      dropped |= texts[d].back().empty();
+      text(op, texts[d].emplace_back());
+      if (texts[d].back().empty()) return plain_rows(s, text);  // an op left out: the layout no longer holds
     }
   std::string out;
-  if (dropped || !s.cells.matches(s.ops)) {
-    for (const auto& row : texts) {
-      std::vector<std::string> cells;
-      for (const std::string& t : row)
-        if (!t.empty()) cells.push_back(t);
-      out += join_row(cells);
-    }
-    return out;
-  }
   for (std::size_t d = 0; d < s.ops.size(); ++d) {
     std::vector<std::vector<std::string>> cells(s.cells.width[d]);
     for (std::size_t i = 0; i < texts[d].size(); ++i) cells[s.cells.column[d][i]].push_back(texts[d][i]);
@@ -88,13 +100,13 @@ std::string csv_rows(const Schedule& s, const std::function<std::string(const Op
 std::string schedule_to_pytorch(const Schedule& schedule, PytorchFormat format) {
   if (format == PytorchFormat::ComputeOnly) {
     require_expressible(schedule, "--format pytorch");
-    return csv_rows(schedule, [](const Op& op) { return is_microbatch_op(op.kind) ? to_string(op) : std::string(); },
-                    false);
+    return csv_rows(
+        schedule, [](const Op& op, std::string& out) { if (is_microbatch_op(op.kind)) append_op_text(out, op); }, false);
   }
   require_expressible(schedule, "--format pytorch-comms");
-  const auto text = [](const Op& op) {
-    if (op.kind == OpKind::GradSync) return std::to_string(op.stage) + "REDUCE_GRAD";
-    return op.kind == OpKind::OptStep ? std::string() : to_string(op);
+  const auto text = [](const Op& op, std::string& out) {
+    if (op.kind == OpKind::GradSync) out += std::to_string(op.stage) + "REDUCE_GRAD";
+    else if (op.kind != OpKind::OptStep) append_op_text(out, op);
   };
   if (has_comm_ops(schedule)) return csv_rows(schedule, text, true);
   return csv_rows(add_send_recv(add_reduce_grad(compute_only(schedule))), text, true);

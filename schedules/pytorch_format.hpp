@@ -24,9 +24,12 @@ enum class PytorchFormat { ComputeOnly, ComputeComms };
 
 std::string schedule_to_pytorch(const Schedule& schedule, PytorchFormat format);
 
+// Appends an op's text to `out`, or nothing to leave the op out.
+using OpTextFn = std::function<void(const Op&, std::string& out)>;
+
 // One row per device, each ending in '\n': every op's `text` (an op whose text is empty is
 // left out), laid out as schedule.cells says if it matches the ops and no op is left out,
 // else one op per cell. `kept_cells`: write the layout's kept actions (UNSHARD, ...) too.
-std::string csv_rows(const Schedule& schedule, const std::function<std::string(const Op&)>& text, bool kept_cells);
+std::string csv_rows(const Schedule& schedule, const OpTextFn& text, bool kept_cells);
 
 }  // namespace pipesim

@@ -493,7 +493,7 @@ void write_schedule_file(const Schedule& schedule, const std::string& path) {
 }
 
 std::string schedule_to_csv(const Schedule& schedule) {
-  return csv_rows(schedule, [](const Op& op) { return to_string(op); }, true);
+  return csv_rows(schedule, [](const Op& op, std::string& out) { append_op_text(out, op); }, true);
 }
 
 std::string schedule_to_json(const Schedule& s) {

@@ -20,12 +20,20 @@
 namespace pipesim {
 namespace {
 
+// The chart needs the ops' times only: no transfers, collectives or memory are kept.
+class OpTimes final : public SimObserver {
+ public:
+  explicit OpTimes(std::size_t ops) { timeline.ops.reserve(ops); }
+  void on_op(const OpRecord& r) override { timeline.ops.push_back(r); }
+  Timeline timeline;
+};
+
 std::string text_form(const Schedule& s, const UniformCostConfig& costs) {
   std::string out = s.name + ": " + std::to_string(s.num_devices) + " devices, " + std::to_string(s.num_stages) +
                     " stages, " + std::to_string(s.total_ops()) + " ops\n\n" + render_ascii_order(s) + "\n";
-  TimelineRecorder rec;
-  simulate(s, UniformCostModel(costs), &rec);
-  return out + render_ascii_timeline(s, rec.timeline);
+  OpTimes times(s.total_ops());
+  simulate(s, UniformCostModel(costs), &times);
+  return out + render_ascii_timeline(s, times.timeline);
 }
 
 std::string list_generators() {

@@ -137,24 +137,39 @@ std::string legend_lines(const bool (&kinds_seen)[kNumOpKinds], const Labeler& l
 std::string render_ascii_timeline(const Schedule& schedule, const Timeline& timeline,
                                   const AsciiTimelineOptions& options) {
   const int devices = std::max(schedule.num_devices, static_cast<int>(schedule.ops.size()));
-  std::vector<const OpRecord*> drawn;
   Tick gcd = 0;
   Tick makespan = 0;
+  std::vector<std::size_t> first(static_cast<std::size_t>(devices) + 1, 0);  // per device, then its start in `drawn`
   for (const OpRecord& r : timeline.ops) {
     PIPESIM_ASSERT(r.ref.device >= 0 && r.ref.device < devices && r.end >= r.start && r.start >= 0);
     if (!is_compute(r.op.kind) || r.end == r.start) continue;
-    drawn.push_back(&r);
-    gcd = std::gcd(gcd, std::gcd(r.start, r.end));
+    ++first[static_cast<std::size_t>(r.ref.device) + 1];
     makespan = std::max(makespan, r.end);
   }
-  // Later (by start) ops overwrite earlier ones where rounding makes them share a column.
-  std::stable_sort(drawn.begin(), drawn.end(), [](const OpRecord* a, const OpRecord* b) {
-    return std::tie(a->ref.device, a->start) < std::tie(b->ref.device, b->start);
-  });
+  const std::int64_t max_width = std::max(1, options.max_width);
+  // The time unit: the gcd of all op boundaries, unless the chart must be scaled down anyway.
+  // A device with more ops than columns has makespan >= ops x gcd > max_width x gcd, so
+  // the gcd would be overruled: millions of ops are not walked for it.
+  if (static_cast<std::int64_t>(*std::max_element(first.begin(), first.end())) <= max_width)
+    for (const OpRecord& r : timeline.ops)
+      if (is_compute(r.op.kind) && r.end != r.start) gcd = std::gcd(gcd, std::gcd(r.start, r.end));
+  // Device by device, by start; later (by start) ops overwrite earlier ones where rounding
+  // makes them share a column. A device's compute ops run one at a time, so in completion
+  // order they are already by start: a stable bucket pass, sorted only if not.
+  std::partial_sum(first.begin(), first.end(), first.begin());
+  std::vector<const OpRecord*> drawn(first.back());
+  std::vector<std::size_t> next(first.begin(), first.end() - 1);
+  for (const OpRecord& r : timeline.ops)
+    if (is_compute(r.op.kind) && r.end != r.start) drawn[next[static_cast<std::size_t>(r.ref.device)]++] = &r;
+  const auto by_start = [](const OpRecord* a, const OpRecord* b) { return a->start < b->start; };
+  for (int d = 0; d < devices; ++d) {
+    const auto begin = drawn.begin() + static_cast<std::ptrdiff_t>(first[static_cast<std::size_t>(d)]);
+    const auto end = drawn.begin() + static_cast<std::ptrdiff_t>(first[static_cast<std::size_t>(d) + 1]);
+    if (!std::is_sorted(begin, end, by_start)) std::stable_sort(begin, end, by_start);
+  }
   Labeler labeler;
   labeler.with_stage = !schedule.placement.empty() && schedule.chunks_per_device() > 1;
 
-  const std::int64_t max_width = std::max(1, options.max_width);
   Scale scale;
   scale.unit = gcd == 0 ? 1 : gcd;
   if (makespan / scale.unit > max_width) {
@@ -184,9 +199,14 @@ std::string render_ascii_timeline(const Schedule& schedule, const Timeline& time
     const std::int64_t c0 = std::min(scale.col(r->start), columns - 1);
     const std::int64_t c1 = std::min(std::max(scale.col(r->end), c0 + 1), columns);
     const auto width = static_cast<std::size_t>(c1 - c0);
-    std::string block = labeler.fitting(r->op, width);
-    block.resize(width, static_cast<char>(kind_letter(r->op.kind) - 'A' + 'a'));
-    rows[static_cast<std::size_t>(r->ref.device)].replace(static_cast<std::size_t>(c0), width, block);
+    char* cell = rows[static_cast<std::size_t>(r->ref.device)].data() + c0;
+    if (width == 1) {  // no label is narrower than its kind letter (a scaled-down chart: most ops)
+      *cell = kind_letter(r->op.kind);
+      continue;
+    }
+    const std::string label = labeler.fitting(r->op, width);
+    std::fill(std::copy(label.begin(), label.end(), cell), cell + width,
+              static_cast<char>(kind_letter(r->op.kind) - 'A' + 'a'));
   }
 
   std::size_t name_width = 0;
@@ -209,7 +229,10 @@ std::string render_ascii_order(const Schedule& schedule) {
   for (std::size_t d = 0; d < schedule.ops.size(); ++d) {
     std::string line = device_name(static_cast<int>(d)) + ":";
     if (!schedule.ops[d].empty()) line.resize(name_width + 1, ' ');  // align the op columns
-    for (const Op& op : schedule.ops[d]) line += " " + to_string(op);
+    for (const Op& op : schedule.ops[d]) {
+      line += ' ';
+      append_op_text(line, op);
+    }
     out += line + "\n";
   }
   return out;
