@@ -139,34 +139,35 @@ std::string render_ascii_timeline(const Schedule& schedule, const Timeline& time
   const int devices = std::max(schedule.num_devices, static_cast<int>(schedule.ops.size()));
   Tick gcd = 0;
   Tick makespan = 0;
-  std::vector<std::size_t> first(static_cast<std::size_t>(devices) + 1, 0);  // per device, then its start in `drawn`
+  std::vector<const OpRecord*> drawn;
+  drawn.reserve(timeline.ops.size());
+  std::vector<std::int64_t> ops_on(static_cast<std::size_t>(devices), 0);
+  std::vector<Tick> last_start(static_cast<std::size_t>(devices), 0);
+  bool by_start = true;  // each device's ops come by start time
   for (const OpRecord& r : timeline.ops) {
     PIPESIM_ASSERT(r.ref.device >= 0 && r.ref.device < devices && r.end >= r.start && r.start >= 0);
     if (!is_compute(r.op.kind) || r.end == r.start) continue;
-    ++first[static_cast<std::size_t>(r.ref.device) + 1];
+    const auto d = static_cast<std::size_t>(r.ref.device);
+    by_start = by_start && r.start >= last_start[d];
+    last_start[d] = r.start;
+    ++ops_on[d];
+    drawn.push_back(&r);
     makespan = std::max(makespan, r.end);
   }
+  // Later (by start) ops overwrite earlier ones where rounding makes them share a column;
+  // rows are independent, so only each device's order matters. A device's compute ops run
+  // one at a time, so in completion order they already are by start (and are drawn in
+  // memory order); sorted only if not.
+  if (!by_start)
+    std::stable_sort(drawn.begin(), drawn.end(), [](const OpRecord* a, const OpRecord* b) {
+      return std::tie(a->ref.device, a->start) < std::tie(b->ref.device, b->start);
+    });
   const std::int64_t max_width = std::max(1, options.max_width);
   // The time unit: the gcd of all op boundaries, unless the chart must be scaled down anyway.
   // A device with more ops than columns has makespan >= ops x gcd > max_width x gcd, so
   // the gcd would be overruled: millions of ops are not walked for it.
-  if (static_cast<std::int64_t>(*std::max_element(first.begin(), first.end())) <= max_width)
-    for (const OpRecord& r : timeline.ops)
-      if (is_compute(r.op.kind) && r.end != r.start) gcd = std::gcd(gcd, std::gcd(r.start, r.end));
-  // Device by device, by start; later (by start) ops overwrite earlier ones where rounding
-  // makes them share a column. A device's compute ops run one at a time, so in completion
-  // order they are already by start: a stable bucket pass, sorted only if not.
-  std::partial_sum(first.begin(), first.end(), first.begin());
-  std::vector<const OpRecord*> drawn(first.back());
-  std::vector<std::size_t> next(first.begin(), first.end() - 1);
-  for (const OpRecord& r : timeline.ops)
-    if (is_compute(r.op.kind) && r.end != r.start) drawn[next[static_cast<std::size_t>(r.ref.device)]++] = &r;
-  const auto by_start = [](const OpRecord* a, const OpRecord* b) { return a->start < b->start; };
-  for (int d = 0; d < devices; ++d) {
-    const auto begin = drawn.begin() + static_cast<std::ptrdiff_t>(first[static_cast<std::size_t>(d)]);
-    const auto end = drawn.begin() + static_cast<std::ptrdiff_t>(first[static_cast<std::size_t>(d) + 1]);
-    if (!std::is_sorted(begin, end, by_start)) std::stable_sort(begin, end, by_start);
-  }
+  if (devices > 0 && *std::max_element(ops_on.begin(), ops_on.end()) <= max_width)
+    for (const OpRecord* r : drawn) gcd = std::gcd(gcd, std::gcd(r->start, r->end));
   Labeler labeler;
   labeler.with_stage = !schedule.placement.empty() && schedule.chunks_per_device() > 1;
 
