@@ -98,5 +98,27 @@ TEST(Validate, InconsistentShapeThrows) {
   EXPECT_THAT([&] { validate(t); }, testing::ThrowsMessage<InputError>(HasSubstr("placed on device 7, outside [0, 2)")));
 }
 
+// The pairing check numbers micro-batch ids densely; ids far apart (a schedule built in code:
+// the file readers refuse them) are ranked instead of offset, with the same reports in the
+// same (pipeline, stage, micro-batch) order.
+TEST(Validate, PairingReportsInOrderForDenseAndFarApartMicrobatchIds) {
+  for (const std::string far : {"3", "2000000000"}) {
+    const Schedule s = from_text(1, 1, {{"0F" + far, "0F0", "0I1", "0F1", "0F2", "0B" + far}});
+    EXPECT_THAT(validate(s).errors, testing::IsSupersetOf({
+                                        "device 0 op 1: 0F0 has no backward (neither B nor I)",
+                                        "device 0 op 2: 0I1 has no weight-gradient W",
+                                        "device 0 op 2: backward of 0F1 is listed before its forward (op 3)",
+                                        "device 0 op 4: 0F2 has no backward (neither B nor I)",
+                                    }))
+        << far;
+    std::vector<std::string> pairing;
+    for (const auto& e : validate(s).errors)
+      if (e.find("backward") != std::string::npos || e.find("weight-gradient") != std::string::npos) pairing.push_back(e);
+    EXPECT_THAT(pairing, ElementsAre(HasSubstr("0F0 has no backward"), HasSubstr("0I1 has no weight-gradient"),
+                                     HasSubstr("backward of 0F1"), HasSubstr("0F2 has no backward")))
+        << far;
+  }
+}
+
 }  // namespace
 }  // namespace pipesim
