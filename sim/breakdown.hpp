@@ -79,6 +79,7 @@ struct TimeBreakdown {
 class BreakdownRecorder final : public SimObserver {
  public:
   explicit BreakdownRecorder(int devices) : ops_(static_cast<std::size_t>(devices)), syncs_(ops_.size()) {}
+  std::uint8_t wants() const override { return kOpRecords | kCollectiveRecords; }
   void on_op(const OpRecord& r) override;
   void on_collective(const CollectiveRecord& r) override;
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <variant>
 
 #include "schedules/dependencies.hpp"
 #include "core/error.hpp"
@@ -48,7 +49,8 @@ class Run {
  public:
   Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer, const SimProgress* progress,
       Buffers& buffers)
-      : s_(schedule), costs_(costs), observer_(observer), progress_(progress && progress->report ? progress : nullptr),
+      : s_(schedule), costs_(costs), observer_(observer), wants_(observer ? observer->wants() : 0),
+        progress_(progress && progress->report ? progress : nullptr),
         next_report_(progress_ ? std::max<std::uint64_t>(1, progress_->every) : kNever), scale_(scale_of(schedule)),
         layout_(checked(schedule), OpNumbering::Order::Interleaved),
         ops_(in_id_order(buffers.ops.get(layout_.size()))), versions_(schedule),
@@ -56,16 +58,13 @@ class Run {
     init_state();
   }
 
+  // The event loop: each event (sim/events.hpp) goes to its handler, handle(), at its time.
   SimResult run() {
     for (int d = 0; d < s_.num_devices; ++d) try_start(d, 0);
     while (!queue_.empty()) {
-      const Event e = queue_.pop();
+      const TimedEvent e = queue_.pop();
       now_ = e.time;
-      switch (e.type) {
-        case EventType::OpFinish: finish_op(e.a, static_cast<int>(e.b)); break;
-        case EventType::TransferArrive: arrive_transfer(e.a, e.b); break;
-        case EventType::CollectiveFinish: finish_collective(e.a); break;
-      }
+      std::visit([this](const auto& event) { handle(event); }, e.event);
     }
     check_complete();
     if (progress_) progress_->report(ops_done_);
@@ -91,12 +90,12 @@ class Run {
   struct DeviceState {
     std::uint32_t next = 0;      // index of the next op to start
     std::uint32_t size = 0;      // ops in its list
-    OpId base = 0;               // slot of its first op
+    OpId base = 0;               // its first op's id in layout_ (slot_at)
     bool busy = false;           // a compute op is running
     bool blocked = false;        // waiting on a blocking collective
     bool started = false;
     Tick free_at = 0;            // end of the last compute op
-    OpId last_compute = kNoOp;   // for the critical path
+    SlotId last_compute = kNoSlot;  // for the critical path
     Tick comm_free_at = 0;       // the communication stream (collectives)
     std::int64_t act_bytes = 0;
     std::int32_t act_count = 0;
@@ -107,20 +106,17 @@ class Run {
   struct CollectiveState {
     int arrived = 0;
     Tick start = 0;
-    OpId last_arrival = kNoOp;
-  };
-  // A transfer in flight, kept only for an observer (without one, the event names both ends).
-  struct InFlight {
-    TransferRecord record;
-    OpId from = 0;
+    SlotId last_arrival = kNoSlot;
   };
 
-  int device_of(OpId slot) const { return layout_.device_of(slot); }
-  OpRef ref_of(OpId slot) const {
+  int device_of(SlotId slot) const { return layout_.device_of(static_cast<OpId>(slot)); }
+  OpRef ref_of(SlotId slot) const {
     const int d = device_of(slot);
-    return OpRef{d, static_cast<int>(layout_.index_of(slot, d))};
+    return OpRef{d, static_cast<int>(layout_.index_of(static_cast<OpId>(slot), d))};
   }
-  const Op& op_of(OpId slot) const { return ops_[slot]; }
+  // The slot of op `index` of the device whose first op is `base`.
+  SlotId slot_at(OpId base, std::uint32_t index) const { return SlotId{layout_.id_from(base, index)}; }
+  const Op& op_of(SlotId slot) const { return ops_[at(slot)]; }
   const Op* in_id_order(Op* ops) const {
     layout_.copy_in_id_order(s_, ops);
     return ops;
@@ -160,20 +156,21 @@ class Run {
   void try_start(int d, Tick now) {
     const DeviceState& dev = dev_[static_cast<std::size_t>(d)];
     if (dev.busy || dev.blocked || dev.next >= dev.size) return;
-    if (const Slot& next = slots_[layout_.id_from(dev.base, dev.next)]; next.pending > 0 && !is_recv(next.kind)) return;
+    if (const Slot& next = slots_[slot_at(dev.base, dev.next)]; next.pending > 0 && !is_recv(next.kind)) return;
     start_ops(d, now);
   }
   [[gnu::noinline]] void start_ops(int d, Tick now) {
     DeviceState& dev = dev_[static_cast<std::size_t>(d)];
     while (!dev.busy && !dev.blocked && dev.next < dev.size) {
-      const OpId id = layout_.id_from(dev.base, dev.next);
+      const SlotId id = slot_at(dev.base, dev.next);
       Slot& st = slots_[id];
       if (st.pending > 0 && !is_recv(st.kind)) return;  // a receive is posted before its message arrives
-      const Op& op = ops_[id];
+      const Op& op = op_of(id);
       ++dev.next;
-      // Which constraint let this op start last: its device or its latest input.
-      if (dev.last_compute != kNoOp && dev.free_at >= st.time) st.cause = dev.last_compute;
-      st.time = now;
+      // The device reaches the op: the last of its constraints (Slot::released). Which one
+      // let it start last: its device's previous compute op, or its latest input.
+      if (dev.last_compute != kNoSlot && dev.free_at >= st.released) st.cause = dev.last_compute;
+      st.released = now;
       if (!is_compute(op.kind)) [[unlikely]] {
         if (op.kind == OpKind::GradSync) {
           arrive_collective(id, now);
@@ -184,8 +181,9 @@ class Run {
         continue;
       }
       if (is_microbatch_op(op.kind)) {
-        st.version = versions_.start(op, st.forward_version);
-        if (op.kind == OpKind::F) st.forward_version = st.version;
+        auto& v = st.of.microbatch;
+        v.version = versions_.start(op, v.forward_version);
+        if (op.kind == OpKind::F) v.forward_version = v.version;
       }
       const Tick dur = costs_.compute_time(op, scale_);
       PIPESIM_ASSERT(dur >= 0);
@@ -196,40 +194,38 @@ class Run {
       }
       dev.busy_time = later(dev.busy_time, dur);
       if (op.kind == OpKind::F) change_memory(d, op, now);
-      queue_.push(later(now, dur), EventType::OpFinish, id, static_cast<std::uint32_t>(d));
+      queue_.push(later(now, dur), OpFinish{id});
       // Performance: when this op ends, each successor's slot is updated, and soon after
       // the successor starts and reads its op. Ask for those lines now; they arrive long
       // before the op ends. (Without the op's line the event loop went from 50 to 57 ns/op
       // between m = 1024 and 8192 at p = 64; with it, flat.) Written out here, not in a
       // helper: GCC deems a function of prefetches pure and drops the call.
-      if (st.successors > 0) __builtin_prefetch(&slots_[st.next[0]]), __builtin_prefetch(&ops_[st.next[0]]);
-      if (st.successors > 1) __builtin_prefetch(&slots_[st.next[1]]), __builtin_prefetch(&ops_[st.next[1]]);
+      if (st.successors > 0) __builtin_prefetch(&slots_[st.next[0]]), __builtin_prefetch(&op_of(st.next[0]));
+      if (st.successors > 1) __builtin_prefetch(&slots_[st.next[1]]), __builtin_prefetch(&op_of(st.next[1]));
     }
   }
 
   // A send or a receive takes no device time and does not stop its device. A send is
   // posted the moment the device reaches it, a receive likewise; the message moves (queued
   // on the link like any other transfer) once both are, and the receive is done when it
-  // has arrived: then the op that uses it may start. A receive's slot keeps its state in
-  // forward_version (kRecvPosted, kSendWaiting) and a waiting sender in `version`.
-  static constexpr std::int32_t kRecvPosted = 1, kSendWaiting = 2;
-  [[gnu::noinline]] void run_comm(OpId id, int d) {
-    if (observer_) observer_->on_op(OpRecord{ref_of(id), op_of(id), now_, now_, -1});
+  // has arrived: then the op that uses it may start. A receive's slot keeps what it knows
+  // in Slot::of.recv.
+  [[gnu::noinline]] void run_comm(SlotId id, int d) {
+    if (wants_ & kOpRecords) observer_->on_op(OpRecord{ref_of(id), op_of(id), now_, now_, -1});
     ++ops_done_;
     Slot& st = slots_[id];
     if (!is_recv(st.kind)) return release_successors(id, d);
-    const bool waiting = st.forward_version == kSendWaiting;
-    st.forward_version = kRecvPosted;
-    if (waiting) start_transfer(static_cast<OpId>(st.version), id, device_of(static_cast<OpId>(st.version)), d);
+    const bool waiting = st.of.recv.state == RecvState::SendWaiting;
+    st.of.recv.state = RecvState::Posted;
+    if (waiting) start_transfer(st.of.recv.sender, id, device_of(st.of.recv.sender), d);
   }
   // The message of `from` for the receive `to`: it moves now if the receive is posted.
-  [[gnu::noinline]] void offer_to_recv(OpId from, OpId to, int src, int dst) {
+  [[gnu::noinline]] void offer_to_recv(SlotId from, SlotId to, int src, int dst) {
     Slot& st = slots_[to];
-    if (st.forward_version == kRecvPosted) return start_transfer(from, to, src, dst);
-    st.forward_version = kSendWaiting;
-    st.version = static_cast<std::int32_t>(from);
+    if (st.of.recv.state == RecvState::Posted) return start_transfer(from, to, src, dst);
+    st.of.recv = {RecvState::SendWaiting, from};
   }
-  [[gnu::noinline]] void start_transfer(OpId from, OpId to, int src, int dst) {
+  [[gnu::noinline]] void start_transfer(SlotId from, SlotId to, int src, int dst) {
     if (src != dst) return send(from, to, src, dst, op_of(from));
     satisfy(to, from, now_);
     release_successors(to, dst);
@@ -255,13 +251,15 @@ class Run {
     dev.act_count += count;
     dev.peak_activations = std::max(dev.peak_activations, dev.act_count);
     dev.peak_activation_bytes = std::max(dev.peak_activation_bytes, dev.act_bytes);
-    if (observer_) observer_->on_memory(MemoryRecord{d, now, dev.act_bytes, dev.act_count});
+    if (wants_ & kMemoryRecords) observer_->on_memory(MemoryRecord{d, now, dev.act_bytes, dev.act_count});
   }
 
-  void finish_op(OpId id, int d) {
+  void handle(const OpFinish& e) {
+    const SlotId id = e.op;
+    const int d = device_of(id);
     DeviceState& dev = dev_[static_cast<std::size_t>(d)];
     const Slot& st = slots_[id];
-    const Op& op = ops_[id];
+    const Op& op = op_of(id);
     dev.busy = false;
     dev.free_at = now_;
     dev.last_compute = id;
@@ -269,15 +267,21 @@ class Run {
     result_.makespan = std::max(result_.makespan, now_);
     std::int32_t version = -1;
     if (is_microbatch_op(op.kind)) {
-      version = st.version;
+      version = st.of.microbatch.version;
       if (op.kind != OpKind::F) change_memory(d, op, now_);
       auto& end = result_.iteration_end;
       const auto t = static_cast<std::size_t>(s_.iteration_of(op.microbatch));
       if (t >= end.size()) end.resize(t + 1, 0);
       end[t] = std::max(end[t], now_);
     }
-    if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep) versions_.end(op, st.version, st.forward_version, d);
-    if (observer_) observer_->on_op(OpRecord{ref_of(id), op, st.time, now_, version});
+    if (is_microbatch_op(op.kind) || op.kind == OpKind::OptStep)
+      versions_.end(op, st.of.microbatch.version, st.of.microbatch.forward_version, d);
+    if (wants_ & kOpRecords) {
+      // A device runs one compute op at a time and starts nothing while it does: the op
+      // ending is the last one it started (no division, as ref_of needs).
+      PIPESIM_ASSERT(slot_at(dev.base, dev.next - 1) == id);
+      observer_->on_op(OpRecord{OpRef{d, static_cast<std::int32_t>(dev.next - 1)}, op, st.released, now_, version});
+    }
     if (++ops_done_ >= next_report_) [[unlikely]] report_progress();
     release_successors(id, d);
     try_start(d, now_);
@@ -287,12 +291,12 @@ class Run {
     next_report_ = ops_done_ + std::max<std::uint64_t>(1, progress_->every);
   }
 
-  void release_successors(OpId id, int d) {
+  void release_successors(SlotId id, int d) {
     const Slot& from = slots_[id];
     const bool sync = from.kind == OpKind::GradSync;
-    const OpId* next = slots_.successors(id);
+    const SlotId* next = slots_.successors(id);
     for (int k = 0; k < from.successors; ++k) {
-      const OpId to = next[k];
+      const SlotId to = next[k];
       Slot& st = slots_[to];
       const int dst = device_of(to);
       if (is_recv(st.kind)) [[unlikely]] {  // from its send: the message moves once it is posted
@@ -300,7 +304,7 @@ class Run {
         continue;
       }
       if (dst == d || sync) {
-        if (carries_forward(from.kind, st.kind)) st.forward_version = from.forward_version;
+        if (carries_forward(from.kind, st.kind)) st.of.microbatch.forward_version = from.of.microbatch.forward_version;
         satisfy(to, id, now_);
         if (dst != d) try_start(dst, now_);
         continue;
@@ -319,7 +323,7 @@ class Run {
   // A message on link (src, dst): FIFO behind earlier transfers for its occupancy, then
   // the latency, which does not hold the link. Performance: inlined into
   // release_successors, also now that the receives call it too.
-  [[gnu::always_inline]] void send(OpId from, OpId to, int src, int dst, const Op& producer) {
+  [[gnu::always_inline]] void send(SlotId from, SlotId to, int src, int dst, const Op& producer) {
     const std::int64_t bytes =
         is_send(producer.kind) ? costs_.message_bytes(message_of(producer), scale_) : costs_.message_bytes(producer, scale_);
     const TransferCost cost = costs_.transfer(src, dst, bytes);
@@ -330,50 +334,47 @@ class Run {
     const Tick link_end = later(link_start, cost.occupancy);
     const Tick arrival = later(link_end, cost.latency);
     link = link_end;
-    if (!observer_) {  // the event names both ends; nothing else is needed
-      queue_.push(arrival, EventType::TransferArrive, to, from);
-      return;
+    std::uint32_t record = TransferArrive::kNoRecord;
+    if (wants_ & kTransferRecords) record = keep_record(TransferRecord{ref_of(from), ref_of(to), now_, link_start, link_end, arrival, bytes});
+    queue_.push(arrival, TransferArrive{from, to, record});
+  }
+  // A transfer's record, kept until it arrives (for the observer): its index in in_flight_.
+  [[gnu::noinline]] std::uint32_t keep_record(const TransferRecord& r) {
+    if (free_records_.empty()) {
+      in_flight_.push_back(r);
+      return static_cast<std::uint32_t>(in_flight_.size() - 1);
     }
-    const InFlight f{TransferRecord{ref_of(from), ref_of(to), now_, link_start, link_end, arrival, bytes}, from};
-    std::uint32_t slot;
-    if (free_slots_.empty()) {
-      slot = static_cast<std::uint32_t>(in_flight_.size());
-      in_flight_.push_back(f);
-    } else {
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-      in_flight_[slot] = f;
-    }
-    queue_.push(arrival, EventType::TransferArrive, to, slot);
+    const std::uint32_t i = free_records_.back();
+    free_records_.pop_back();
+    in_flight_[i] = r;
+    return i;
   }
 
-  // `b` is the sender's slot, or with an observer the in-flight record's index.
-  void arrive_transfer(OpId to, std::uint32_t b) {
-    OpId from = b;
-    if (observer_) {
-      const InFlight f = in_flight_[b];
-      free_slots_.push_back(b);
-      observer_->on_transfer(f.record);
-      from = f.from;
+  void handle(const TransferArrive& e) {
+    const SlotId to = e.to;
+    if (e.record != TransferArrive::kNoRecord) {
+      const TransferRecord r = in_flight_[e.record];
+      free_records_.push_back(e.record);
+      observer_->on_transfer(r);
     }
-    satisfy(to, from, now_);
+    satisfy(to, e.from, now_);
     if (is_recv(slots_[to].kind)) [[unlikely]]
       release_successors(to, device_of(to));  // the receive is done: its consumer may start
     try_start(device_of(to), now_);
   }
 
-  void satisfy(OpId to, OpId from, Tick at) {
+  void satisfy(SlotId to, SlotId from, Tick when) {
     Slot& st = slots_[to];
     PIPESIM_ASSERT(st.pending > 0);
     --st.pending;
-    if (st.cause == kNoOp || at > st.time) {
-      st.time = at;
+    if (st.cause == kNoSlot || when > st.released) {
+      st.released = when;
       st.cause = from;
     }
   }
 
-  void arrive_collective(OpId id, Tick now) {
-    const auto c = static_cast<std::size_t>(slots_[id].collective);
+  void arrive_collective(SlotId id, Tick now) {
+    const auto c = static_cast<std::size_t>(slots_[id].of.collective);
     CollectiveState& st = collectives_[c];
     ++st.arrived;
     st.start = std::max(st.start, now);
@@ -381,37 +382,39 @@ class Run {
     const auto& members = slots_.collectives()[c];
     if (st.arrived < static_cast<int>(members.size())) return;
     // Everyone is here: run on the participants' comm streams once all are free.
-    for (OpId m : members) st.start = std::max(st.start, dev_[static_cast<std::size_t>(device_of(m))].comm_free_at);
+    for (SlotId m : members) st.start = std::max(st.start, dev_[static_cast<std::size_t>(device_of(m))].comm_free_at);
     const Op op = op_of(id);
     const std::int64_t bytes = costs_.grad_bytes(op, scale_);
     const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), bytes);
     PIPESIM_ASSERT(dur >= 0);
-    for (OpId m : members) {
+    for (SlotId m : members) {
       dev_[static_cast<std::size_t>(device_of(m))].comm_free_at = later(st.start, dur);
       slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
     }
-    queue_.push(later(st.start, dur), EventType::CollectiveFinish, static_cast<std::uint32_t>(c), 0);
+    queue_.push(later(st.start, dur), CollectiveFinish{static_cast<std::uint32_t>(c)});
   }
 
-  void finish_collective(std::uint32_t c) {
+  void handle(const CollectiveFinish& e) {
+    const std::uint32_t c = e.collective;
     const auto& members = slots_.collectives()[c];
     result_.makespan = std::max(result_.makespan, now_);
-    if (observer_) {
+    if (wants_ & kCollectiveRecords) {
       CollectiveRecord r;
-      for (OpId m : members) r.participants.push_back(ref_of(m));
+      for (SlotId m : members) r.participants.push_back(ref_of(m));
       r.start = collectives_[c].start;
       r.end = now_;
       r.bytes = costs_.grad_bytes(op_of(members.front()), scale_);
       observer_->on_collective(r);
-      for (OpId m : members) observer_->on_op(OpRecord{ref_of(m), op_of(m), slots_[m].time, now_, -1});
     }
+    if (wants_ & kOpRecords)
+      for (SlotId m : members) observer_->on_op(OpRecord{ref_of(m), op_of(m), slots_[m].released, now_, -1});
     ops_done_ += members.size();
-    for (OpId m : members) {
+    for (SlotId m : members) {
       const int d = device_of(m);
       release_successors(m, d);
       dev_[static_cast<std::size_t>(d)].blocked = false;
     }
-    for (OpId m : members) try_start(device_of(m), now_);
+    for (SlotId m : members) try_start(device_of(m), now_);
   }
 
   // Everything ran, or the schedule deadlocked: then say who waits on whom.
@@ -451,7 +454,7 @@ class Run {
         if (!started(p)) {
           waiting_on(p);
         } else if (const Op& pop = s_.ops[static_cast<std::size_t>(g.device_of(p))][static_cast<std::size_t>(g.index_of(p))];
-                   is_recv(pop.kind) && slots_[layout_.id(g.device_of(p), static_cast<std::uint32_t>(g.index_of(p)))].pending > 0) {
+                   is_recv(pop.kind) && slots_[SlotId{layout_.id(g.device_of(p), static_cast<std::uint32_t>(g.index_of(p)))}].pending > 0) {
           // Posted, but its message never came: say what it waits for.
           waiting_on(p);
           for (OpId j = g.pred_begin[p]; j < g.pred_begin[p + 1]; ++j)
@@ -466,16 +469,16 @@ class Run {
   }
 
   std::vector<OpRef> critical_path() const {
-    OpId last = kNoOp;
+    SlotId last = kNoSlot;
     Tick best = -1;
     for (const DeviceState& dev : dev_) {
-      if (dev.last_compute != kNoOp && dev.last_end > best) {
+      if (dev.last_compute != kNoSlot && dev.last_end > best) {
         best = dev.last_end;
         last = dev.last_compute;
       }
     }
     std::vector<OpRef> path;
-    for (OpId id = last; id != kNoOp; id = slots_[id].cause) {
+    for (SlotId id = last; id != kNoSlot; id = slots_[id].cause) {
       path.push_back(ref_of(id));
       PIPESIM_ASSERT(path.size() <= layout_.size());
     }
@@ -508,6 +511,7 @@ class Run {
   const Schedule& s_;
   const CostModel& costs_;
   SimObserver* observer_;
+  const std::uint8_t wants_;  // the records observer_ reads (SimObserver::wants); 0 without one
   // Ops ended (on_op's count) and when to call progress_ next (never without one).
   static constexpr std::uint64_t kNever = ~std::uint64_t{0};
   const SimProgress* progress_;
@@ -527,8 +531,9 @@ class Run {
   std::vector<Tick> link_free_;
   std::unordered_map<std::size_t, Tick> sparse_link_free_;
   std::vector<CollectiveState> collectives_;
-  std::vector<InFlight> in_flight_;
-  std::vector<std::uint32_t> free_slots_;
+  // Records of transfers in flight, for the observer (TransferArrive::record); free ones.
+  std::vector<TransferRecord> in_flight_;
+  std::vector<std::uint32_t> free_records_;
   EventQueue queue_;
   Tick now_ = 0;
   SimResult result_;

@@ -1,5 +1,5 @@
 #pragma once
-// EventQueue: events ordered by (time, insertion number). Equal times pop in insertion
+// EventQueue: events (sim/events.hpp) ordered by (time, insertion number). Equal times pop in insertion
 // order (FIFO), so a run is a pure function of its input. Like ns-3's scheduler, an event is
 // identified by (time, uid); unlike ns-3 nothing is ever cancelled, so there is no lookup.
 //
@@ -29,27 +29,19 @@
 
 #include "core/units.hpp"
 #include "core/error.hpp"
+#include "sim/events.hpp"
 
 namespace pipesim {
-
-enum class EventType : std::uint8_t { OpFinish, TransferArrive, CollectiveFinish };
-
-struct Event {
-  Tick time = 0;
-  std::uint32_t a = 0;  // OpFinish: op; TransferArrive: receiving op; CollectiveFinish: collective
-  std::uint32_t b = 0;  // OpFinish: device; TransferArrive: sending op or transfer record
-  EventType type = EventType::OpFinish;
-};
 
 class EventQueue {
  public:
   EventQueue() { open_.fill(kNil); }
 
-  void push(Tick time, EventType type, std::uint32_t a, std::uint32_t b) {
+  void push(Tick time, const Event& event) {
     PIPESIM_ASSERT(time >= now_);  // nothing is scheduled in the past
     ++pushed_;
     ++size_;
-    const std::uint32_t node = new_node(a, b, type);
+    const std::uint32_t node = new_node(event);
     std::uint32_t& open = open_[open_index(time)];
     if (open != kNil && buckets_[open].time == time) [[likely]] {
       Bucket& bucket = buckets_[open];
@@ -65,20 +57,20 @@ class EventQueue {
 
   bool empty() const { return size_ == 0; }
 
-  Event pop() {
+  TimedEvent pop() {
     PIPESIM_ASSERT(size_ > 0);
     for (;;) {
       const std::uint32_t b = heap_.front().bucket;
       Bucket& bucket = buckets_[b];
       if (bucket.head != kNil) {
         const std::uint32_t id = bucket.head;
-        const Node n = nodes_[id];
+        Node& n = nodes_[id];
         bucket.head = n.next;
-        nodes_[id].next = free_nodes_;
+        n.next = free_nodes_;
         free_nodes_ = id;
         --size_;
         now_ = bucket.time;
-        return Event{bucket.time, n.a, n.b, n.type};
+        return TimedEvent{bucket.time, n.event};
       }
       // Ran empty at an earlier pop: close it (no longer open_ for its time), then look on.
       std::uint32_t& open = open_[open_index(bucket.time)];
@@ -96,9 +88,8 @@ class EventQueue {
   static constexpr int kOpenBits = 6;
 
   struct Node {
-    std::uint32_t a = 0, b = 0;
+    Event event;
     std::uint32_t next = kNil;  // next event of its bucket, or next free node
-    EventType type = EventType::OpFinish;
   };
   struct Bucket {
     Tick time = 0;
@@ -116,10 +107,10 @@ class EventQueue {
     return static_cast<std::size_t>((static_cast<std::uint64_t>(time) * 0x9E3779B97F4A7C15ull) >> (64 - kOpenBits));
   }
 
-  std::uint32_t new_node(std::uint32_t a, std::uint32_t b, EventType type) {
+  std::uint32_t new_node(const Event& event) {
     const std::uint32_t id = free_nodes_ != kNil ? free_nodes_ : grow_nodes();
     free_nodes_ = nodes_[id].next;
-    nodes_[id] = Node{a, b, kNil, type};
+    nodes_[id] = Node{event, kNil};
     return id;
   }
   // No free node: one more, put on the free list.

@@ -1,15 +1,30 @@
 #pragma once
 // SimObserver: the engine's only output channel (it never formats anything itself).
 // Override what you need; the defaults ignore the record.
+#include <cstdint>
 #include <vector>
 
 #include "sim/records.hpp"
 
 namespace pipesim {
 
+// The kinds of record an observer reads (SimObserver::wants), as bits. Performance: the
+// engine builds and passes only those; a transfer's record is kept from its start to its
+// arrival, a memory record is made at every F, B, I and W.
+enum RecordKinds : std::uint8_t {
+  kOpRecords = 1,
+  kTransferRecords = 2,
+  kCollectiveRecords = 4,
+  kMemoryRecords = 8,
+  kAllRecords = 15,
+};
+
 class SimObserver {
  public:
   virtual ~SimObserver() = default;
+  // Asked once, before the run: the records this observer reads. The engine may leave out
+  // the others (an observer that says it does not read them must not depend on them).
+  virtual std::uint8_t wants() const { return kAllRecords; }
   virtual void on_op(const OpRecord&) {}
   virtual void on_transfer(const TransferRecord&) {}
   virtual void on_collective(const CollectiveRecord&) {}
@@ -25,6 +40,11 @@ class ObserverList final : public SimObserver {
   }
   // This, or null when it has none (the engine then keeps no records at all).
   SimObserver* get() { return list_.empty() ? nullptr : this; }
+  std::uint8_t wants() const override {
+    std::uint8_t any = 0;
+    for (const SimObserver* o : list_) any = static_cast<std::uint8_t>(any | o->wants());
+    return any;
+  }
   void on_op(const OpRecord& r) override { for (SimObserver* o : list_) o->on_op(r); }
   void on_transfer(const TransferRecord& r) override { for (SimObserver* o : list_) o->on_transfer(r); }
   void on_collective(const CollectiveRecord& r) override { for (SimObserver* o : list_) o->on_collective(r); }

@@ -19,7 +19,22 @@
 
 namespace pipesim {
 
-constexpr OpId kNoOp = std::numeric_limits<OpId>::max();
+// A slot: an op in the engine's numbering (the interleaved OpNumbering, index by index),
+// its own type so that it is never mixed up with the dependency graph's device-major ids
+// (schedules/dependencies.hpp), which number the same ops differently. Convert at the one
+// place a raw id comes in (the walk's sink below) and where an array is indexed (at()).
+enum class SlotId : std::uint32_t {};
+inline constexpr SlotId kNoSlot{std::numeric_limits<std::uint32_t>::max()};
+inline constexpr std::size_t at(SlotId s) { return static_cast<std::size_t>(s); }
+
+// What a receive (RECV_F, RECV_B) knows of its message before it moves (sim/engine.cpp,
+// run_comm): nothing yet, its own op was reached (posted), or its send is waiting for that.
+enum class RecvState : std::int32_t { Idle, Posted, SendWaiting };
+
+// The most inputs an op may wait for: what `pending` counts. The dependency rules of today
+// give at most two (its forward and the neighbouring stage's op, schedules/dependency_walk.hpp);
+// a new rule may give any number up to this one without touching the engine.
+inline constexpr int kMaxInputs = 0xFFFF;
 
 // Performance: everything the event loop keeps per op is in one slot, half a cache line:
 // its state, its successors and the weight versions. What the schedule already says (the
@@ -30,26 +45,39 @@ constexpr OpId kNoOp = std::numeric_limits<OpId>::max();
 // every size and outgrew this machine's cache share sooner (docs/performance.md). Aligned
 // to its size, so no slot straddles two lines. A plain struct, written whole when the walk
 // first names its op, so that the array is never zero-filled first.
+//
+// Every field means one thing for the op's whole life; what depends on the op's kind is in
+// `of`, one member per kind.
 struct alignas(32) Slot {
-  Tick time;                     // before the op starts: arrival of its latest input; then its start
-  // Before the op starts: the op that sent its latest input; then what let it start last
-  // (its device's previous op or that input), for the critical path.
-  OpId cause;
-  union {
-    std::int32_t version;        // weight version a micro-batch op uses
-    std::int32_t collective;     // a GradSync's collective
-  };
-  // Version its forward used (sim/versions.hpp needs it for B, I and W). An F sets it to
-  // its own version when it starts, and it travels along the forward edges F -> B/I and
-  // I -> W (carries_forward), so a backward never looks its forward up.
-  std::int32_t forward_version;
-  OpId next[2];
+  // The latest of the op's constraints known so far, and when it let the op go: while the
+  // op waits, the latest input to arrive (`cause` sent it); when its device reaches it, the
+  // device itself (`cause` is then the device's previous compute op, if that ended no
+  // earlier than the inputs). So from its start on, `released` is the start, and `cause`
+  // is what let it start last: the chain the critical path follows.
+  Tick released;
+  SlotId cause;
+  union Of {
+    // F, B, I, W. `version`: the weight version the op uses (sim/versions.hpp), set when
+    // it starts. `forward_version`: the version its forward used (needed for B, I and W):
+    // an F sets it to its own version when it starts, and it travels along the forward
+    // edges F -> B/I and I -> W (carries_forward), so a backward never looks its forward up.
+    struct {
+      std::int32_t version;
+      std::int32_t forward_version;
+    } microbatch;
+    std::int32_t collective;  // GradSync: its collective (SlotTable::collectives())
+    struct {
+      RecvState state;
+      SlotId sender;          // the send waiting for it (RecvState::SendWaiting)
+    } recv;                   // RECV_F, RECV_B
+  } of;
+  SlotId next[2];
   OpKind kind;
   // How many ops need this one. next[] holds the first two; beyond two (never in a
   // generated schedule) the whole list is in SlotTable's overflow map. In graph order (device,
   // then index): the order the transfers to other devices are queued in.
   std::uint8_t successors;
-  std::uint8_t pending;          // inputs not yet arrived (at most two)
+  std::uint16_t pending;          // inputs not yet arrived (at most kMaxInputs)
 };
 static_assert(sizeof(Slot) == 32 && std::is_trivial_v<Slot>);
 
@@ -68,48 +96,59 @@ class SlotTable {
             std::vector<DependencyProblem>& problems)
       : slots_(slots), layout_(layout), problems_(problems) {
     Sink sink{*this};
-    collectives_ = walk_dependencies(schedule, layout, problems, sink, ops);
+    for (const std::vector<OpId>& members : walk_dependencies(schedule, layout, problems, sink, ops)) {
+      std::vector<SlotId>& out = collectives_.emplace_back();
+      for (OpId m : members) out.push_back(SlotId{m});
+    }
   }
 
-  Slot& operator[](OpId slot) { return slots_[slot]; }
-  const Slot& operator[](OpId slot) const { return slots_[slot]; }
+  Slot& operator[](SlotId slot) { return slots_[at(slot)]; }
+  const Slot& operator[](SlotId slot) const { return slots_[at(slot)]; }
   // The ops that need `slot`, in graph order (slots_[slot].successors of them).
-  const OpId* successors(OpId slot) const {
-    const Slot& st = slots_[slot];
+  const SlotId* successors(SlotId slot) const {
+    const Slot& st = slots_[at(slot)];
     return st.successors <= 2 ? st.next : more_successors_.find(slot)->second.data();
   }
   // Each GradSync collective's members, in pipeline order.
-  const std::vector<std::vector<OpId>>& collectives() const { return collectives_; }
+  const std::vector<std::vector<SlotId>>& collectives() const { return collectives_; }
 
  private:
   // The walk, in slot order, hands each op to op(), which writes its slot whole, just
   // before the edges that name it (pending inputs, the producers' successor lists).
   struct Sink {
     SlotTable& table;
+    // The walk's ids are OpNumbering's; the slots are numbered by the same numbering.
     void op(OpId id, int, std::uint32_t, const Op& op) {
-      table.slots_[id] = Slot{0, kNoOp, {-1}, -1, {kNoOp, kNoOp}, op.kind, 0, 0};
+      Slot& slot = table.slots_[id];
+      slot = Slot{0, kNoSlot, {}, {kNoSlot, kNoSlot}, op.kind, 0, 0};
+      if (op.kind == OpKind::GradSync)
+        slot.of.collective = -1;
+      else if (is_recv(op.kind))
+        slot.of.recv = {RecvState::Idle, kNoSlot};
+      else
+        slot.of.microbatch = {-1, -1};
     }
     void begin(OpId) {}
-    void edge(OpId to, OpId from) { table.add_edge(to, from); }
-    void collective(OpId id, std::int32_t c) { table.slots_[id].collective = c; }
+    void edge(OpId to, OpId from) { table.add_edge(SlotId{to}, SlotId{from}); }
+    void collective(OpId id, std::int32_t c) { table.slots_[id].of.collective = c; }
   };
 
   // `to` needs `from`: one more input to wait for, one more successor.
-  void add_edge(OpId to, OpId from) {
-    Slot& consumer = slots_[to];
-    Slot& producer = slots_[from];
+  void add_edge(SlotId to, SlotId from) {
+    Slot& consumer = slots_[at(to)];
+    Slot& producer = slots_[at(from)];
     // The version tracker relies on this: the first edge of B and I comes from their F,
     // that of W from its I (dependency_walk.hpp), on the same device.
     if (consumer.pending == 0 && carries_forward(producer.kind, consumer.kind))
-      PIPESIM_ASSERT(layout_.device_of(from) == layout_.device_of(to));
+      PIPESIM_ASSERT(device_of(from) == device_of(to));
     else
       PIPESIM_ASSERT(!carries_forward(producer.kind, consumer.kind));
-    PIPESIM_ASSERT(consumer.pending < 2);  // the rules give at most two
+    PIPESIM_ASSERT(consumer.pending < kMaxInputs);
     ++consumer.pending;
     // The walk visits consumers in slot order, (index, device); graph order is (device,
     // index), so a new successor goes before those on higher devices.
     if (producer.successors == 0 ||
-        (producer.successors == 1 && layout_.device_of(to) >= layout_.device_of(producer.next[0]))) {
+        (producer.successors == 1 && device_of(to) >= device_of(producer.next[0]))) {
       producer.next[producer.successors++] = to;
       return;
     }
@@ -124,25 +163,27 @@ class SlotTable {
   // A third successor and beyond: only a schedule with both B and I of one micro-batch and
   // stage, or with duplicates (then the walk has reported a problem and the run stops
   // before it starts, so the count may saturate).
-  [[gnu::noinline]] void add_more_successors(OpId from, OpId to) {
-    Slot& producer = slots_[from];
+  [[gnu::noinline]] void add_more_successors(SlotId from, SlotId to) {
+    Slot& producer = slots_[at(from)];
     if (producer.successors == 0xFF) {
       PIPESIM_ASSERT(!problems_.empty());
       return;
     }
-    std::vector<OpId>& list = more_successors_[from];
+    std::vector<SlotId>& list = more_successors_[from];
     if (list.empty()) list.assign(producer.next, producer.next + 2);
-    const int d = layout_.device_of(to);
-    list.insert(std::find_if(list.begin(), list.end(), [&](OpId s) { return layout_.device_of(s) > d; }), to);
+    const int d = device_of(to);
+    list.insert(std::find_if(list.begin(), list.end(), [&](SlotId s) { return device_of(s) > d; }), to);
     producer.next[0] = list[0];
     producer.next[1] = list[1];
     ++producer.successors;
   }
 
+  int device_of(SlotId s) const { return layout_.device_of(static_cast<OpId>(s)); }
+
   Slot* const slots_;
   const OpNumbering& layout_;
-  std::unordered_map<OpId, std::vector<OpId>> more_successors_;  // slots with more than two
-  std::vector<std::vector<OpId>> collectives_;
+  std::unordered_map<SlotId, std::vector<SlotId>> more_successors_;  // slots with more than two
+  std::vector<std::vector<SlotId>> collectives_;
   const std::vector<DependencyProblem>& problems_;
 };
 

@@ -10,6 +10,7 @@
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/engine.hpp"
+#include "sim/observer.hpp"
 #include "sim/timeline.hpp"
 #include "tests/same_run.hpp"
 
@@ -277,6 +278,68 @@ TEST(Engine, SameInputSameOutput) {
     EXPECT_EQ(a.timeline.ops[i].ref, b.timeline.ops[i].ref);
     EXPECT_EQ(a.timeline.ops[i].start, b.timeline.ops[i].start);
   }
+}
+
+// An observer that reads only some records (SimObserver::wants) gets only those, and the
+// same ones a full observer gets; the run is the same with or without it.
+class OnlySome final : public SimObserver {
+ public:
+  explicit OnlySome(std::uint8_t kinds) : kinds_(kinds) {}
+  std::uint8_t wants() const override { return kinds_; }
+  void on_op(const OpRecord& r) override { ops.push_back(r); }
+  void on_transfer(const TransferRecord&) override { ++transfers; }
+  void on_collective(const CollectiveRecord&) override { ++collectives; }
+  void on_memory(const MemoryRecord&) override { ++memory; }
+  std::vector<OpRecord> ops;
+  int transfers = 0, collectives = 0, memory = 0;
+
+ private:
+  std::uint8_t kinds_;
+};
+
+TEST(Observer, OneThatReadsOnlyOpsAndCollectivesGetsNoTransfersOrMemory) {
+  // Two pipelines of two stages, a GradSync per stage: transfers, memory and collectives.
+  ScheduleParams p;
+  p.p = 2;
+  p.m = 4;
+  p.iterations = 2;
+  const Schedule s = generate("chimera", p);
+  UniformCostConfig c = ms_costs(1, 2);
+  c.link_latency = 7;
+  c.activation_bytes = 100;
+  c.grad_bytes = 1000;
+  TimelineRecorder all;
+  OnlySome some(kOpRecords | kCollectiveRecords);
+  ObserverList both;
+  both.add(&all);
+  both.add(&some);
+  EXPECT_EQ(both.wants(), kAllRecords);
+  const SimResult with_all = simulate(s, UniformCostModel(c), &both);
+  ASSERT_FALSE(all.timeline.transfers.empty());
+  ASSERT_FALSE(all.timeline.memory.empty());
+  ASSERT_FALSE(all.timeline.collectives.empty());
+
+  OnlySome alone(kOpRecords | kCollectiveRecords);
+  const SimResult with_some = simulate(s, UniformCostModel(c), &alone);
+  EXPECT_EQ(alone.transfers, 0);
+  EXPECT_EQ(alone.memory, 0);
+  EXPECT_EQ(alone.collectives, static_cast<int>(all.timeline.collectives.size()));
+  ASSERT_EQ(alone.ops.size(), all.timeline.ops.size());
+  for (std::size_t i = 0; i < alone.ops.size(); ++i) {
+    EXPECT_EQ(alone.ops[i].ref, all.timeline.ops[i].ref) << "record " << i;
+    EXPECT_EQ(alone.ops[i].start, all.timeline.ops[i].start) << "record " << i;
+    EXPECT_EQ(alone.ops[i].end, all.timeline.ops[i].end) << "record " << i;
+    EXPECT_EQ(alone.ops[i].weight_version, all.timeline.ops[i].weight_version) << "record " << i;
+  }
+  EXPECT_EQ(with_some.makespan, with_all.makespan);
+  EXPECT_EQ(with_some.critical_path, with_all.critical_path);
+
+  OnlySome memory_only(kMemoryRecords);
+  simulate(s, UniformCostModel(c), &memory_only);
+  EXPECT_TRUE(memory_only.ops.empty());
+  EXPECT_EQ(memory_only.transfers, 0);
+  EXPECT_EQ(memory_only.collectives, 0);
+  EXPECT_EQ(memory_only.memory, static_cast<int>(all.timeline.memory.size()));
 }
 
 }  // namespace

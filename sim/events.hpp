@@ -1,0 +1,43 @@
+#pragma once
+// The engine's events: one struct per kind, each with fields that mean one thing, whether
+// or not an observer is attached. The event loop (sim/engine.cpp) hands each to the
+// handler of its type (Run::handle); a new kind of event is a struct here, an alternative
+// of Event, and one handler there (docs/architecture.md, "Extending the engine").
+#include <cstdint>
+#include <variant>
+
+#include "core/units.hpp"
+#include "sim/slots.hpp"
+
+namespace pipesim {
+
+// A compute op (F, B, I, W, OptStep) ends on its device.
+struct OpFinish {
+  SlotId op;
+};
+
+// A message from `from` (its producer: a compute op, or a send) reaches `to` (its
+// consumer, or a receive) on another device. `record`: where the transfer's record waits
+// for the observer (Run::in_flight_), or kNoRecord when the run keeps no records.
+struct TransferArrive {
+  static constexpr std::uint32_t kNoRecord = 0xFFFFFFFFu;
+  SlotId from;
+  SlotId to;
+  std::uint32_t record = kNoRecord;
+};
+
+// A GradSync collective (an index into SlotTable::collectives()) ends on its participants'
+// communication streams.
+struct CollectiveFinish {
+  std::uint32_t collective;
+};
+
+using Event = std::variant<OpFinish, TransferArrive, CollectiveFinish>;
+
+// An event and the simulated time it happens at (what EventQueue::pop returns).
+struct TimedEvent {
+  Tick time = 0;
+  Event event;
+};
+
+}  // namespace pipesim
