@@ -1,5 +1,5 @@
 // Fuzz targets for the command line: the schedule and cost flags every subcommand shares,
-// and --config files (tools/experiment.hpp), then what `pipesim simulate` does with them.
+// and --config files (tools/hardware_flags.hpp, tools/config_file.hpp), then what `pipesim simulate` does with them.
 #include <unistd.h>
 
 #include <filesystem>
