@@ -11,7 +11,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(pipesim_libraries core schedules cost_models sim traces kernels executor)
+set(pipesim_libraries core schedules cost_models sim assess traces kernels executor)
 if(TARGET pipesim_kernels_cuda)
   list(APPEND pipesim_libraries kernels_cuda)
 endif()

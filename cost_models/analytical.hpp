@@ -19,8 +19,8 @@
 //
 // Placement: the schedule's device d is pipeline device d and occupies GPUs
 // [d·tp, (d+1)·tp) in node-major order (ClusterSpec: GPU g is on node g / gpus_per_node).
-// The whole model is cut into the schedule's num_stages stages (p·v for interleaved), so a
-// chunk op costs its own chunk's layers; OpScale::chunks is not used.
+// Costs are by the cut (cost_models/cost_model.hpp): the whole model is cut into the
+// schedule's num_stages stages (p·v for interleaved), and a chunk op costs its own chunk's layers.
 #include <string>
 #include <string_view>
 #include <vector>

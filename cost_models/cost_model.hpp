@@ -2,10 +2,14 @@
 // CostModel: the engine's only source of durations and sizes. Pure: the same question
 // always gets the same answer, and nothing here knows about time passing.
 //
-// Times are for one device's share of the model (one stage of a plain pipeline) and one
-// micro-batch. A schedule that cuts that share into `chunks` chunks (interleaved v, ZB-V 2)
-// gets 1/chunks of it per chunk op, so every schedule is compared on the same model; one
-// that splits micro-batches (Chimera's backward halving) gets 1/microbatch_split of it.
+// Every answer is for one op: one stage of the schedule's cut of the model (stage op.stage of
+// OpScale::num_stages; p·v stages for interleaved) and 1/microbatch_split of a micro-batch
+// (Chimera's backward halving). A model reads that cut in one of two ways, and says which:
+//   by the cut     (analytical, profiled) the whole model is cut into num_stages stages and
+//                  an op costs its own stage's layers; chunks_per_device is not read
+//   by the device  (uniform) the costs it is given are one device's share of the model, held
+//                  as chunks_per_device chunks, so an op costs 1/chunks_per_device of them
+// For a model cut evenly the two agree, so every schedule is compared on the same model.
 #include <cstdint>
 
 #include "core/units.hpp"
@@ -14,11 +18,11 @@
 
 namespace pipesim {
 
-// How much of a full stage and a full micro-batch one op covers.
+// Where one op sits in the schedule's cut of the model, and how much of a micro-batch it covers.
 struct OpScale {
-  int chunks = 1;            // the device's share of the model is cut into this many chunks
-  int microbatch_split = 1;  // each op covers 1/microbatch_split of a micro-batch
-  int num_stages = 1;        // stages per pipeline: the model is partitioned into this many
+  int chunks_per_device = 1;  // stages each device holds (v for interleaved, 2 for a V): read by the device
+  int microbatch_split = 1;   // each op covers 1/microbatch_split of a micro-batch
+  int num_stages = 1;         // stages per pipeline, the whole model's cut: read by the cut
 };
 
 inline OpScale scale_of(const Schedule& s) { return OpScale{s.chunks_per_device(), s.microbatch_split, s.num_stages}; }

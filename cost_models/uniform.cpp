@@ -39,7 +39,7 @@ const StageCosts& UniformCostModel::costs_of(int stage) const {
 }
 
 Tick UniformCostModel::compute_time(const Op& op, OpScale scale) const {
-  PIPESIM_ASSERT(scale.chunks > 0 && scale.microbatch_split > 0);
+  PIPESIM_ASSERT(scale.chunks_per_device > 0 && scale.microbatch_split > 0);
   const StageCosts& c = costs_of(op.stage);
   Tick full = 0;
   switch (op.kind) {
@@ -54,12 +54,12 @@ Tick UniformCostModel::compute_time(const Op& op, OpScale scale) const {
     case OpKind::SendB:
     case OpKind::RecvB: PIPESIM_ASSERT(!"not a compute op"); break;
   }
-  if (op.kind == OpKind::OptStep) return full / scale.chunks;  // weights do not shrink with the micro-batch
-  return full / (std::int64_t{scale.chunks} * scale.microbatch_split);  // 64 bits: a file may say split 2^31-1
+  if (op.kind == OpKind::OptStep) return full / scale.chunks_per_device;  // weights do not shrink with the micro-batch
+  return full / (std::int64_t{scale.chunks_per_device} * scale.microbatch_split);  // 64 bits: a file may say split 2^31-1
 }
 
 ActivationCost UniformCostModel::activation(const Op&, OpScale scale) const {
-  const std::int64_t bytes = config_.activation_bytes / (std::int64_t{scale.chunks} * scale.microbatch_split);
+  const std::int64_t bytes = config_.activation_bytes / (std::int64_t{scale.chunks_per_device} * scale.microbatch_split);
   const auto freed = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * config_.input_grad_free_fraction));
   return {bytes, freed};
 }
@@ -82,7 +82,7 @@ TransferCost UniformCostModel::transfer(int, int, std::int64_t bytes) const {
   return {occupancy(bytes), config_.link_latency};
 }
 
-std::int64_t UniformCostModel::grad_bytes(const Op&, OpScale scale) const { return config_.grad_bytes / scale.chunks; }
+std::int64_t UniformCostModel::grad_bytes(const Op&, OpScale scale) const { return config_.grad_bytes / scale.chunks_per_device; }
 
 Tick UniformCostModel::allreduce_time(int participants, std::int64_t bytes) const {
   if (participants <= 1) return 0;

@@ -1,10 +1,11 @@
 #pragma once
 // UniformCostModel: the same forward / backward / weight-gradient time on every stage
-// (per-stage overrides allowed), one activation size, identical links.
+// (per-stage overrides allowed), one activation size, identical links. Costs are by the
+// device (cost_models/cost_model.hpp): the times given are one device's share of the model.
 //
 //   F = fwd / k     B = bwd / k (full backward)     I = (bwd - wgrad) / k     W = wgrad / k
-//   with k = chunks x microbatch_split; activation memory / k; messages / microbatch_split;
-//   gradient bytes / chunks
+//   with k = chunks_per_device x microbatch_split; activation memory / k; messages /
+//   microbatch_split; gradient bytes / chunks_per_device
 //   link transfer of n bytes: occupancy n / bandwidth, latency `link_latency`
 //   allreduce (ring) over r devices: 2(r-1)/r * bytes / bandwidth + 2(r-1) * latency
 //

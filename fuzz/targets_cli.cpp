@@ -1,5 +1,5 @@
 // Fuzz targets for the command line: the schedule and cost flags every subcommand shares,
-// and --config files (tools/experiment.hpp), then what `pipesim simulate` does with them.
+// and --config files (tools/hardware_flags.hpp, tools/config_file.hpp), then what `pipesim simulate` does with them.
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,12 +12,14 @@
 #include "cost_models/uniform.hpp"
 #include "fuzz/check.hpp"
 #include "schedules/generator.hpp"
+#include "assess/analytical_source.hpp"
 #include "cost_models/analytical.hpp"
 #include "tools/breakdown_report.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/config_file.hpp"
-#include "tools/experiment.hpp"
+#include "tools/analytical_setup.hpp"
+#include "tools/assessment_output.hpp"
 #include "tools/memory_guard.hpp"
 #include "tools/report.hpp"
 #include "sim/breakdown.hpp"
@@ -103,7 +105,7 @@ void run_flags(const ScheduleOptions& so, const CostOptions& co, const HardwareO
   if (!parses([&] { run = simulate(s, *analytical, &parts); }, "simulate (analytical)")) return;
   const Metrics m = summarize(s, run);
   const TimeBreakdown breakdown = time_breakdown(s, run, *analytical, parts);  // asserts the exact sums
-  const Assessment a = assess(*analytical, s, run, m);
+  const Assessment a = assess(AnalyticalSource(*analytical), s, run, m);
   require_finite_non_negative(a.tokens_per_s, "tokens/s");
   require_finite_non_negative(a.mfu, "MFU");
   require(a.peak_memory >= 0 && a.capacity > 0, "memory");

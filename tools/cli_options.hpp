@@ -37,10 +37,7 @@ struct CostOptions {
 void add_schedule_flags(CLI::App& app, ScheduleOptions& options, bool with_name);
 void add_cost_flags(CLI::App& app, CostOptions& options);
 
-// The flags of add_cost_flags: the uniform cost model's, unused with --model or --cost.
-inline constexpr std::array<const char*, 11> kUniformCostFlags = {
-    "--fwd", "--bwd", "--wgrad", "--optimizer-time", "--link-latency", "--link-bandwidth", "--activation-bytes",
-    "--activation-memory", "--grad-bytes", "--input-grad-free-fraction", "--stage-cost"};
+// Its flags are the uniform cost model's (tools/cost_model_registry.hpp).
 
 // The generators' settings: with --schedule-file the shape flags must agree with the file
 // (check_schedule_file_flags), the others are InputErrors.

@@ -20,10 +20,14 @@
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
 #include "tools/config_file.hpp"
-#include "tools/experiment.hpp"
+#include "tools/assessment_output.hpp"
+#include "tools/cost_model_registry.hpp"
 #include "tools/fit_advice.hpp"
+#include "tools/hardware_flags.hpp"
+#include "tools/profiled_flags.hpp"
 #include "tools/report.hpp"
 #include "tools/trace_limit.hpp"
+#include "tools/unused_flags.hpp"
 #include "tools/progress.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/html_report.hpp"
@@ -216,14 +220,21 @@ void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
   o.progress_flag = add_progress_flag(cmd, o.progress_value);
 }
 
+// What prepare() found: the generators the run will use and its cost model.
+struct Prepared {
+  std::vector<std::string> generators;
+  const CostModelInfo& cost_model;
+};
+
 // Before any simulation: reads --config, checks that no flag would be ignored, declares the
 // run's inputs and --save-config (the caller adds its traces and report), and checks
 // --report-capacity. The effective settings go to --save-config's temporary file, which the
 // run's end moves into place with the other outputs.
-// Returns the generators the run will use: compare's --schedules (`schedules`), else --schedule.
-std::vector<std::string> prepare(CLI::App& cmd, OutputFlags& o, const ScheduleOptions& so, const HardwareOptions& ho,
-                                 const ProfiledOptions& po, CommandFiles& files,
-                                 const std::string* schedules = nullptr) {
+// The generators are compare's --schedules (`schedules`), else --schedule; the cost model
+// --cost-model's (`cost_model`), else the one the flags choose.
+Prepared prepare(CLI::App& cmd, OutputFlags& o, const ScheduleOptions& so, const HardwareOptions& ho,
+                 const ProfiledOptions& po, const std::string& cost_model, CommandFiles& files,
+                 const std::string* schedules = nullptr) {
   files.input("--config", o.config);
   if (!o.config.empty()) apply_config_file(cmd, o.config);
   o.show.trace.budget = parse_trace_budget(o.trace_budget);
@@ -231,8 +242,9 @@ std::vector<std::string> prepare(CLI::App& cmd, OutputFlags& o, const ScheduleOp
   o.show.progress = progress_options(o.progress_flag, o.progress_value);
   const std::vector<std::string> generators = schedules ? parse_schedule_list(*schedules) : std::vector{so.name};
   if (so.file.empty()) check_generator_flags(cmd, generators);
+  const CostModelInfo& chosen = chosen_cost_model(cost_model, ho, po);
   std::vector<std::string> unused;
-  for (const UnusedFlags& group : unused_flags(!ho.model.empty(), !po.cost.empty(), !so.file.empty(), generators)) {
+  for (const UnusedFlags& group : unused_flags(chosen, !so.file.empty(), generators)) {
     if (group.reject) reject_given_flags(cmd, group.flags, group.why);
     unused.insert(unused.end(), group.flags.begin(), group.flags.end());
   }
@@ -248,46 +260,32 @@ std::vector<std::string> prepare(CLI::App& cmd, OutputFlags& o, const ScheduleOp
       throw InputError("--report-capacity: not with --model (the report draws each run against its GPU's own memory)");
     (void)parse_bytes(o.report.capacity, "--report-capacity");
   }
-  return generators;
+  return {generators, chosen};
 }
 
-// One schedule on one model and GPU type, with its assessment.
+// One schedule on one machine of the run's cost model, with its assessment where the model
+// knows its machine (tokens/s, MFU, memory, $).
 struct ModelRunOutput {
   RunOutput run;
-  Assessment assessment;
+  std::optional<Assessment> assessment;
 };
 
-// The schedule options for `name`: with --global-batch-size, -m is what makes that batch.
-ScheduleOptions at_global_batch(const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
-                                bool profiled) {
-  ScheduleOptions out = so;
-  if (ho.global_batch_size > 0 && so.file.empty())
-    out.params.m = microbatches_for_global_batch(ho, name, so.params, profiled);
-  return out;
-}
-
-ModelRunOutput run_on_hardware(const CLI::App& cmd, const ScheduleOptions& so, const std::string& name, const HardwareOptions& ho,
-                               const std::string& gpu, OutputFile* trace, const TraceAndProgress& flags, Keep keep) {
-  Schedule schedule = make_schedule(cmd, at_global_batch(so, name, ho, false), name,
+// Generates generator `name` (with --global-batch-size, at the m that makes the batch) or
+// reads the schedule file, makes its cost model on `machine`, simulates and assesses it.
+ModelRunOutput run_with_costs(const CLI::App& cmd, const ScheduleOptions& so, const std::string& name,
+                              const CostModelSetup& setup, const std::string& machine, OutputFile* trace,
+                              const TraceAndProgress& flags, Keep keep) {
+  ScheduleOptions options = so;
+  if (so.file.empty()) options.params = setup.params_for(name, so.params);
+  Schedule schedule = make_schedule(cmd, options, name,
                                     simulate_memory_use(trace != nullptr, keep.timeline, recorded_trace_ops(flags.trace),
                                                         keep.breakdown));
-  const AnalyticalCostModel model(make_analytical_config(ho, gpu, schedule.num_devices));
-  check_global_batch(ho, schedule, model.config().dp);
-  if (const std::string problem = stage_count_problem(model.config().model, schedule); !problem.empty())
-    throw InputError(problem + " (reduce -p or -v)");
-  auto static_memory = [&model](const Schedule& s, const SimResult& r) {
-    std::vector<std::int64_t> bytes;
-    for (int d = 0; d < s.num_devices; ++d) {
-      const DeviceStats& st = r.devices[static_cast<std::size_t>(d)];
-      const DeviceMemory m = device_memory(model, s, d, st.peak_activation_bytes, st.peak_weight_versions);
-      bytes.push_back(m.total - m.activations);
-    }
-    return bytes;
-  };
-  ModelRunOutput out{run_one(std::move(schedule), model, "analytical: " + ho.model + " on " + gpu, trace, flags,
-                             keep, static_memory),
-                     {}};
-  out.assessment = assess(model, out.run.schedule, out.run.result, out.run.metrics);
+  const ScheduleCosts costs = setup.make(schedule, machine);
+  StaticMemoryFn held;  // what a trace's memory counters add to the activations
+  if (costs.machine)
+    held = [&costs](const Schedule& s, const SimResult& r) { return static_memory(*costs.machine, s, r); };
+  ModelRunOutput out{run_one(std::move(schedule), *costs.model, costs.label, trace, flags, keep, held), std::nullopt};
+  if (costs.machine) out.assessment = assess(*costs.machine, out.run.schedule, out.run.result, out.run.metrics);
   return out;
 }
 
@@ -343,37 +341,24 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--trace", *trace,
                   "Write a Chrome trace (Perfetto / chrome://tracing) to this file; FILE.json.gz: gzip-compressed "
                   "(docs/traces.md)");
+  auto cost_model = std::make_shared<std::string>();
+  cmd->add_option("--cost-model", *cost_model, cost_model_help());
   add_output_flags(*cmd, *out, "Print one JSON object instead of tables");
   cmd->callback([=] {
     CommandFiles files;
-    prepare(*cmd, *out, *so, *ho, *po, files);
+    const Prepared prepared = prepare(*cmd, *out, *so, *ho, *po, *cost_model, files);
     const Keep keep = out->keep();
     OutputFile* trace_file = files.output("--trace", *trace);
     OutputFile* report_file = files.output("--report", out->report.path);
+    const std::unique_ptr<CostModelSetup> setup = prepared.cost_model.setup({*co, *ho, *po});
+    const std::string cost_label = po->cost.empty() ? "" : setup->label();  // --cost: the profiled cost model used
+    const std::vector<std::string> machines = setup->machines();
+    if (machines.size() != 1)
+      throw InputError("--hardware: simulate takes one GPU type (use compare for several), got " + quote(ho->hardware));
+    ModelRunOutput r = run_with_costs(*cmd, *so, so->name, *setup, machines.front(), trace_file, out->show, keep);
+    const std::optional<Assessment> assessment = r.assessment;
     std::vector<RunOutput> runs;
-    std::optional<Assessment> assessment;
-    std::string cost_label;  // --cost: the profiled cost model used
-    const MemoryUse use =
-        simulate_memory_use(trace_file != nullptr, keep.timeline, recorded_trace_ops(out->show.trace), keep.breakdown);
-    if (!po->cost.empty()) {
-      const ProfiledCostModel model(make_profiled_config(*po, *ho));
-      cost_label = model.label();
-      Schedule schedule = make_schedule(*cmd, at_global_batch(*so, so->name, *ho, true), so->name, use);
-      check_global_batch(*ho, schedule, 1);
-      runs.push_back(run_one(std::move(schedule), model, cost_label, trace_file, out->show, keep));
-    } else if (ho->model.empty()) {
-      const UniformCostConfig costs = make_cost_config(*co);
-      Schedule schedule = make_schedule(*cmd, *so, so->name, use);
-      check_stage_costs(costs, schedule);
-      runs.push_back(run_one(std::move(schedule), UniformCostModel(costs), "uniform", trace_file, out->show, keep));
-    } else {
-      const std::vector<std::string> gpus = split_list(ho->hardware);
-      if (gpus.size() != 1)
-        throw InputError("--hardware: simulate takes one GPU type (use compare for several), got " + quote(ho->hardware));
-      ModelRunOutput r = run_on_hardware(*cmd, *so, so->name, *ho, gpus.front(), trace_file, out->show, keep);
-      assessment = r.assessment;
-      runs.push_back(std::move(r.run));
-    }
+    runs.push_back(std::move(r.run));
     const RunOutput& run = runs.front();
     std::vector<FitChange> advice;  // what would make it fit, if it does not
     if (assessment && !assessment->fits)
@@ -386,7 +371,7 @@ void add_simulate_command(CLI::App& app) {
     if (out->json) {
       nlohmann::ordered_json j = schedule_json(run.metrics, *run.breakdown, assessment ? &*assessment : nullptr);
       if (!advice.empty()) j["fit_advice"] = fit_advice_json(advice);
-      j["cost_model"] = !cost_label.empty() ? cost_label : assessment ? "analytical" : "uniform";
+      j["cost_model"] = setup->label();
       std::cout << json_text(j) << "\n";
     } else {
       if (!cost_label.empty()) std::cout << "cost model    " << one_line(cost_label) << "\n";
@@ -421,14 +406,16 @@ void add_compare_command(CLI::App& app) {
   auto po = std::make_shared<ProfiledOptions>();
   add_profiled_flags(*cmd, *po);
   cmd->add_option("--trace-dir", *trace_dir, "Write one Chrome trace per schedule into this folder");
+  auto cost_model = std::make_shared<std::string>();
+  cmd->add_option("--cost-model", *cost_model, cost_model_help());
   add_output_flags(*cmd, *out, "Print a JSON object {\"schedules\": [...]} instead of the table");
   cmd->callback([=] {
     CommandFiles files;
-    const std::vector<std::string> list = prepare(*cmd, *out, *so, *ho, *po, files, names.get());
-    std::optional<ProfiledCostModel> profiled;  // --cost: one measured cost model for every schedule
-    if (!po->cost.empty()) profiled.emplace(make_profiled_config(*po, *ho));
-    const std::vector<std::string> gpus =
-        ho->model.empty() || profiled ? std::vector<std::string>{""} : split_list(ho->hardware);
+    const Prepared prepared = prepare(*cmd, *out, *so, *ho, *po, *cost_model, files, names.get());
+    const std::vector<std::string>& list = prepared.generators;
+    const std::unique_ptr<CostModelSetup> setup = prepared.cost_model.setup({*co, *ho, *po});
+    const std::string cost_label = po->cost.empty() ? "" : setup->label();  // --cost: the profiled cost model used
+    const std::vector<std::string> gpus = setup->machines();
     if (gpus.empty()) throw InputError("--hardware: expected a comma-separated list of GPU types");
     for (auto it = gpus.begin(); it != gpus.end(); ++it)
       if (std::find(gpus.begin(), it, *it) != it) throw InputError("--hardware: " + quote(*it) + " is listed twice");
@@ -448,31 +435,16 @@ void add_compare_command(CLI::App& app) {
     }
     OutputFile* report_file = files.output("--report", out->report.path);
     const Keep keep = out->keep();
-    const UniformCostConfig costs = make_cost_config(*co);
     std::vector<Metrics> all;
     std::vector<TimeBreakdown> breakdowns;  // one per run, as `all`, with keep.breakdown
     std::vector<std::pair<Assessment, Metrics>> assessed;
     std::vector<RunOutput> kept;  // whole runs, for the report
     for (std::size_t g = 0; g < gpus.size(); ++g) {
       for (std::size_t i = 0; i < list.size(); ++i) {
-        const std::string& name = list[i];
         OutputFile* trace = trace_files[g].empty() ? nullptr : trace_files[g][i];
-        const MemoryUse use =
-            simulate_memory_use(trace != nullptr, keep.timeline, recorded_trace_ops(out->show.trace), keep.breakdown);
-        RunOutput run;
-        if (!gpus[g].empty()) {
-          ModelRunOutput r = run_on_hardware(*cmd, *so, name, *ho, gpus[g], trace, out->show, keep);
-          assessed.emplace_back(r.assessment, r.run.metrics);
-          run = std::move(r.run);
-        } else if (profiled) {
-          Schedule schedule = make_schedule(*cmd, at_global_batch(*so, name, *ho, true), name, use);
-          check_global_batch(*ho, schedule, 1);
-          run = run_one(std::move(schedule), *profiled, profiled->label(), trace, out->show, keep);
-        } else {
-          Schedule schedule = make_schedule(*cmd, *so, name, use);
-          check_stage_costs(costs, schedule);
-          run = run_one(std::move(schedule), UniformCostModel(costs), "uniform", trace, out->show, keep);
-        }
+        ModelRunOutput r = run_with_costs(*cmd, *so, list[i], *setup, gpus[g], trace, out->show, keep);
+        if (r.assessment) assessed.emplace_back(*r.assessment, r.run.metrics);
+        RunOutput run = std::move(r.run);
         all.push_back(run.metrics);
         if (run.breakdown) breakdowns.push_back(*run.breakdown);
         if (keep.timeline) kept.push_back(std::move(run));
@@ -486,7 +458,7 @@ void add_compare_command(CLI::App& app) {
       advice[i] = fit_changes(fit_query(*so, list[i % list.size()], *ho, gpus[i / list.size()], nullptr));
     if (report_file) {
       write_report(out->report, *report_file, report_title("compare", *ho, assessments),
-                   report_settings(*so, *co, *ho, profiled ? profiled->label() : "", kept), kept, assessments);
+                   report_settings(*so, *co, *ho, cost_label, kept), kept, assessments);
     }
     if (out->json) {
       nlohmann::ordered_json j;
@@ -495,12 +467,12 @@ void add_compare_command(CLI::App& app) {
         j["schedules"].push_back(schedule_json(all[i], breakdowns[i], assessed.empty() ? nullptr : &assessed[i].first));
         if (advice.count(i)) j["schedules"].back()["fit_advice"] = fit_advice_json(advice[i]);
       }
-      j["cost_model"] = profiled ? profiled->label() : assessed.empty() ? "uniform" : "analytical";
+      j["cost_model"] = setup->label();
       std::cout << json_text(j) << "\n";
     } else {
-      if (profiled) {
+      if (!cost_label.empty()) {
         std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
-                  << so->params.iterations << "  cost model: " << one_line(profiled->label()) << "\n\n"
+                  << so->params.iterations << "  cost model: " << one_line(cost_label) << "\n\n"
                   << compare_table(all);
       } else if (assessed.empty()) {
         std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="

@@ -5,10 +5,12 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "assess/analytical_source.hpp"
 #include "cost_models/analytical.hpp"
 #include "core/units.hpp"
 #include "sim/engine.hpp"
-#include "sim/metrics.hpp"
+#include "tools/analytical_setup.hpp"
+#include "tools/global_batch.hpp"
 #include "tools/memory_guard.hpp"
 #include "tools/table.hpp"
 
@@ -36,12 +38,9 @@ Assessment evaluate(const FitQuery& q, const Candidate& c) {
     generated = generate(q.generator, params);
   }
   const Schedule& schedule = generated ? *generated : *q.file;
-  const AnalyticalCostModel model(make_analytical_config(ho, ho.hardware, schedule.num_devices));
-  check_global_batch(ho, schedule, model.config().dp);
-  if (const std::string problem = stage_count_problem(model.config().model, schedule); !problem.empty())
-    throw InputError(problem);
-  const SimResult result = simulate(schedule, model);
-  return assess(model, schedule, result, summarize(schedule, result));
+  const AnalyticalCostModel model = analytical_model(ho, ho.hardware, schedule);
+  Simulator simulator;
+  return assess_configuration(simulator, schedule, model, AnalyticalSource(model)).assessment;
 }
 
 std::string signed_percent(double fraction) {
@@ -156,18 +155,6 @@ nlohmann::ordered_json fit_advice_json(const std::vector<FitChange>& changes) {
     out.push_back(std::move(j));
   }
   return out;
-}
-
-std::vector<std::size_t> closest_to_fitting(const std::vector<Assessment>& assessed, std::size_t k) {
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < assessed.size(); ++i) {
-    if (assessed[i].fits) return {};
-    order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return assessed[a].overshoot < assessed[b].overshoot; });
-  if (order.size() > k) order.resize(k);
-  return order;
 }
 
 }  // namespace pipesim

@@ -11,7 +11,8 @@
 
 #include "schedules/generator.hpp"
 #include "schedules/schedule.hpp"
-#include "tools/experiment.hpp"
+#include "assess/assessment.hpp"
+#include "tools/hardware_flags.hpp"
 
 namespace pipesim {
 
@@ -49,9 +50,5 @@ std::string fit_advice_text(const std::string& label, const FitStatus& now, cons
 // The same as `fit_advice` in --json: [{"change", "peak_memory_bytes", "capacity_bytes",
 // "fits", "tokens_per_s"} or {"change", "not_applicable": why}, ...] (docs/json.md).
 nlohmann::ordered_json fit_advice_json(const std::vector<FitChange>& changes);
-
-// The configurations to advise on when none of `assessed` fits: up to `k` indices, the
-// smallest overshoot first (ties by position); empty if any fits.
-std::vector<std::size_t> closest_to_fitting(const std::vector<Assessment>& assessed, std::size_t k);
 
 }  // namespace pipesim

@@ -26,7 +26,7 @@
 #include "cost_models/efficiency_fit.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/schedule.hpp"
-#include "tools/experiment.hpp"
+#include "tools/analytical_setup.hpp"
 
 namespace pipesim {
 

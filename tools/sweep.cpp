@@ -11,12 +11,15 @@
 #include <tuple>
 #include <thread>
 
+#include "assess/analytical_source.hpp"
+#include "assess/assessment.hpp"
 #include "cost_models/analytical.hpp"
 #include "cost_models/transformer.hpp"
 #include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
+#include "tools/analytical_setup.hpp"
 #include "tools/memory_guard.hpp"
 
 namespace pipesim {
@@ -35,8 +38,8 @@ struct Plan {
   const SweepGrid& grid;
   int gpus = 0;
   // base[hardware][recompute]: the analytical config with tp 1 on one device; a combination
-  // changes only tp, pipeline devices, dp and micro-batch size (as make_analytical_config
-  // would), so the catalog is looked up once per GPU type.
+  // changes only tp, pipeline devices, dp and micro-batch size (with_parallelism, as
+  // make_analytical_config does), so the catalog is looked up once per GPU type.
   std::vector<std::vector<AnalyticalConfig>> base;
   std::vector<std::string> model_error;  // per tp value: why the model cannot be split so, or empty
   std::vector<Group> groups;             // the most work first, for an even finish
@@ -65,15 +68,11 @@ void skip(Outcome& out, std::size_t index, SkipReason reason, const std::string&
   }
 }
 
-// The config make_analytical_config would build for this combination.
+// The config of this combination: its GPU type's and recompute setting's with its
+// parallelism (the checks before it made sure tp x devices divides the GPUs).
 AnalyticalConfig config_of(const Plan& plan, const Schedule& schedule, const GridPoint& point) {
-  AnalyticalConfig config = plan.base[point.hardware][point.recompute];
-  const int tp = plan.grid.tp[point.tp];
-  config.tp = tp;
-  config.pipeline_devices = schedule.num_devices;
-  config.dp = plan.gpus / (tp * schedule.num_devices);
-  config.micro_batch_size = plan.grid.micro_batch_size[point.micro_batch_size];
-  return config;
+  return with_parallelism(plan.base[point.hardware][point.recompute], plan.grid.tp[point.tp], schedule.num_devices,
+                          plan.grid.micro_batch_size[point.micro_batch_size]);
 }
 
 SweepRow evaluate(Simulator& simulator, const Plan& plan, const AnalyticalCostModel& model, const Schedule& schedule,
@@ -83,17 +82,17 @@ SweepRow evaluate(Simulator& simulator, const Plan& plan, const AnalyticalCostMo
   row.index = index;
   row.point = point;
   BreakdownRecorder parts(schedule.num_devices);  // no timeline is kept: only where the time goes
-  const SimResult result = simulator.run(schedule, model, &parts);
-  const Metrics metrics = summarize(schedule, result);
-  const TimeBreakdown breakdown = time_breakdown(schedule, result, model, parts);
+  const AssessedRun run = assess_configuration(simulator, schedule, model, AnalyticalSource(model), &parts);
+  const Metrics& metrics = run.metrics;
+  const Assessment& a = run.assessment;
+  const TimeBreakdown breakdown = time_breakdown(schedule, run.result, model, parts);
   for (TimeCategory c : kTimeCategories)
     row.time_parts[static_cast<std::size_t>(c)] = breakdown.mean_per_iteration_s(c);
-  const Assessment a = assess(model, schedule, result, metrics);
-  row.tp = model.config().tp;
+  row.tp = a.tp;
   row.pp = g.pp[point.pp];
-  row.dp = model.config().dp;
+  row.dp = a.dp;
   row.microbatches = schedule.microbatches;
-  row.global_batch = sequences_per_iteration(schedule, model.config().micro_batch_size, model.config().dp);
+  row.global_batch = sequences_per_iteration(schedule, model.config().micro_batch_size, a.dp);
   row.micro_batch_size = model.config().micro_batch_size;
   row.gpus = a.gpus;
   row.time_per_iteration = metrics.time_per_iteration;
@@ -394,16 +393,13 @@ std::vector<std::size_t> candidates(const std::vector<SweepRow>& rows, long long
 }
 
 std::vector<std::size_t> closest_rows(const std::vector<SweepRow>& rows, long long global_batch, std::size_t k) {
-  std::vector<std::size_t> order;
+  std::vector<std::size_t> among;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const SweepRow& r = rows[i];
     if (!r.fits && r.passes_filters && r.same_as == r.index && (global_batch <= 0 || r.global_batch == global_batch))
-      order.push_back(i);
+      among.push_back(i);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return rows[a].overshoot < rows[b].overshoot; });
-  if (order.size() > k) order.resize(k);
-  return order;
+  return closest_to_fitting(std::move(among), [&](std::size_t i) { return rows[i].overshoot; }, k);
 }
 
 std::vector<FitChange> sweep_fit_changes(const SweepSettings& settings, const SweepGrid& grid, const SweepRow& row) {

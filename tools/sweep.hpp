@@ -17,7 +17,7 @@
 #include "cost_models/memory_model.hpp"
 #include "core/units.hpp"
 #include "sim/breakdown.hpp"
-#include "tools/experiment.hpp"
+#include "tools/hardware_flags.hpp"
 #include "tools/fit_advice.hpp"
 #include "tools/sweep_grid.hpp"
 

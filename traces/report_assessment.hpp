@@ -1,6 +1,6 @@
 #pragma once
 // What the HTML report (traces/html_report.hpp) knows about a run on a real model and GPU
-// (`--model`): the numbers of tools/experiment.hpp's Assessment, as plain data, so that
+// (`--model`): the numbers of assess/assessment.hpp's Assessment, as plain data, so that
 // traces/ depends on no cost model or command-line code. The tools side fills it in.
 #include <cstdint>
 #include <optional>

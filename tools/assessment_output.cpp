@@ -1,0 +1,111 @@
+#include "tools/assessment_output.hpp"
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "tools/table.hpp"
+
+namespace pipesim {
+namespace {
+
+std::string fits_text(const Assessment& a) {
+  return a.fits ? "fits" : "over by " + format_bytes(static_cast<double>(a.overshoot));
+}
+
+}  // namespace
+
+nlohmann::ordered_json assessment_json(const Assessment& a, nlohmann::ordered_json run) {
+  nlohmann::ordered_json j = std::move(run);
+  const auto usd = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+  };
+  j["model"] = a.model;
+  j["hardware"] = a.hardware;
+  j["nodes"] = a.nodes;
+  j["gpus_per_node"] = a.gpus_per_node;
+  j["gpus"] = a.gpus;
+  j["tp"] = a.tp;
+  j["pp"] = a.pp;
+  j["dp"] = a.dp;
+  j["global_batch"] = a.global_batch;
+  j["tokens_per_iteration"] = a.tokens_per_iteration;
+  j["tokens_per_s"] = a.tokens_per_s;
+  j["mfu"] = a.mfu;
+  j["price_usd_per_gpu_hour"] = usd(a.price_per_hour);
+  j["price_source"] = a.price_source;
+  j["price_assumed"] = a.price_assumed;
+  j["cost_per_million_tokens_usd"] = usd(a.cost_per_million_tokens);
+  j["peak_memory_bytes"] = a.peak_memory;
+  j["peak_memory_device"] = a.peak_device;
+  j["capacity_bytes"] = a.capacity;
+  j["fits"] = a.fits;
+  j["overshoot_bytes"] = a.overshoot;
+  auto& mem = j["memory_per_device"] = nlohmann::ordered_json::array();
+  for (const DeviceMemory& d : a.memory)
+    mem.push_back({{"device", d.device},         {"weights_bytes", d.weights},       {"gradients_bytes", d.gradients},
+                   {"optimizer_bytes", d.optimizer}, {"activations_bytes", d.activations}, {"workspace_bytes", d.workspace},
+                   {"comm_buffers_bytes", d.comm_buffers}, {"total_bytes", d.total},    {"weight_copies", d.weight_copies}});
+  return j;
+}
+
+ReportAssessment report_assessment(const Assessment& a) {
+  ReportAssessment r;
+  r.model = a.model;
+  r.hardware = a.hardware;
+  r.nodes = a.nodes;
+  r.gpus_per_node = a.gpus_per_node;
+  r.tp = a.tp;
+  r.pp = a.pp;
+  r.dp = a.dp;
+  r.global_batch = a.global_batch;
+  r.tokens_per_iteration = a.tokens_per_iteration;
+  r.tokens_per_s = a.tokens_per_s;
+  r.mfu = a.mfu;
+  r.price_per_hour = a.price_per_hour;
+  r.price_source = a.price_source;
+  r.price_assumed = a.price_assumed;
+  r.cost_per_million_tokens = a.cost_per_million_tokens;
+  r.capacity = a.capacity;
+  for (const DeviceMemory& d : a.memory)
+    r.memory.push_back({d.weights, d.gradients, d.optimizer, d.workspace + d.comm_buffers, d.activations, d.weight_copies});
+  PIPESIM_ASSERT(r.peak_memory() == a.peak_memory && r.fits() == a.fits);
+  return r;
+}
+
+std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& rows) {
+  Table t;
+  t.add_column("hardware", Table::Align::Left);
+  t.add_column("schedule", Table::Align::Left);
+  t.add_column("tokens/iter");
+  t.add_column("time/iter");
+  t.add_column("tokens/s");
+  t.add_column("MFU");
+  t.add_column("bubble");
+  t.add_column("peak memory");
+  t.add_column("capacity");
+  t.add_column("fits?", Table::Align::Left);
+  t.add_column("mismatch max");
+  t.add_column("delay max");
+  t.add_column("$/M tokens");
+  bool assumed = false;
+  for (const auto& [a, m] : rows) {
+    assumed = assumed || (a.cost_per_million_tokens && a.price_assumed);
+    t.add_row({a.hardware, m.schedule, format_fixed(a.tokens_per_iteration, 0), format_duration(m.time_per_iteration),
+               format_fixed(a.tokens_per_s, 0),
+               format_percent(a.mfu), format_percent(m.bubble_ratio), format_bytes(static_cast<double>(a.peak_memory)),
+               format_bytes(static_cast<double>(a.capacity)), fits_text(a), std::to_string(m.staleness.max_mismatch),
+               std::to_string(m.staleness.max_delay),
+               a.cost_per_million_tokens
+                   ? "$" + format_fixed(*a.cost_per_million_tokens, 3) + (a.price_assumed ? " (assumed)" : "")
+                   : "-"});
+  }
+  return t.render() +
+         "\ntokens/iter = tokens per optimizer step (global batch x sequence length); MFU = model FLOPs (forward +\n"
+         "backward, no recomputation) / (time x GPUs x dense peak); peak memory = the fullest GPU: weights (x copies\n"
+         "held), gradients, optimizer state, activations, buffers; mismatch / delay in optimizer steps (see\n"
+         "docs/schedules.md)." +
+         (assumed ? " $/M tokens (assumed): the GPU's catalog price is an assumption\n"
+                    "(pipesim catalog gpus; --price-per-hour gives yours).\n"
+                  : "\n");
+}
+
+}  // namespace pipesim

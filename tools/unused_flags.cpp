@@ -1,0 +1,50 @@
+#include "tools/unused_flags.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include "schedules/generator.hpp"
+#include "tools/cli_options.hpp"
+
+namespace pipesim {
+
+std::vector<UnusedFlags> unused_flags(const CostModelInfo& chosen, bool schedule_file,
+                                      const std::vector<std::string>& generators) {
+  const auto list = [](const auto& flags) { return std::vector<std::string>(flags.begin(), flags.end()); };
+  const std::vector<std::string>& uniform = find_cost_model("uniform").flags;
+  const std::vector<std::string>& gpu = find_cost_model("analytical").flags;
+  const bool cost = chosen.name == "profiled", uniform_costs = chosen.name == "uniform";
+  std::vector<UnusedFlags> out;
+  if (!uniform_costs)
+    out.push_back({uniform,
+                   cost ? "not used with --cost (the profile gives every duration and size)"
+                        : "not used with --model (the analytical model gives every duration and size)",
+                   true});
+  if (cost) out.push_back({gpu, "not used with --cost (the profile measured its own machine)", true});
+  if (uniform_costs) {
+    out.push_back({gpu, "used only with --model (the GPU settings of the analytical model)", true});
+    out.push_back({{"--micro-batch-size", "--global-batch-size"}, "used only with --model or --cost", true});
+  }
+  if (!cost) out.push_back({find_cost_model("profiled").flags, "used only with --cost", true});
+  if (schedule_file) {  // checked against the file where the schedule is made (check_schedule_file_flags)
+    UnusedFlags generator{list(kShapeFlags), "", false};
+    for (const char* f : kGeneratorOnlyFlags) generator.flags.emplace_back(f);
+    generator.flags.emplace_back("--schedule");
+    out.push_back(generator);
+  } else {  // settings that none of the generators reads (check_generator_flags refuses them)
+    UnusedFlags settings{{}, "", false};
+    for (const std::string flag : {"--chunks", "--pipelines", "--concat", "--width", "--max-active-keys",
+                                   "--min-update-frequency", "--twobw-policy", "--amdp-update"}) {
+      bool read = false;
+      for (const std::string& name : generators) {
+        const auto& s = find_generator(name).settings;
+        read = read || std::find(s.begin(), s.end(), std::string_view(flag).substr(2)) != s.end();
+      }
+      if (!read) settings.flags.push_back(flag);
+    }
+    out.push_back(settings);
+  }
+  return out;
+}
+
+}  // namespace pipesim
