@@ -64,18 +64,18 @@ void TraceWriter::flush() {
   written_now_.clear();
 }
 
-int TraceWriter::place(int device, int base, Tick start, Tick end) {
+int TraceWriter::place(int device, int base, Tick start, Tick end, bool flows_later) {
   PIPESIM_ASSERT(device >= 0 && device < num_devices_);
   auto& lanes = lanes_[static_cast<std::size_t>(device) * kBaseThreads + static_cast<std::size_t>(base)];
-  const bool positive = end > start;
+  const bool pinned = end <= start && flows_later;
   std::size_t lane = 0;
-  while (lane < lanes.size() && !(lanes[lane].end < start || (lanes[lane].end == start && lanes[lane].positive)))
+  while (lane < lanes.size() && !(lanes[lane].end < start || (lanes[lane].end == start && !lanes[lane].pinned)))
     ++lane;
   if (lane == lanes.size()) {
     lanes.push_back(Lane{});
     thread_metadata(out_, place_.pid_base + device, base, static_cast<int>(lane));
   }
-  lanes[lane] = Lane{std::max(start, end), positive};  // start >= the lane's end: it only grows
+  lanes[lane] = Lane{std::max(start, end), pinned};  // start >= the lane's end: it only grows
   return lane_tid(base, static_cast<int>(lane));
 }
 
@@ -97,7 +97,9 @@ void TraceWriter::write(const OpRecord& r) {
   last_op_end_ = r.end;
   const Op& op = op_at(r.ref);
   if (!is_compute(op.kind)) return;  // GradSync: drawn through its CollectiveRecord
-  const int tid = place(r.ref.device, kComputeTid, r.start, r.end);
+  // Its incoming arrows are drawn right after it; outgoing ones when its transfers arrive.
+  const int sends = outputs_[ids_.id(r.ref.device, static_cast<std::uint32_t>(r.ref.index))];
+  const int tid = place(r.ref.device, kComputeTid, r.start, r.end, opt_.flows && sends > 0);
   const int pid = place_.pid_base + r.ref.device;
   op_slice(out_, s_, pid, tid, r);
   if (!opt_.flows) return;
@@ -107,8 +109,8 @@ void TraceWriter::write(const OpRecord& r) {
     for (const Incoming& in : it->second) flow(in.from, here, in.id);
     consumers_.erase(it);
   }
-  if (const int n = outputs_[ids_.id(r.ref.device, static_cast<std::uint32_t>(r.ref.index))]; n > 0) {
-    producers_[key(r.ref)] = Producer{here, n};
+  if (sends > 0) {
+    producers_[key(r.ref)] = Producer{here, sends};
     note_pending();
   }
 }
@@ -120,9 +122,10 @@ void TraceWriter::write(const TransferRecord& r) {
   const std::uint64_t index = transfers_++;
   const Span send = send_span(r);
   const Span recv = recv_span(r);
-  const int send_tid = place(r.from.device, kSendTid, send.start, send.end);
+  // The send slice's arrow to a consumer still to end is drawn then.
+  const int send_tid = place(r.from.device, kSendTid, send.start, send.end, opt_.flows && is_compute(to.kind));
   transfer_slice(out_, place_.pid_base + r.from.device, send_tid, send, r, from, to, true);
-  const int recv_tid = place(r.to.device, kRecvTid, recv.start, recv.end);
+  const int recv_tid = place(r.to.device, kRecvTid, recv.start, recv.end, false);
   transfer_slice(out_, place_.pid_base + r.to.device, recv_tid, recv, r, from, to, false);
   if (!opt_.flows) return;
   const std::uint64_t id = place_.flow_id_base + 2 * index;
@@ -150,7 +153,7 @@ void TraceWriter::write(const TransferRecord& r) {
 void TraceWriter::write(const CollectiveRecord& r) {
   if (cut_) return;
   for (const OpRef& p : r.participants) {
-    const int tid = place(p.device, kCollectiveTid, r.start, r.end);
+    const int tid = place(p.device, kCollectiveTid, r.start, r.end, false);
     collective_slice(out_, place_.pid_base + p.device, tid, r, op_at(p));
   }
 }

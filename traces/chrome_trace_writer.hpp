@@ -18,11 +18,13 @@
 //           the viewers sort on load (Perfetto's trace processor: src/trace_processor/
 //           trace_sorter.h; ties keep file order).
 //   lanes   A slice takes the first lane of its (device, base thread) that is free at its
-//           start: whose slices all ended before it, or exactly at its start after a slice
-//           of positive length (a zero-length slice is never followed on its lane by one
-//           starting at the same time: Perfetto would nest them and bind the first one's
-//           flows to the second). A lane's thread_name / thread_sort_index metadata is
-//           written when it is first used; lane 0 of every base thread up front.
+//           start: whose slices all ended before it or exactly at its start, except that a
+//           zero-length slice that will still get a flow event (a producer op's, or a send
+//           slice's whose consumer has not ended) is never followed on its lane by one
+//           starting at the same time: Perfetto binds a flow event to the innermost slice
+//           open on the track, which would be the later one. A lane's thread_name /
+//           thread_sort_index metadata is written when it is first used; lane 0 of every
+//           base thread up front.
 //   flows   Per transfer, producer op -> send slice -> consumer op, ids 2i+1 and 2i+2 for
 //           the i-th transfer (plus the group's base). The producer op is written before its
 //           transfer arrives: it leaves its flow point in a small map when the dependency
@@ -108,7 +110,7 @@ class TraceWriter {
   };
   struct Lane {
     Tick end = std::numeric_limits<Tick>::min();  // end of its latest slice
-    bool positive = true;  // that slice had positive length (or there is none)
+    bool pinned = false;  // that slice lasts 0 ns and will still get a flow event
   };
 
   static std::uint64_t key(const OpRef& ref) {
@@ -128,8 +130,8 @@ class TraceWriter {
   void write(const CollectiveRecord& r);
   void write(const MemoryRecord& r);
   // Picks the lane for a slice on (device, base) and returns its tid (writing the lane's
-  // metadata the first time).
-  int place(int device, int base, Tick start, Tick end);
+  // metadata the first time); `flows_later`: a flow event will be written into it later.
+  int place(int device, int base, Tick start, Tick end, bool flows_later);
   void flow(const Point& from, const Point& to, std::uint64_t id);
   void note_pending();
 
