@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "both_traces.hpp"
 #include "cost_models/uniform.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
@@ -39,25 +40,8 @@ UniformCostModel link_costs(Tick latency, double bandwidth) {
   return UniformCostModel(config);
 }
 
-struct Traces {
-  std::string batch, stream;
-  std::size_t unmatched = 0;
-  ChromeTraceStream::Retained left;
-};
-
-Traces both_traces(const Schedule& s, const CostModel& costs, const TraceOptions& options = {}) {
-  std::ostringstream stream_out;
-  ChromeTraceStream stream(stream_out, s, options);
-  TimelineRecorder recorder;
-  ObserverList both;
-  both.add(&stream);
-  both.add(&recorder);
-  simulate(s, costs, &both);
-  stream.finish();
-  std::ostringstream batch_out;
-  write_chrome_trace(batch_out, s, recorder.timeline, options);
-  return {batch_out.str(), stream_out.str(), stream.unmatched_producers(), stream.retained()};
-}
+using testing_trace::both_traces;
+using testing_trace::Traces;
 
 Tick ns_of(const json& us) { return static_cast<Tick>(std::llround(us.get<double>() * 1000.0)); }
 

@@ -15,7 +15,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -25,13 +24,13 @@
 #include "cost_models/catalog.hpp"
 #include "cost_models/stage_layout.hpp"
 #include "cost_models/uniform.hpp"
+#include "both_traces.hpp"
 #include "executor_helpers.hpp"
 #include "schedules/dependencies.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/lowering.hpp"
 #include "sim/engine.hpp"
 #include "sim/timeline.hpp"
-#include "traces/chrome_trace_stream.hpp"
 
 namespace pipesim {
 namespace {
@@ -106,28 +105,19 @@ UniformCostModel costs() {
 Timeline check_engine_and_stream(const Schedule& s) {
   TraceOptions options;
   options.static_memory_bytes.assign(static_cast<std::size_t>(s.num_devices), 1000);
-  std::ostringstream out;
-  ChromeTraceStream stream(out, s, options);
-  TimelineRecorder recorder;
-  ObserverList both;
-  both.add(&stream);
-  both.add(&recorder);
-  simulate(s, costs(), &both);
-  stream.finish();
-  EXPECT_EQ(messages_of(recorder.timeline), walk_messages(s));
+  testing_trace::Traces traces = testing_trace::both_traces(s, costs(), options);
+  EXPECT_EQ(traces.stream, traces.batch) << "the streaming and the batch driver differ";
+  EXPECT_EQ(traces.unmatched, 0u);
+  EXPECT_EQ(traces.left.producers, 0u);
+  EXPECT_EQ(traces.left.consumers, 0u);
+  EXPECT_EQ(messages_of(traces.timeline), walk_messages(s));
   const std::vector<std::uint8_t> outputs = cross_device_outputs(s);
   const OpNumbering ids(s, OpNumbering::Order::DeviceMajor);
   std::vector<int> sent(ids.size(), 0);
-  for (const TransferRecord& r : recorder.timeline.transfers)
+  for (const TransferRecord& r : traces.timeline.transfers)
     ++sent[ids.id(r.from.device, static_cast<std::uint32_t>(r.from.index))];
   for (std::size_t id = 0; id < ids.size(); ++id) EXPECT_EQ(outputs[id], sent[id]) << "op id " << id;
-  EXPECT_EQ(stream.unmatched_producers(), 0u);
-  EXPECT_EQ(stream.retained().producers, 0u);
-  EXPECT_EQ(stream.retained().consumers, 0u);
-  std::ostringstream batch;
-  write_chrome_trace(batch, s, recorder.timeline, options);
-  EXPECT_EQ(out.str(), batch.str()) << "the streaming and the batch driver differ";
-  return std::move(recorder.timeline);
+  return std::move(traces.timeline);
 }
 
 TEST(RulesAgree, DataEdgesInTheWalkTheEngineAndTheStreamingTrace) {

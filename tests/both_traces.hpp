@@ -1,0 +1,40 @@
+#pragma once
+// One run's Chrome trace from both drivers of the one writer (traces/chrome_trace_writer.hpp):
+// the streaming one while the engine runs, the batch one from the recorded Timeline.
+#include <cstddef>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "cost_models/cost_model.hpp"
+#include "schedules/schedule.hpp"
+#include "sim/engine.hpp"
+#include "sim/timeline.hpp"
+#include "traces/chrome_trace.hpp"
+#include "traces/chrome_trace_stream.hpp"
+
+namespace pipesim::testing_trace {
+
+struct Traces {
+  std::string batch, stream;
+  std::size_t unmatched = 0;       // the stream's unmatched producers
+  ChromeTraceStream::Retained left;  // what the stream still held at the end
+  Timeline timeline;               // the run's records
+};
+
+inline Traces both_traces(const Schedule& s, const CostModel& costs, const TraceOptions& options = {}) {
+  std::ostringstream stream_out;
+  ChromeTraceStream stream(stream_out, s, options);
+  TimelineRecorder recorder;
+  ObserverList both;
+  both.add(&stream);
+  both.add(&recorder);
+  simulate(s, costs, &both);
+  stream.finish();
+  std::ostringstream batch_out;
+  write_chrome_trace(batch_out, s, recorder.timeline, options);
+  return {batch_out.str(), stream_out.str(), stream.unmatched_producers(), stream.retained(),
+          std::move(recorder.timeline)};
+}
+
+}  // namespace pipesim::testing_trace
