@@ -1,6 +1,7 @@
 #pragma once
 // One run's Chrome trace from both drivers of the one writer (traces/chrome_trace_writer.hpp):
-// the streaming one while the engine runs, the batch one from the recorded Timeline.
+// the streaming one while the engine runs, the batch one from the recorded Timeline (the
+// stream keeps max_ops ops when that is > 0; the batch trace is always the whole run).
 #include <cstddef>
 #include <sstream>
 #include <string>
@@ -20,11 +21,15 @@ struct Traces {
   std::size_t unmatched = 0;       // the stream's unmatched producers
   ChromeTraceStream::Retained left;  // what the stream still held at the end
   Timeline timeline;               // the run's records
+  bool truncated = false;          // the stream's cut (max_ops), what it kept and until when
+  std::size_t ops_kept = 0;
+  Tick cut_time = 0;
 };
 
-inline Traces both_traces(const Schedule& s, const CostModel& costs, const TraceOptions& options = {}) {
+inline Traces both_traces(const Schedule& s, const CostModel& costs, const TraceOptions& options = {},
+                          std::size_t max_ops = 0) {
   std::ostringstream stream_out;
-  ChromeTraceStream stream(stream_out, s, options);
+  ChromeTraceStream stream(stream_out, s, options, max_ops);
   TimelineRecorder recorder;
   ObserverList both;
   both.add(&stream);
@@ -33,8 +38,8 @@ inline Traces both_traces(const Schedule& s, const CostModel& costs, const Trace
   stream.finish();
   std::ostringstream batch_out;
   write_chrome_trace(batch_out, s, recorder.timeline, options);
-  return {batch_out.str(), stream_out.str(), stream.unmatched_producers(), stream.retained(),
-          std::move(recorder.timeline)};
+  return {batch_out.str(),        stream_out.str(),   stream.unmatched_producers(), stream.retained(),
+          std::move(recorder.timeline), stream.truncated(), stream.ops_kept(),         stream.cut_time()};
 }
 
 }  // namespace pipesim::testing_trace

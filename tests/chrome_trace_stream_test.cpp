@@ -175,23 +175,16 @@ TEST(ChromeTraceStream, ByteIdenticalAcrossRuns) {
 TEST(ChromeTraceStream, TruncatesLikeTheRecorder) {
   const Schedule s = generate("1f1b", params(4, 8));
   const UniformCostModel costs = link_costs(20 * kNsPerUs, 5e9);
-  std::ostringstream out;
-  ChromeTraceStream stream(out, s, {}, 10);
-  TimelineRecorder all;
-  ObserverList both;
-  both.add(&stream);
-  both.add(&all);
-  simulate(s, costs, &both);
-  stream.finish();
-  ASSERT_TRUE(stream.truncated());
-  EXPECT_EQ(stream.ops_kept(), 10u);
-  EXPECT_EQ(stream.cut_time(), all.timeline.ops[9].end);
-  const json trace = json::parse(out.str());
+  const Traces t = both_traces(s, costs, {}, 10);
+  ASSERT_TRUE(t.truncated);
+  EXPECT_EQ(t.ops_kept, 10u);
+  EXPECT_EQ(t.cut_time, t.timeline.ops[9].end);
+  const json trace = json::parse(t.stream);
   std::size_t ops = 0;
   for (const json& e : trace.at("traceEvents")) {
     if (e.at("ph") == "X" && e.at("tid") == kComputeTid) ++ops;
     if (e.at("ph") == "X") {
-      EXPECT_LE(ns_of(e.at("ts")), stream.cut_time()) << e.dump();
+      EXPECT_LE(ns_of(e.at("ts")), t.cut_time) << e.dump();
     }
   }
   EXPECT_EQ(ops, 10u);
