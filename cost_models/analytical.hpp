@@ -29,7 +29,7 @@
 #include "cost_models/hardware_spec.hpp"
 #include "cost_models/model_spec.hpp"
 #include "cost_models/transformer.hpp"
-#include "kernels/stage_layout.hpp"  // header-only: the one rule for cutting a model into stages
+#include "cost_models/stage_layout.hpp"  // header-only: the one rule for cutting a model into stages
 
 namespace pipesim {
 
@@ -55,7 +55,7 @@ struct AnalyticalConfig {
   int micro_batch_size = 1;        // sequences per micro-batch (b)
   std::string dtype = "bf16";      // compute dtype: selects the GPU's peak and storage bytes
   Efficiency efficiency;           // kernel efficiencies; make_analytical_config takes the GPU's
-  StagePartition partition;        // how the model is cut (kernels/stage_layout.hpp); empty: the rule
+  StagePartition partition;        // how the model is cut (cost_models/stage_layout.hpp); empty: the rule
   Recompute recompute = Recompute::None;
   bool zero1 = false;               // shard fp32 master weights and Adam state over dp
   bool overlap_grad_reduce = false;  // DP allreduce overlaps the last micro-batch's backward
@@ -99,7 +99,7 @@ class AnalyticalCostModel final : public CostModel {
 
   const AnalyticalConfig& config() const { return config_; }
   const LayerTimes& layer_times() const { return layer_; }
-  // Layers of `stage` when the model is cut into `num_stages` stages (kernels/stage_layout.hpp;
+  // Layers of `stage` when the model is cut into `num_stages` stages (cost_models/stage_layout.hpp;
   // InputError if the partition does not fit them).
   int layers_of(int stage, int num_stages) const;
   // Seconds of one kernel on one GPU: the roofline of its compute and its HBM bytes.

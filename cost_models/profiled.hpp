@@ -4,7 +4,7 @@
 // measured, at one micro-batch size. docs/cost-model.md ("The profiled cost model").
 //
 //   stage op      blocks(stage) x block time  (+ embedding on stage 0, + head on the last)
-//                 blocks(stage) from kernels/stage_layout.hpp with the schedule's
+//                 blocks(stage) from cost_models/stage_layout.hpp with the schedule's
 //                 num_stages, so an interleaved chunk op is a stage of a finer cut
 //   F, I, W       the profiled pass; B = I + W; the embedding has no I
 //   micro-batch   every quantity is a SizeFit over the profiled sizes (time_fit.hpp),
@@ -24,7 +24,7 @@
 #include "cost_models/cost_model.hpp"
 #include "cost_models/profile.hpp"
 #include "cost_models/time_fit.hpp"
-#include "kernels/stage_layout.hpp"  // header-only: the one rule for cutting a model into stages
+#include "cost_models/stage_layout.hpp"  // header-only: the one rule for cutting a model into stages
 
 namespace pipesim {
 

@@ -30,7 +30,7 @@
 
 #include "cost_models/model_spec.hpp"
 #include "kernels/optimizer.hpp"  // OptimizerKind
-#include "kernels/stage_layout.hpp"
+#include "cost_models/stage_layout.hpp"
 #include "schedules/op.hpp"
 
 namespace pipesim {
@@ -58,7 +58,7 @@ struct ModelSetup {
   int num_devices = 1;          // executor devices in the run (a GPU may hold several)
 };
 
-// One (pipeline, stage) replica: which blocks it holds (kernels/stage_layout.hpp).
+// One (pipeline, stage) replica: which blocks it holds (cost_models/stage_layout.hpp).
 struct ReplicaSpec {
   int pipeline = 0;
   int stage = 0;

@@ -1,6 +1,6 @@
 #pragma once
 // CpuBackend: the ComputeBackend of the CPU (Eigen, float) kernels in kernels/. A replica
-// holds the blocks kernels/stage_layout.hpp gives its stage, plus the embedding on stage 0
+// holds the blocks cost_models/stage_layout.hpp gives its stage, plus the embedding on stage 0
 // and the LM head on the last stage.
 //
 //   weights   block g (global index) from splitmix64(seed + g), so a model cut into 1, 2 or

@@ -32,32 +32,22 @@ void check_options(const RunOptions& o) {
     throw InputError("--lr: expected a finite learning rate >= 0, got " + std::to_string(o.optimizer.lr));
 }
 
-// Which op's output each op takes (F: the previous stage's F; B/I: the next stage's B/I),
-// and the reverse lists. With communication ops the message passes through them: F ->
-// SEND_F -> RECV_F -> F, each hop a data edge (a send or a receive hands on what it got).
-// dependencies.hpp's other edges carry no data (own forward, I before W, GradSync before
-// OptStep) and stay on one device.
+// Which op's output each op takes, and the reverse lists: the walk's data edges
+// (schedules/dependency_walk.hpp). With communication ops the message passes through
+// them: F -> SEND_F -> RECV_F -> F, each hop a data edge (a send or a receive hands on
+// what it got). The other edges carry no data and stay on one device.
 void route_data(RunState& st) {
   const DependencyGraph& g = st.graph;
   st.data_pred.assign(g.size(), kNoOp);
   st.data_succ.assign(g.size(), {});
   for (OpId id = 0; id < g.size(); ++id) {
-    const Op& op = st.op_of(id);
-    for (OpId k = g.pred_begin[id]; k < g.pred_begin[id + 1]; ++k) {
-      const OpId p = g.preds[k];
-      const Op& from = st.op_of(p);
-      const bool data = (op.kind == OpKind::F && from.kind == OpKind::F) ||
-                        (is_backward_input(op.kind) && is_backward_input(from.kind) && from.stage != op.stage) ||
-                        is_comm(op.kind) || is_comm(from.kind);
-      if (!data) {
-        // Every edge that is not data stays on the device (placement puts a stage's ops on
-        // one device); dependencies.hpp has checked placement.
-        PIPESIM_ASSERT(g.device_of(p) == g.device_of(id));
-        continue;
-      }
-      st.data_pred[id] = p;
-      st.data_succ[p].push_back(id);
-    }
+    const OpId input = g.data_input[id];
+    for (OpId k = g.pred_begin[id]; k < g.pred_begin[id + 1]; ++k)
+      // dependencies.hpp has checked placement: a replica's ops share a device.
+      PIPESIM_ASSERT(g.preds[k] == input || g.device_of(g.preds[k]) == g.device_of(id));
+    if (input == DependencyGraph::kNoDataInput) continue;
+    st.data_pred[id] = input;
+    st.data_succ[input].push_back(id);
   }
   // A receive is posted, not waited on: the op using its message takes it from the sender
   // itself, as PyTorch's runtime waits at the compute op (sim/engine.hpp).

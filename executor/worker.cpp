@@ -5,14 +5,15 @@
 #include <unordered_map>
 
 #include "executor/run_state.hpp"
+#include "sim/versions.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {
 namespace {
 
 // Weight versions of one replica as the executor drives them: which version each op
-// uses (sim/versions.hpp's rules) and which older versions the backend must keep a real
-// copy of, because ops still to run will use them.
+// uses (weight_version_used, sim/versions.hpp: the engine's rule) and which older versions
+// the backend must keep a real copy of, because ops still to run will use them.
 //   Current  every op uses the current version; nothing is kept
 //   Stash    F uses the current version and pins it until the micro-batch's weight
 //            gradient (B or W) is done; I/W/B use their forward's version
@@ -36,7 +37,7 @@ class Worker {
       if (s.schedule.weight_policy != WeightPolicy::TwoBW) continue;
       for (const Op& op : list_)
         if (is_microbatch_op(op.kind) && op.pipeline == pipeline && op.stage == stage)
-          ++v.uses_left[std::max(0, s.schedule.iteration_of(op.microbatch) - 1)];
+          ++v.uses_left[two_bw_version(s.schedule, op)];
     }
     log_.peak_weight_versions = backend.versions_held();
   }
@@ -117,24 +118,15 @@ class Worker {
     return it->second;
   }
 
+  // The version `op` uses: sim/versions.hpp's rule, with its forward's version from here.
   std::int32_t version_for(const Op& op, ReplicaVersions& v) const {
-    switch (s_.schedule.weight_policy) {
-      case WeightPolicy::Current: return v.current;
-      case WeightPolicy::Stash: {
-        if (op.kind == OpKind::F) return v.current;
-        auto it = v.forward_version.find(op.microbatch);
-        if (it == v.forward_version.end()) throw InputError("runs before its forward");
-        return it->second;
-      }
-      case WeightPolicy::TwoBW: {
-        const std::int32_t want = std::max(0, s_.schedule.iteration_of(op.microbatch) - 1);
-        if (want > v.current)
-          throw InputError("2bw: iteration " + std::to_string(want + 1) + " needs weight version " + std::to_string(want) +
-                           ", but only " + std::to_string(v.current) + " OPT(s) ran");
-        return want;
-      }
+    std::int32_t forward = -1;
+    if (s_.schedule.weight_policy == WeightPolicy::Stash && op.kind != OpKind::F) {
+      auto it = v.forward_version.find(op.microbatch);
+      if (it == v.forward_version.end()) throw InputError("runs before its forward");
+      forward = it->second;
     }
-    return v.current;
+    return weight_version_used(s_.schedule, op, v.current, forward);
   }
 
   void release(const Op& op, ReplicaVersions& v, std::int32_t version) {
@@ -169,7 +161,7 @@ class Worker {
       if (op.kind == OpKind::F) {
         v.forward_version[op.microbatch] = args.version;
         ++v.uses_left[args.version];
-      } else if (op.kind == OpKind::B || op.kind == OpKind::W) {
+      } else if (computes_weight_gradient(op.kind)) {
         v.forward_version.erase(op.microbatch);
         release(op, v, args.version);
       }

@@ -120,8 +120,26 @@ struct GraphSink {
   DependencyGraph& g;
   void op(OpId, int, std::uint32_t, const Op&) {}
   void begin(OpId) { g.pred_begin.push_back(static_cast<OpId>(g.preds.size())); }
-  void edge(OpId, OpId producer) { g.preds.push_back(producer); }
+  void edge(OpId consumer, OpId producer, bool data) {
+    g.preds.push_back(producer);
+    if (data) {
+      PIPESIM_ASSERT(g.data_input[consumer] == DependencyGraph::kNoDataInput);  // one data input per op
+      g.data_input[consumer] = producer;
+    }
+  }
   void collective(OpId id, std::int32_t c) { g.collective_of[id] = c; }
+};
+
+// Counts each op's data edges to ops on other devices.
+struct CrossingSink {
+  const OpNumbering& ids;
+  std::vector<std::uint8_t>& out;
+  void op(OpId, int, std::uint32_t, const Op&) {}
+  void begin(OpId) {}
+  void edge(OpId consumer, OpId producer, bool data) {
+    if (data && ids.device_of(consumer) != ids.device_of(producer) && out[producer] < 255) ++out[producer];
+  }
+  void collective(OpId, std::int32_t) {}
 };
 
 }  // namespace
@@ -134,10 +152,21 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
   g.pred_begin.reserve(n + 1);
   g.preds.reserve(n * 2);
   g.collective_of.assign(n, -1);
+  g.data_input.assign(n, DependencyGraph::kNoDataInput);
   GraphSink sink{g};
   g.collectives = walk_dependencies(schedule, g.ids, problems, sink);
   g.pred_begin.push_back(static_cast<OpId>(g.preds.size()));
   return g;
+}
+
+std::vector<std::uint8_t> cross_device_outputs(const Schedule& schedule) {
+  check_schedule_shape(schedule);
+  const OpNumbering ids(schedule, OpNumbering::Order::DeviceMajor);
+  std::vector<std::uint8_t> out(ids.size(), 0);
+  std::vector<DependencyProblem> problems;
+  CrossingSink sink{ids, out};
+  (void)walk_dependencies(schedule, ids, problems, sink);
+  return out;
 }
 
 }  // namespace pipesim

@@ -7,6 +7,7 @@
 // Ops are numbered densely, device by device: id = first id of the device + index in that
 // device's list (OpNumbering's device-major order).
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct DependencyGraph {
   // Data predecessors of op id: preds[pred_begin[id] .. pred_begin[id+1]).
   std::vector<OpId> pred_begin;
   std::vector<OpId> preds;
+  // The data edges among them (dependency_walk.hpp): the op whose output op id takes, or
+  // kNoDataInput. Every other predecessor only orders ops on the same device.
+  static constexpr OpId kNoDataInput = std::numeric_limits<OpId>::max();
+  std::vector<OpId> data_input;
   // GradSync collectives: the op ids taking part in each one, in pipeline order.
   std::vector<std::vector<OpId>> collectives;
   std::vector<std::int32_t> collective_of;  // per op: collective index or -1
@@ -37,5 +42,12 @@ struct DependencyGraph {
 // producers, unmatched collectives) are appended to `problems`, and the offending op or
 // edge is left out.
 DependencyGraph build_dependencies(const Schedule& schedule, std::vector<DependencyProblem>& problems);
+
+// Per op (device-major ids, OpNumbering::Order::DeviceMajor): how many ops on other devices
+// take its output (the walk's data edges that cross devices), i.e. the messages it sends;
+// at most 255. One byte per op: what a trace written while the engine runs keeps to know
+// which ops' transfers are still to come (traces/chrome_trace_stream.hpp). Edges of ops
+// with problems are left out, as above; InputError as above.
+std::vector<std::uint8_t> cross_device_outputs(const Schedule& schedule);
 
 }  // namespace pipesim

@@ -21,6 +21,13 @@
 //   begin(id)                   every op, in id order, before its edges
 //   edge(consumer, producer)    consumer needs producer. A B's or I's first edge comes
 //                               from its forward, a W's only edge from its I.
+//   edge(consumer, producer, data), if the sink has it, instead: data says whether the
+//                               consumer takes the producer's output (a message when they
+//                               sit on different devices): the hops above (F <- F, B/I <-
+//                               B/I, send <- its F or B/I, receive <- send, consumer <-
+//                               receive), at most one per op. The other edges (a B's or
+//                               I's own forward, W <- I, OptStep <- GradSync) only order
+//                               ops of one replica, so they never leave its device.
 //   collective(id, c)           GradSync `id` takes part in collective c
 // Performance: op() runs just ahead of begin(), as far as the producers named so far
 // reach, so that a sink writing per-op state finds it still in cache for the edges. A
@@ -135,14 +142,17 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
     sink.begin(id);
     if (!well_placed(schedule, op, d)) return;
     const std::int32_t occurrence = next_occurrence(op);
-    const auto edge = [&](OpId producer) {
+    const auto edge = [&](OpId producer, bool data) {
       tell_until(producer);
-      sink.edge(id, producer);
+      if constexpr (requires { sink.edge(id, producer, data); })
+        sink.edge(id, producer, data);
+      else
+        sink.edge(id, producer);
     };
     // `producer` was found at p >= 0, or is missing.
-    const auto need = [&](const Op& producer, std::int64_t p, const char* what) {
+    const auto need = [&](const Op& producer, std::int64_t p, const char* what, bool data) {
       if (p >= 0)
-        edge(static_cast<OpId>(p));
+        edge(static_cast<OpId>(p), data);
       else
         report_missing(problems, op, d, i, producer, what);
     };
@@ -173,6 +183,7 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
     Op producer;
     std::int64_t at = -1;
     const char* what = nullptr;
+    bool data = true;  // the input found in the switch carries data (all but W's)
     switch (op.kind) {
       case OpKind::F:
         if (op.stage > 0) {
@@ -187,7 +198,7 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
       case OpKind::B:
       case OpKind::I: {
         const Op forward = make_op(OpKind::F, op.stage, op.microbatch, op.pipeline);
-        need(forward, where.find(forward), "its forward");
+        need(forward, where.find(forward), "its forward", false);
         if (op.stage < last) {
           producer = make_op(OpKind::B, op.stage + 1, op.microbatch, op.pipeline);
           what = "the backward";
@@ -228,17 +239,18 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
         producer = make_op(OpKind::I, op.stage, op.microbatch, op.pipeline);
         at = where.find(producer);
         what = "its input-gradient backward";
+        data = false;
         break;
       case OpKind::GradSync:
         sink.collective(id, collectives.add(op, occurrence, id));
         break;
       case OpKind::OptStep: {
         const std::int64_t sync = where.find(grad_sync(op.stage, op.pipeline), occurrence);
-        if (sync >= 0) edge(static_cast<OpId>(sync));  // an OptStep without a GradSync needs none
+        if (sync >= 0) edge(static_cast<OpId>(sync), false);  // an OptStep without a GradSync needs none
         break;
       }
     }
-    if (what) need(producer, at, what);
+    if (what) need(producer, at, what, data);
   });
   return collectives.finish(schedule, ids, problems);
 }

@@ -13,7 +13,6 @@ std::int32_t VersionTracker::Replica::held() const {
 
 VersionTracker::VersionTracker(const Schedule& schedule)
     : s_(schedule),
-      policy_(schedule.weight_policy),
       pins_(schedule.weight_policy != WeightPolicy::Current),
       replicas_(static_cast<std::size_t>(schedule.num_pipelines) * static_cast<std::size_t>(schedule.num_stages)),
       held_(static_cast<std::size_t>(schedule.num_devices), 0),
@@ -32,14 +31,10 @@ void VersionTracker::update_held(int device, std::int32_t before, std::int32_t a
   peak_held_[static_cast<std::size_t>(device)] = std::max(peak_held_[static_cast<std::size_t>(device)], held);
 }
 
-std::int32_t VersionTracker::start_2bw(const Op& op, const Replica& r) const {
-  const std::int32_t v = std::max(0, s_.iteration_of(op.microbatch) - 1);
-  // Generators never do this; an imported schedule can list a batch before its OPT.
-  if (v > r.version)
-    throw InputError("2bw: " + to_string(op) + " (iteration " + std::to_string(v + 1) + ") starts before weight version " +
-                     std::to_string(v) + " exists: pipeline " + std::to_string(op.pipeline) + " stage " +
-                     std::to_string(op.stage) + " has run " + std::to_string(r.version) + " OPT(s) by then");
-  return v;
+void missing_two_bw_version(const Op& op, std::int32_t version, std::int32_t current) {
+  throw InputError("2bw: " + to_string(op) + " (iteration " + std::to_string(version + 1) + ") starts before weight version " +
+                   std::to_string(version) + " exists: pipeline " + std::to_string(op.pipeline) + " stage " +
+                   std::to_string(op.stage) + " has run " + std::to_string(current) + " OPT(s) by then");
 }
 
 void VersionTracker::end_pinned(const Op& op, std::int32_t version, std::int32_t forward_version, int device) {
@@ -49,7 +44,7 @@ void VersionTracker::end_pinned(const Op& op, std::int32_t version, std::int32_t
     apply_gradients(r, op.stage);
   } else if (op.kind == OpKind::F) {
     ++r.in_flight[version];
-  } else if (op.kind == OpKind::B || op.kind == OpKind::W) {
+  } else if (computes_weight_gradient(op.kind)) {
     add_gradient(r, op.stage, version, forward_version);
     auto it = r.in_flight.find(forward_version);
     PIPESIM_ASSERT(it != r.in_flight.end());

@@ -22,6 +22,39 @@
 
 namespace pipesim {
 
+// The rules, one place for the engine (VersionTracker below) and the executor
+// (executor/worker.cpp, which keeps real copies of the versions they name).
+
+// The op that computes a micro-batch's weight gradient on its replica (B, or W for a split
+// backward): its version is the one a mismatch compares, and its end releases the version
+// the micro-batch's forward pinned (Stash, TwoBW).
+constexpr bool computes_weight_gradient(OpKind k) { return k == OpKind::B || k == OpKind::W; }
+
+// 2BW: the version every op of batch t uses, max(0, t-1).
+inline std::int32_t two_bw_version(const Schedule& s, const Op& op) {
+  return std::max(0, s.iteration_of(op.microbatch) - 1);
+}
+// The InputError for an op whose 2BW version its replica has not made yet (`current` OPTs
+// ran): a generator never does that, an imported schedule can (a batch before its OPT).
+[[noreturn]] void missing_two_bw_version(const Op& op, std::int32_t version, std::int32_t current);
+
+// The version a micro-batch op uses when it starts, under the schedule's policy, given its
+// replica's current version and the version its forward used (for F itself: ignored).
+inline std::int32_t weight_version_used(const Schedule& s, const Op& op, std::int32_t current,
+                                        std::int32_t forward_version) {
+  switch (s.weight_policy) {
+    case WeightPolicy::Current: return current;
+    case WeightPolicy::Stash: return op.kind == OpKind::F ? current : forward_version;
+    case WeightPolicy::TwoBW: {
+      const std::int32_t v = two_bw_version(s, op);
+      if (v > current) [[unlikely]]
+        missing_two_bw_version(op, v, current);
+      return v;
+    }
+  }
+  return current;
+}
+
 struct StageStaleness {
   int stage = 0;
   std::int64_t backwards = 0;   // micro-batch backwards measured
@@ -40,13 +73,7 @@ class VersionTracker {
   // Version a micro-batch op uses; call when it starts. `forward_version` is the version
   // its forward used (for F itself: ignored).
   std::int32_t start(const Op& op, std::int32_t forward_version) {
-    const Replica& r = replica(op);
-    switch (policy_) {
-      case WeightPolicy::Current: return r.version;
-      case WeightPolicy::Stash: return op.kind == OpKind::F ? r.version : forward_version;
-      case WeightPolicy::TwoBW: return start_2bw(op, r);
-    }
-    return r.version;
+    return weight_version_used(s_, op, replica(op).version, forward_version);
   }
   // Call when a micro-batch op (with the versions it and its forward used) or an OptStep
   // (versions ignored) ends on `device`.
@@ -57,7 +84,7 @@ class VersionTracker {
     Replica& r = replica(op);
     if (op.kind == OpKind::OptStep)
       apply_gradients(r, op.stage);
-    else if (op.kind == OpKind::B || op.kind == OpKind::W)
+    else if (computes_weight_gradient(op.kind))
       add_gradient(r, op.stage, version, forward_version);
   }
 
@@ -80,7 +107,6 @@ class VersionTracker {
                      static_cast<std::size_t>(op.stage)];
   }
   void update_held(int device, std::int32_t before, std::int32_t after);
-  std::int32_t start_2bw(const Op& op, const Replica& r) const;
   void end_pinned(const Op& op, std::int32_t version, std::int32_t forward_version, int device);
   // An OptStep: the pending gradients are applied (their delays measured), the version moves on.
   void apply_gradients(Replica& r, int stage) {
@@ -107,7 +133,6 @@ class VersionTracker {
   }
 
   const Schedule& s_;
-  const WeightPolicy policy_;
   const bool pins_;  // the policy keeps old versions alive for micro-batches in flight
   std::vector<Replica> replicas_;
   std::vector<std::int32_t> held_, peak_held_;  // per device

@@ -74,7 +74,7 @@ TEST(AnalyticalPartition, BalancedRemainderGoesToStagesAfterTheFirst) {
   EXPECT_EQ(layers(8), (std::vector<int>{1, 2, 2, 1, 1, 1, 1, 1}));
   EXPECT_EQ(layers(12), (std::vector<int>{0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0}));
   EXPECT_EQ(layers(1), (std::vector<int>{10}));
-  // The executor cuts a model by the same rule (kernels/stage_layout.hpp).
+  // The executor cuts a model by the same rule (cost_models/stage_layout.hpp).
   for (int s = 0; s < 4; ++s) EXPECT_EQ(stage_layout(10, s, 4).blocks, model.layers_of(s, 4)) << s;
   EXPECT_EQ(stage_layout(10, 2, 4).first_block, 5);
 }

@@ -1,7 +1,7 @@
-// The streaming Chrome trace writer (traces/chrome_trace_stream.hpp), checked against the
-// batch writer (traces/chrome_trace.hpp) on real runs: the same slices, flows and counters
-// (as multisets: order and lane tids may differ), no overlaps per thread, every flow bound
-// inside slices, byte-identical output, and bounded retained state on a large run.
+// The streaming driver of the Chrome trace writer (traces/chrome_trace_stream.hpp), checked
+// against the batch driver (traces/chrome_trace.hpp) on real runs: the same bytes, no
+// overlaps per thread, every flow bound inside slices, and bounded retained state on a
+// large run.
 #include "traces/chrome_trace_stream.hpp"
 
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "both_traces.hpp"
 #include "cost_models/uniform.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
@@ -39,25 +40,8 @@ UniformCostModel link_costs(Tick latency, double bandwidth) {
   return UniformCostModel(config);
 }
 
-struct Traces {
-  std::string batch, stream;
-  std::size_t unmatched = 0;
-  ChromeTraceStream::Retained left;
-};
-
-Traces both_traces(const Schedule& s, const CostModel& costs, const TraceOptions& options = {}) {
-  std::ostringstream stream_out;
-  ChromeTraceStream stream(stream_out, s, options);
-  TimelineRecorder recorder;
-  ObserverList both;
-  both.add(&stream);
-  both.add(&recorder);
-  simulate(s, costs, &both);
-  stream.finish();
-  std::ostringstream batch_out;
-  write_chrome_trace(batch_out, s, recorder.timeline, options);
-  return {batch_out.str(), stream_out.str(), stream.unmatched_producers(), stream.retained()};
-}
+using testing_trace::both_traces;
+using testing_trace::Traces;
 
 Tick ns_of(const json& us) { return static_cast<Tick>(std::llround(us.get<double>() * 1000.0)); }
 
@@ -126,6 +110,7 @@ std::multiset<FlowKey> check_and_collect_flows(const json& trace) {
 }
 
 void expect_equivalent(const Traces& t) {
+  EXPECT_EQ(t.stream, t.batch);  // one writer: the same bytes from both drivers
   const json batch = json::parse(t.batch);
   const json stream = json::parse(t.stream);
   EXPECT_EQ(batch.at("otherData"), stream.at("otherData"));
@@ -169,20 +154,6 @@ TEST(ChromeTraceStream, StaticMemoryAndOptions) {
   options.metadata = {{"cost model", "uniform"}};
   expect_equivalent(both_traces(s, costs, options));
 
-  // Known only after the run: a "static memory" counter per device at t=0.
-  std::ostringstream out;
-  ChromeTraceStream stream(out, s);
-  simulate(s, costs, &stream);
-  stream.finish({7, 8, 9, 10});
-  const json trace = json::parse(out.str());
-  std::map<int, std::int64_t> statics;
-  for (const json& e : trace.at("traceEvents"))
-    if (e.at("name") == "static memory") {
-      EXPECT_EQ(ns_of(e.at("ts")), 0);
-      statics[e.at("pid")] = e.at("args").at("bytes");
-    }
-  EXPECT_EQ(statics, (std::map<int, std::int64_t>{{0, 7}, {1, 8}, {2, 9}, {3, 10}}));
-
   TraceOptions none;
   none.flows = false;
   none.memory = false;
@@ -198,29 +169,22 @@ TEST(ChromeTraceStream, ByteIdenticalAcrossRuns) {
   const Traces a = both_traces(s, costs);
   const Traces b = both_traces(s, costs);
   EXPECT_EQ(a.stream, b.stream);
-  EXPECT_NE(a.stream, a.batch);  // emission order, not sorted per thread
+  EXPECT_EQ(a.stream, a.batch);
 }
 
 TEST(ChromeTraceStream, TruncatesLikeTheRecorder) {
   const Schedule s = generate("1f1b", params(4, 8));
   const UniformCostModel costs = link_costs(20 * kNsPerUs, 5e9);
-  std::ostringstream out;
-  ChromeTraceStream stream(out, s, {}, 10);
-  TimelineRecorder all;
-  ObserverList both;
-  both.add(&stream);
-  both.add(&all);
-  simulate(s, costs, &both);
-  stream.finish();
-  ASSERT_TRUE(stream.truncated());
-  EXPECT_EQ(stream.ops_kept(), 10u);
-  EXPECT_EQ(stream.cut_time(), all.timeline.ops[9].end);
-  const json trace = json::parse(out.str());
+  const Traces t = both_traces(s, costs, {}, 10);
+  ASSERT_TRUE(t.truncated);
+  EXPECT_EQ(t.ops_kept, 10u);
+  EXPECT_EQ(t.cut_time, t.timeline.ops[9].end);
+  const json trace = json::parse(t.stream);
   std::size_t ops = 0;
   for (const json& e : trace.at("traceEvents")) {
     if (e.at("ph") == "X" && e.at("tid") == kComputeTid) ++ops;
     if (e.at("ph") == "X") {
-      EXPECT_LE(ns_of(e.at("ts")), stream.cut_time()) << e.dump();
+      EXPECT_LE(ns_of(e.at("ts")), t.cut_time) << e.dump();
     }
   }
   EXPECT_EQ(ops, 10u);
@@ -275,8 +239,9 @@ TEST(ChromeTraceStream, LargeRunKeepsLittleState) {
   simulate(s, costs, &stream);
   stream.finish();
   const long growth_mib = (peak_rss_kib() - before) / 1024;
-  // The batch writer would hold ~600 bytes per op (~300 MiB here) and a trace this size
-  // is ~400 MiB of text; the stream holds a few entries per device.
+  // Recording the run for the batch driver would hold its records (~300 MiB here) and a
+  // trace this size is ~400 MiB of text; the stream holds a byte per op and a few entries
+  // per device.
   EXPECT_GT(buf.bytes, s.total_ops() * 300);
   EXPECT_LT(stream.peak_pending(), 16u * 64u);
   EXPECT_LT(stream.retained().lanes, 8u * 64u * 4u);

@@ -248,15 +248,21 @@ TEST(ChromeTrace, OverlappingTransfersGetExtraLanes) {
   EXPECT_EQ(select(trace, "M", 0, kRecvTid + 4).size(), 0u);  // device 0 needs no extra lane
 }
 
-// A zero-length send slice starting where a longer one starts, on the same thread: it is
-// written first, so Perfetto has closed it before the longer slice's flows arrive.
+// A zero-length send slice starting where a longer one starts, on the same thread: the
+// one written second takes a lane of its own, so Perfetto never nests them (and binds no
+// flow of the zero-length slice to the longer one). 0F1 lasts 0 ns at 1000 and sends over
+// a free link at once; 0F0's message occupies the link from 1000.
 TEST(ChromeTrace, ZeroLengthSliceBesideLongerOne) {
   const Schedule s = tiny_1f1b();
   Timeline t = tiny_timeline(s);
+  t.ops[1] = OpRecord{OpRef{0, 1}, s.ops[0][1], 1000, 1000, 0};
   t.transfers[1] = TransferRecord{{0, 1}, {1, 2}, 1000, 1000, 1000, 1000, 0};
   const json trace = json::parse(trace_text(s, t));
   expect_no_overlaps(trace);
-  EXPECT_EQ(select(trace, "M", 0, kSendTid + 4).size(), 0u);  // both fit on one lane
+  ASSERT_NE(find_slice(trace, 0, kSendTid, "0F1 -> 1F1"), nullptr);
+  EXPECT_EQ(ns_of(find_slice(trace, 0, kSendTid, "0F1 -> 1F1")->at("dur")), 0);
+  EXPECT_NE(find_slice(trace, 0, kSendTid + 4, "0F0 -> 1F0"), nullptr);
+  EXPECT_EQ(select(trace, "M", 0, kSendTid + 4).size(), 2u);  // "send 2": thread_name, thread_sort_index
   EXPECT_EQ(flow_pairs(trace).size(), 8u);
   expect_perfetto_binds_like_enclosing(trace);
 }

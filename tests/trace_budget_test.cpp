@@ -392,7 +392,7 @@ TEST(TraceLimit, BudgetFlagAndWarning) {
   EXPECT_EQ(recorded_trace_ops(TraceLimit{}), 1'000'000u);
 }
 
-// The streaming writer through a ".gz" OutputFile: the plain bytes, compressed.
+// The streaming driver through a ".gz" OutputFile: the plain bytes, compressed.
 TEST(GzipTrace, StreamedTraceDecompressesToThePlainOne) {
   const Schedule s = generated("interleaved", 4, 16, 2);
   std::ostringstream plain;

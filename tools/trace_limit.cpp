@@ -11,19 +11,19 @@
 namespace pipesim {
 namespace {
 
-// Trace writing shows a bar on a terminal from this many events (~2 s of writing).
-constexpr std::uint64_t kTraceProgressEvents = 1'000'000;
+// Trace writing shows a bar on a terminal from this many records (~2 s of writing).
+constexpr std::uint64_t kTraceProgressRecords = 1'000'000;
 
 void note(const OutputFile& file, const std::string& text) {
   std::cerr << "pipesim: note: trace " << one_line(file.path()) << " " << text << "\n";
 }
 
-// The batch writer, with a bar while it writes.
+// The batch driver, with a bar while it writes.
 void write_recorded(OutputFile& file, const Schedule& schedule, const Timeline& t, TraceOptions options,
                     const ProgressOptions& progress) {
   std::optional<Progress> bar;
   options.progress = [&](std::size_t done, std::size_t total) {
-    if (!bar) bar.emplace(progress, "writing trace " + file.path(), total, "events", kTraceProgressEvents);
+    if (!bar) bar.emplace(progress, "writing trace " + file.path(), total, "records", kTraceProgressRecords);
     bar->update(done);
   };
   write_chrome_trace(file.stream(), schedule, t, options);
@@ -39,6 +39,10 @@ SimResult run_streamed(const Schedule& schedule, const CostModel& model, TraceOp
   const std::size_t total = schedule.total_ops();
   if (max_ops > 0 && total > max_ops)
     options.metadata.emplace_back("truncated", truncation_notice(max_ops, total, nullptr));
+  // The static memory depends on the run (its peak weight versions), and the counters need
+  // it from their first event: a run without records first, at the engine's speed (a few
+  // percent of the time the trace's JSON takes to write), so both drivers write the same.
+  if (static_memory) options.static_memory_bytes = static_memory(schedule, simulate(schedule, model));
   ChromeTraceStream stream(file.stream(), schedule, options, max_ops);
   TimelineRecorder recorder;
   ObserverList observers;
@@ -47,7 +51,7 @@ SimResult run_streamed(const Schedule& schedule, const CostModel& model, TraceOp
   observers.add(also);
   const SimResult result = simulate_with_progress(schedule, model, observers.get(), progress,
                                                   "simulating " + schedule.name + " and writing its trace");
-  stream.finish(static_memory ? static_memory(schedule, result) : std::vector<std::int64_t>{});
+  stream.finish();
   file.close();
   if (stream.truncated()) {
     const Tick until = stream.cut_time();

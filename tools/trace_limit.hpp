@@ -19,17 +19,17 @@
 // left out. A name ending in ".gz" is written gzip-compressed (core/output_file.hpp); the
 // budget counts the JSON bytes, which the viewer has to hold, not the compressed ones.
 //
-// Two writers draw the same trace:
+// One writer (traces/chrome_trace_writer.hpp), two drivers, the same bytes for the same
+// records:
 //   budgeted, or ops traced <= kStreamTraceOps   TraceRecorder (tools/trace_recorder.hpp)
-//                                   keeps the records and selects what this limit says
-//                                   (~600 bytes per op with the batch writer's events), then
-//                                   write_chrome_trace (traces/chrome_trace.hpp) sorts them
-//                                   per thread.
+//                                   keeps the records and selects what this limit says,
+//                                   then write_chrome_trace (traces/chrome_trace.hpp)
+//                                   replays them.
 //   ops traced > kStreamTraceOps    ChromeTraceStream (traces/chrome_trace_stream.hpp)
 //                                   writes each record as the engine reports it, in O(devices
-//                                   + transfers in flight) memory: events in emission order,
-//                                   lanes assigned online, the static memory as its own
-//                                   counter. Same slices, flows and counters.
+//                                   + transfers in flight) memory. With static memory
+//                                   counters the run is simulated once without records
+//                                   first, for the static bytes.
 // So `--trace-budget 0` on a 10^7-op run writes the whole trace without holding it
 // (docs/traces.md).
 #include <cstddef>
@@ -66,7 +66,7 @@ std::uint64_t parse_trace_budget(const std::string& text);
 
 // Ops a trace of a `total_ops` run shows when it is not budgeted: all, or --max-trace-ops.
 std::size_t traced_ops(std::size_t total_ops, const TraceLimit& limit);
-// Whether that trace is streamed (ChromeTraceStream) rather than recorded and sorted.
+// Whether that trace is streamed (ChromeTraceStream) rather than recorded and replayed.
 inline bool stream_trace(std::size_t total_ops, const TraceLimit& limit) {
   return !limit.budgeted() && traced_ops(total_ops, limit) > kStreamTraceOps;
 }

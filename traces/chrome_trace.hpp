@@ -21,10 +21,12 @@
 // Units: "ts"/"dur" are microseconds (the format's unit) written with exactly 3 decimals,
 // i.e. integer nanoseconds without any floating-point rounding; displayTimeUnit is "ns".
 // Output is a pure function of the input: fixed key order, fixed number formatting, events
-// sorted by (pid, tid, ts, ...), so identical input gives byte-identical files.
+// in the records' report order (traces/chrome_trace_writer.hpp, the one writer, says how
+// lanes, flows and ties are decided), so identical input gives byte-identical files.
 // GradSync op records are not drawn on the compute thread: their collectives show them.
-// This writer needs the whole Timeline in memory; traces/chrome_trace_stream.hpp writes the
-// same events while the engine runs (used for large traces, see tools/trace_limit.hpp).
+// This is the writer's batch driver, for a whole Timeline in memory;
+// traces/chrome_trace_stream.hpp is its streaming driver (the same bytes while the engine
+// runs, for large traces, see tools/trace_limit.hpp).
 #include <cstddef>
 #include <functional>
 #include <iosfwd>
@@ -48,10 +50,10 @@ struct TraceOptions {
   // cost model knows them: the counter becomes "device memory" {static, activations}, so
   // the viewer stacks the two. Empty: an "activation memory" {bytes} counter.
   std::vector<std::int64_t> static_memory_bytes;
-  // Called by write_chrome_trace with the events written so far and their total, before
+  // Called by write_chrome_trace with the records written so far and their total, before
   // the first, about every 65536 and after the last (tools/progress.hpp shows it); it
   // changes nothing in the file (write_chrome_trace_groups: per group; the streaming
-  // writer ignores it).
+  // driver ignores it).
   std::function<void(std::size_t done, std::size_t total)> progress;
 };
 

@@ -128,10 +128,6 @@ void memory_counter(EventList& out, int pid, Tick ts, std::int64_t bytes, const 
   w.raw(",\"args\":{\"static\":").integer(*static_bytes).key("activations").integer(bytes).raw("}}");
 }
 
-void static_memory_counter(EventList& out, int pid, std::int64_t bytes) {
-  begin(out, "static memory", "memory", "C", pid, 0, 0).raw(",\"args\":{\"bytes\":").integer(bytes).raw("}}");
-}
-
 void flow_event(EventList& out, int pid, int tid, Tick ts, std::uint64_t id, bool start) {
   JsonWriter& w = begin(out, "transfer", "flow", start ? "s" : "f", pid, tid, ts);
   w.key("id").integer(static_cast<std::int64_t>(id)).raw(start ? "}" : ",\"bp\":\"e\"}");

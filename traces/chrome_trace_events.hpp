@@ -1,10 +1,8 @@
 #pragma once
-// The events of pipesim's Chrome traces, one function per kind, shared by the batch writer
-// (traces/chrome_trace.hpp: whole timeline, sorted) and the streaming one
-// (traces/chrome_trace_stream.hpp: event by event as the engine runs), so the two write
-// every event with the same fields, names, categories and number formatting. The layout
-// they follow (processes, threads, lanes, flows, counters) is documented in
-// traces/chrome_trace.hpp.
+// The events of pipesim's Chrome traces, one function per kind, written by the one writer
+// (traces/chrome_trace_writer.hpp), whose batch and streaming drivers so write every event
+// with the same fields, names, categories and number formatting. The layout (processes,
+// threads, lanes, flows, counters) is documented in traces/chrome_trace.hpp.
 //
 //   {"displayTimeUnit":"ns","otherData":{...},        <- write_trace_header
 //   "traceEvents":[
@@ -74,10 +72,6 @@ void collective_slice(EventList& out, int pid, int tid, const CollectiveRecord& 
 // Counter ("C"): "activation memory" {bytes}, or with `static_bytes` set "device memory"
 // {static, activations}, stacked by the viewer.
 void memory_counter(EventList& out, int pid, Tick ts, std::int64_t bytes, const std::int64_t* static_bytes);
-
-// Counter "static memory" {bytes} at t=0: what the device always holds, when it is only
-// known after the run (the streaming writer; the batch writer stacks it instead).
-void static_memory_counter(EventList& out, int pid, std::int64_t bytes);
 
 // Flow ("s" start or "f" end with "bp":"e"), cat "flow", name "transfer".
 void flow_event(EventList& out, int pid, int tid, Tick ts, std::uint64_t id, bool start);

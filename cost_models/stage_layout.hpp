@@ -1,7 +1,8 @@
 #pragma once
-// StageLayout: which part of a model one pipeline stage computes. The profiler, the
-// profiled cost model, the executor and the analytical cost model all cut a model through
-// this one header, so a predicted op and a measured op cover the same blocks.
+// StageLayout: which part of a model one pipeline stage computes. The profiled cost model,
+// the executor and the analytical cost model all cut a model through this one header
+// (stage_blocks_of), so a predicted op and a measured op cover the same blocks. It lives
+// in cost_models/ because kernels/ and executor/ link cost_models, not the other way.
 //
 // The one rule (balanced_block): n blocks over k stages get ⌊n/k⌋ each, and the remainder
 // r goes to stages 1..r. Stage 0 keeps the base count because it holds the embedding and,
@@ -98,17 +99,19 @@ inline std::vector<int> stage_blocks(int layers, int stages, int devices, const 
   return out;
 }
 
-// The balanced layout of one stage. InputError unless 1 <= stages <= layers (a stage
-// without blocks has nothing to run in the executor) and 0 <= stage < stages.
-inline StageLayout stage_layout(int layers, int stage, int stages) {
+// The layout of one stage: its blocks by stage_blocks_of (the balanced rule unless `part`
+// says otherwise), after those of the stages before it. InputError unless
+// 1 <= stages <= layers (a stage without blocks has nothing to run in the executor) and
+// 0 <= stage < stages, or if the partition does not add up.
+inline StageLayout stage_layout(int layers, int stage, int stages, int devices = 1, const StagePartition& part = {}) {
   if (stages < 1 || stages > layers)
     throw InputError("stage layout: " + std::to_string(stages) + " stages need between 1 and " +
                      std::to_string(layers) + " (the model's layers) stages");
   if (stage < 0 || stage >= stages)
     throw InputError("stage layout: stage " + std::to_string(stage) + " is not in 0.." + std::to_string(stages - 1));
   StageLayout l;
-  for (int s = 0; s < stage; ++s) l.first_block += balanced_block(layers, stages, s);
-  l.blocks = balanced_block(layers, stages, stage);
+  for (int s = 0; s < stage; ++s) l.first_block += stage_blocks_of(layers, s, stages, devices, part);
+  l.blocks = stage_blocks_of(layers, stage, stages, devices, part);
   l.embedding = stage == 0;
   l.head = stage == stages - 1;
   return l;
