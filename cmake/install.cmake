@@ -13,7 +13,7 @@ include(CMakePackageConfigHelpers)
 
 set(pipesim_libraries core schedules cost_models sim assess traces kernels executor)
 if(TARGET pipesim_kernels_cuda)
-  list(APPEND pipesim_libraries kernels_cuda)
+  list(APPEND pipesim_libraries kernels_cuda executor_cuda)
 endif()
 foreach(name ${pipesim_libraries})
   set_target_properties(pipesim_${name} PROPERTIES EXPORT_NAME ${name})
@@ -23,9 +23,12 @@ foreach(name ${pipesim_libraries})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${name}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pipesim/${name}
           FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
 endforeach()
-# kernels_cuda's headers live in kernels/cuda/, installed with kernels/ above.
+# kernels_cuda's headers live in kernels/cuda/ and executor_cuda's in executor/, installed with
+# kernels/ and executor/ above.
 if(TARGET pipesim_kernels_cuda)
-  install(CODE "file(REMOVE_RECURSE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}/pipesim/kernels_cuda\")")
+  foreach(name kernels_cuda executor_cuda)
+    install(CODE "file(REMOVE_RECURSE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}/pipesim/${name}\")")
+  endforeach()
 endif()
 # Linked PRIVATE by every library (warning flags only): exported so that the static
 # libraries' link interface resolves; it adds nothing to a consumer's compile.
@@ -33,6 +36,11 @@ set_target_properties(pipesim_warnings PROPERTIES EXPORT_NAME warnings)
 install(TARGETS ${pipesim_install_targets} pipesim_warnings EXPORT pipesimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS pipesim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The CUDA plugin, where the loader looks from bin/ (executor/cuda_plugin.hpp): opened by
+# --backend cuda only, so the package runs on machines without CUDA as long as no run asks for it.
+if(TARGET pipesim_cuda_plugin)
+  install(TARGETS pipesim_cuda_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/pipesim)
+endif()
 install(EXPORT pipesimTargets NAMESPACE pipesim:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pipesim)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/pipesimConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/pipesimConfig.cmake

@@ -18,7 +18,6 @@
 #include "kernels/cuda/event_timer.hpp"
 #include "kernels/cuda/sm_partition.hpp"
 #include "kernels/cuda/transfer.hpp"
-#include "kernels/cuda_devices.hpp"
 #include "core/error.hpp"
 
 namespace pipesim {
@@ -302,11 +301,9 @@ class CudaProfileBackend final : public ProfileBackend {
 
 }  // namespace
 
-std::unique_ptr<ProfileBackend> make_cuda_profile_backend(const std::string& clock, int virtual_devices) {
-  if (clock != "wall" && clock != "events")
-    throw InputError("--clock: the cuda backend times by wall or events, got " + quote(clock));
-  if (virtual_devices < 1) throw InputError("--virtual-devices: expected at least 1, got " + std::to_string(virtual_devices));
-  return std::make_unique<CudaProfileBackend>(cuda_devices_for_backend(), clock == "events", virtual_devices);
+std::unique_ptr<ProfileBackend> make_cuda_profile_backend(bool events, int virtual_devices, int gpus) {
+  PIPESIM_ASSERT(virtual_devices >= 1 && gpus >= 1);
+  return std::make_unique<CudaProfileBackend>(gpus, events, virtual_devices);
 }
 
 }  // namespace pipesim

@@ -21,16 +21,17 @@
 //              or cudaMemcpyPeerAsync from GPU 0 to GPU 1 where two GPUs are visible
 //              ("peer"), timed with events on the sending stream
 //
-// Built into pipesim::kernels_cuda (PIPESIM_CUDA); make_profile_backend("cuda")
-// (profiler.hpp) makes one. InputError when no GPU is visible.
+// Built into pipesim::kernels_cuda (PIPESIM_CUDA) and from there into the CUDA plugin
+// (executor/cuda_plugin.hpp): make_profile_backend("cuda") (executor/backend_factory.hpp)
+// checks the flags and that a GPU is visible, then makes one through the plugin.
 #include <memory>
-#include <string>
 
 #include "kernels/profile_backend.hpp"
 
 namespace pipesim {
 
-// InputError for another clock, virtual_devices < 1, or no visible GPU.
-std::unique_ptr<ProfileBackend> make_cuda_profile_backend(const std::string& clock = "events", int virtual_devices = 1);
+// Timed by CUDA events (else the host's wall clock) on 1/virtual_devices of GPU 0's SMs, with
+// `gpus` (>= 1) visible. A GPU failure while it sets up is an InputError naming the backend.
+std::unique_ptr<ProfileBackend> make_cuda_profile_backend(bool events, int virtual_devices, int gpus);
 
 }  // namespace pipesim

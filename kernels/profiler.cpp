@@ -9,10 +9,6 @@
 #include "cost_models/transformer.hpp"
 #include "core/units.hpp"
 #include "kernels/cpu_profile_backend.hpp"
-#include "kernels/cuda_devices.hpp"
-#ifdef PIPESIM_HAVE_CUDA
-#include "kernels/cuda_profile_backend.hpp"  // built into pipesim::kernels_cuda (kernels/CMakeLists.txt)
-#endif
 #include "core/error.hpp"
 
 namespace pipesim {
@@ -236,26 +232,6 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
          << std::endl;
   }
   return p;
-}
-
-std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock,
-                                                     int virtual_devices) {
-  if (name == "cpu") {
-    const std::string clock_or_default = clock.empty() ? "wall" : clock;
-    if (clock_or_default != "wall" && clock_or_default != "thread-cpu")
-      throw InputError("--clock: expected wall or thread-cpu, got " + quote(clock_or_default));
-    if (virtual_devices != 1)
-      throw InputError("--virtual-devices: the cpu backend profiles one thread (only the cuda backend splits a GPU)");
-    return std::make_unique<CpuProfileBackend>(clock_or_default == "wall" ? CpuClock::Wall : CpuClock::ThreadCpu);
-  }
-  if (name == "cuda") {
-#ifdef PIPESIM_HAVE_CUDA
-    return make_cuda_profile_backend(clock.empty() ? "events" : clock, virtual_devices);
-#else
-    cuda_devices_for_backend();  // throws: this build has no CUDA
-#endif
-  }
-  throw InputError("--backend: expected cpu or cuda, got " + quote(name));
 }
 
 }  // namespace pipesim

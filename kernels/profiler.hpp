@@ -52,15 +52,6 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& options, Pro
 // of range or listed twice, repeats < 1, warmup < 0, link sizes, a workload over the limit.
 void check_profile_options(const ModelSpec& model, const ProfileOptions& options);
 
-// "cpu": the CPU backend, timing with `clock` ("wall", the default, or "thread-cpu";
-// InputError otherwise; kernels/cpu_profile_backend.hpp). "cuda": the CUDA backend on GPU 0
-// (kernels/cuda_profile_backend.hpp; clock "events", the default, or "wall", on
-// 1/virtual_devices of the SMs) in a PIPESIM_CUDA build, InputError when no GPU is visible
-// or the build has no CUDA.
-// Anything else: InputError listing the backends.
-std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock = "",
-                                                     int virtual_devices = 1);
-
 // Bytes a workload of micro-batch size b holds at its peak (block and head caches, inputs,
 // gradients), for the limit above and the CLI's memory check.
 std::int64_t profile_workload_bytes(const ModelSpec& model, int micro_batch_size);

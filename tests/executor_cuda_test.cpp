@@ -28,6 +28,7 @@
 #include "executor/backend_factory.hpp"
 #include "executor/cpu_backend.hpp"
 #include "executor/cuda_backend.hpp"
+#include "executor/cuda_plugin.hpp"
 #include "executor_helpers.hpp"
 #include "kernels/cuda/cuda_error.hpp"
 #include "require_gpu.hpp"
@@ -260,7 +261,7 @@ TEST(ExecutorCuda, FaultsEndTheRunAndTheNextRunWorks) {
 
 // Runs everywhere: the factory's answers without a GPU (or with one: a working factory).
 TEST(ExecutorCudaFactory, NamesTheBackendsAndTheMissingDevice) {
-  EXPECT_TRUE(cuda_backend_built());
+  EXPECT_TRUE(cuda_plugin_built());
   try {
     make_backend_factory("tpu");
     FAIL() << "an unknown backend";
@@ -284,7 +285,7 @@ TEST(ExecutorCudaFactory, NamesTheBackendsAndTheMissingDevice) {
   try {
     make_backend_factory("cuda");
     FAIL() << "a CUDA backend without a device";
-  } catch (const InputError& e) {
+  } catch (const CudaUnavailable& e) {  // through the plugin (executor/cuda_plugin.hpp): exit code 6 in the CLI
     EXPECT_THAT(e.what(), StartsWith("--backend cuda: no CUDA device is visible ("));
     EXPECT_THAT(e.what(), HasSubstr("use --backend cpu"));
   }

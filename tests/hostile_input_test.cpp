@@ -292,6 +292,11 @@ std::vector<Case> cases() {
        "--pipelines: a setting of the generators; the schedule file (--schedule-file) fixes the schedule"},
       {"stage_cost_beyond_the_stages", "semantics", {}, "$P simulate --stage-cost 9:1ms:2ms", {}, 2,
        "--stage-cost: stage 9 does not exist (1f1b has 4 stages, 0..3)"},
+      // --backend cuda where it cannot run (executor/cuda_plugin.hpp): exit code 6. The plugin
+      // is looked for where there is none; a build without CUDA says so instead.
+      {"cuda_plugin_missing", "environment", {},
+       "PIPESIM_CUDA_PLUGIN=/nonexistent/libpipesim_cuda.so $P run --backend cuda --trace t.json", {"t.json"}, 6,
+       "--backend cuda: "},
       {"validate_repeats_with_cost", "semantics", {{"p.json", "{}"}}, "$P validate --cost p.json --repeats 3", {}, 2,
        "--repeats: used only when profiling now (without --cost)"},
   };

@@ -17,9 +17,7 @@
 #include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
-#ifdef PIPESIM_HAVE_CUDA
-#include "kernels/cuda/cuda_error.hpp"
-#endif
+#include "executor/cuda_plugin.hpp"
 
 namespace pipesim {
 namespace {
@@ -372,15 +370,21 @@ TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
 TEST(ProfileCli, BadProfileRequests) {
   using namespace testing_cli;
   const std::string out = temp_path("never.profile.json");
-#ifdef PIPESIM_HAVE_CUDA
-  if (cuda_device_count() == 0) {  // with a GPU it profiles (tools/gpu-check.sh runs it)
-    expect_one_line_error(run("profile --backend cuda --model gpt-tiny --out " + out),
-                          "--backend cuda: no CUDA device is visible (");
+  // Without a GPU (or CUDA in this build) the CUDA profile is refused, exit code 6; with one
+  // it profiles (tools/gpu-check.sh runs it).
+  std::string why_no_cuda;
+  try {
+    cuda_gpus();
+  } catch (const CudaUnavailable& e) {
+    why_no_cuda = e.what();
   }
-#else
-  expect_one_line_error(run("profile --backend cuda --model gpt-tiny --out " + out),
-                        "--backend cuda: this pipesim was built without CUDA");
-#endif
+  if (!why_no_cuda.empty()) {
+    const Result r = run("profile --backend cuda --model gpt-tiny --out " + out);
+    EXPECT_EQ(r.code, 6) << r.out;
+    EXPECT_EQ(r.out, "pipesim: error: " + why_no_cuda + "\n");
+    EXPECT_THAT(why_no_cuda, testing::StartsWith(cuda_plugin_built() ? "--backend cuda: no CUDA device is visible ("
+                                                                      : "--backend cuda: this pipesim was built without CUDA"));
+  }
   expect_one_line_error(run("profile --model llama2-7b --out " + out), "is not a GPT block");
   expect_one_line_error(run("profile --model gpt-tiny --micro-batch-sizes 1,x --out " + out),
                         "--micro-batch-sizes: expected a comma-separated list of positive integers like 1,2,4; got '1,x'");

@@ -14,10 +14,9 @@
 #include "cost_models/profile.hpp"
 #include "cost_models/time_fit.hpp"
 #include "cost_models/transformer.hpp"
-#ifdef PIPESIM_HAVE_CUDA
-#include "kernels/cuda/cuda_error.hpp"
-#endif
 #include "kernels/block_config.hpp"
+#include "executor/backend_factory.hpp"
+#include "executor/cuda_plugin.hpp"
 #include "kernels/profiler.hpp"
 #include "core/error.hpp"
 
@@ -317,19 +316,20 @@ TEST(Profiler, BadRequestsAreOneLineInputErrors) {
                         "1.0 MiB; profile smaller sizes"));
   EXPECT_THAT(error_of([&] { profile_model(find_model("llama2-7b"), tiny_options(), *backend); }),
               HasSubstr("profile: model 'llama2-7b' (family 'llama') is not a GPT block"));
-#ifdef PIPESIM_HAVE_CUDA
-  // The CUDA profile backend (kernels/cuda_profile_backend.hpp): refused without a GPU.
-  if (cuda_device_count() == 0) {
-    EXPECT_THAT(error_of([] { make_profile_backend("cuda"); }), HasSubstr("--backend cuda: no CUDA device is visible ("));
-  }
+  // The CUDA profile backend (kernels/cuda_profile_backend.hpp, through the CUDA plugin):
+  // its flags are checked before the plugin is loaded, and without a GPU (or without CUDA in
+  // this build) it is refused, naming why.
   EXPECT_EQ(error_of([] { make_profile_backend("cuda", "thread-cpu"); }),
             "--clock: the cuda backend times by wall or events, got 'thread-cpu'");
   EXPECT_EQ(error_of([] { make_profile_backend("cuda", "wall", 0); }), "--virtual-devices: expected at least 1, got 0");
-#else
-  EXPECT_EQ(error_of([] { make_profile_backend("cuda"); }),
-            "--backend cuda: this pipesim was built without CUDA (configure with -DPIPESIM_CUDA=ON where nvcc and cuBLAS "
-            "are installed, docs/gpu.md); use --backend cpu");
-#endif
+  if (!cuda_plugin_built()) {
+    EXPECT_EQ(error_of([] { make_profile_backend("cuda"); }),
+              "--backend cuda: this pipesim was built without CUDA (configure with -DPIPESIM_CUDA=ON where nvcc and "
+              "cuBLAS are installed, docs/gpu.md); use --backend cpu");
+  } else if (cuda_plugin().runtime_info().gpus.empty()) {
+    EXPECT_THAT(error_of([] { make_profile_backend("cuda"); }),
+                testing::StartsWith("--backend cuda: no CUDA device is visible ("));
+  }
   EXPECT_EQ(error_of([] { make_profile_backend("tpu"); }), "--backend: expected cpu or cuda, got 'tpu'");
   EXPECT_EQ(error_of([] { make_profile_backend("cpu", "sundial"); }),
             "--clock: expected wall or thread-cpu, got 'sundial'");

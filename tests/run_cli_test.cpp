@@ -58,8 +58,8 @@ TEST(RunCli, TimeoutWritesThePartialTrace) {
 }
 
 TEST(RunCli, BadFlags) {
-  Result r = run("run --backend cuda");
-  EXPECT_EQ(r.code, 2);
+  Result r = run("run --backend cuda");  // no GPU here (or no CUDA in this build): exit code 6
+  EXPECT_EQ(r.code, 6);
   EXPECT_THAT(r.out, HasSubstr("pipesim: error: --backend cuda: "));
   EXPECT_THAT(r.out, HasSubstr("use --backend cpu"));
   r = run("run --backend tpu");

@@ -10,11 +10,13 @@
 
 #include "core/error.hpp"
 #include "core/output_file.hpp"
+#include "executor/cuda_plugin.hpp"
 #include "tools/activity.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
 #include "tools/exit_codes.hpp"
+#include "tools/version.hpp"
 
 namespace pipesim {
 namespace {
@@ -36,7 +38,14 @@ int run_cli(int argc, const char* const* argv) {
   try {
     CLI::App app{"pipesim " PIPESIM_VERSION ": simulate pipeline-parallel training schedules"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "pipesim " PIPESIM_VERSION);
+    app.set_version_flag("--version", version_text, "Print the version and what this build has (CUDA, zlib, ...), and exit");
+    app.add_flag_callback(
+        "--check-cuda",
+        [] {
+          check_cuda(std::cout);
+          throw CLI::Success();
+        },
+        "Load the CUDA plugin as --backend cuda would, list the runtime, driver and GPUs, and exit (6: none usable)");
     add_simulate_command(app);
     add_compare_command(app);
     add_schedule_command(app);
@@ -57,6 +66,8 @@ int run_cli(int argc, const char* const* argv) {
       code = app.exit(e);
     } catch (const CLI::CallForVersion& e) {
       code = app.exit(e);
+    } catch (const CLI::Success& e) {  // --check-cuda, which printed its answer
+      code = app.exit(e);
     } catch (const CLI::ParseError& e) {
       // CLI11 quotes the arguments it rejects: escaped like InputError's, one line.
       std::string command;
@@ -66,6 +77,8 @@ int run_cli(int argc, const char* const* argv) {
     }
     flush_stdout();
     return code;
+  } catch (const CudaUnavailable& e) {
+    return fail(std::string("error: ") + e.what(), exit_code::kNoCuda);
   } catch (const InputError& e) {
     return fail(std::string("error: ") + e.what(), exit_code::kBadInput);
   } catch (const Disagreement& e) {

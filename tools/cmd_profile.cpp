@@ -10,6 +10,7 @@
 #include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
 #include "cost_models/time_fit.hpp"
+#include "executor/backend_factory.hpp"
 #include "kernels/profiler.hpp"
 #include "core/error.hpp"
 #include "tools/command_files.hpp"

@@ -8,6 +8,8 @@ inline constexpr int kBadInput = 2;        // flags, files, numbers, paths, sche
 inline constexpr int kOutOfMemory = 3;     // the run needed more memory than the machine gave it
 inline constexpr int kOutputFailed = 4;    // an output could not be written to the end (OutputError)
 inline constexpr int kInternalError = 5;   // a bug in pipesim: anything else that reached main
+inline constexpr int kNoCuda = 6;          // --backend cuda (or --check-cuda) cannot run here: CudaUnavailable
+                                           // (executor/cuda_plugin.hpp): no plugin, runtime, driver or GPU
 // A broken internal invariant (PIPESIM_ASSERT) aborts: 134 (SIGABRT), also a bug.
 
 }  // namespace pipesim::exit_code

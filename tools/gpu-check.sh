@@ -3,7 +3,7 @@
 #
 #   here (has Eigen, GoogleTest, ... and nvcc):  tools/gpu-check.sh build [BIN_DIR]
 #       configures $BUILD_DIR (default build-gpu; Release, PIPESIM_CUDA=ON, sm_90, libstdc++ static),
-#       builds pipesim and every *_cuda_test, copies them into BIN_DIR (default build-gpu-bin,
+#       builds pipesim, its CUDA plugin and every *_cuda_test, copies them into BIN_DIR (default build-gpu-bin,
 #       ignored by git: carry it) with ldd.txt, the shared libraries they need.
 #   on the GPU machine (driver + CUDA 13 toolkit, no -dev packages, no network):
 #                                                tools/gpu-check.sh run OUT_DIR [BIN_DIR]
@@ -31,11 +31,13 @@ if [[ $mode == build ]]; then
   set -e
   build=${BUILD_DIR:-build-gpu}
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPIPESIM_CUDA=ON -DPIPESIM_BUILD_BENCH=OFF \
-        -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc"
+        -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" \
+        -DCMAKE_MODULE_LINKER_FLAGS="-static-libstdc++ -static-libgcc"
   tests=$(cd tests && ls *_cuda_test.cpp | sed 's/\.cpp$//')
-  cmake --build "$build" -j "${JOBS:-2}" --target pipesim $tests
+  cmake --build "$build" -j "${JOBS:-2}" --target pipesim pipesim_cuda_plugin $tests
   rm -rf "$bin" && mkdir -p "$bin"
   cp "$build/tools/pipesim" "$bin/"
+  cp "$build"/lib*/pipesim/libpipesim_cuda.so "$bin/"  # the CUDA plugin, found next to the binaries
   for t in $tests; do cp "$build/tests/$t" "$bin/"; done
   for f in "$bin"/*; do echo "== $(basename "$f")"; ldd "$f"; done > "$build/gpu-check-ldd.txt"
   mv "$build/gpu-check-ldd.txt" "$bin/ldd.txt"

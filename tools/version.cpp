@@ -1,0 +1,72 @@
+#include "tools/version.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include <zlib.h>
+
+#include "executor/cuda_plugin.hpp"
+
+namespace pipesim {
+namespace {
+
+// "  name    value" lines, the names padded to one width.
+std::string rows(const std::vector<std::pair<std::string, std::string>>& lines) {
+  std::size_t width = 0;
+  for (const auto& [name, value] : lines) width = std::max(width, name.size());
+  std::string out;
+  for (const auto& [name, value] : lines) out += "  " + name + std::string(width - name.size() + 2, ' ') + value + "\n";
+  return out;
+}
+
+std::string compiler() {
+#if defined(__clang__)
+  return "Clang " __clang_version__;
+#elif defined(__GNUC__)
+  return "GCC " + std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+         std::to_string(__GNUC_PATCHLEVEL__);
+#else
+  return "an unknown compiler";
+#endif
+}
+
+std::string cuda_line() {
+  if (!cuda_plugin_built()) return "not built (PIPESIM_CUDA=OFF): --backend cpu only";
+  const std::string path = cuda_plugin_path();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return "plugin built, but missing: " + path;
+  return "plugin " + path + " (loaded by --backend cuda only; pipesim --check-cuda loads it)";
+}
+
+}  // namespace
+
+std::string version_text() {
+  std::string text = "pipesim " PIPESIM_VERSION "\n";
+  const std::string type = PIPESIM_BUILD_TYPE;
+  text += rows({{"build", (type.empty() ? "no build type" : type) + ", " + compiler() + ", C++20"},
+                {"zlib", std::string(zlibVersion()) + " (gzip outputs)"},
+                {"python", PIPESIM_PYTHON_MODULE ? "module built (python/README.md)" : "module not built"},
+                {"cuda", cuda_line()}});
+  text.pop_back();  // CLI11 prints the version with its own newline
+  return text;
+}
+
+void check_cuda(std::ostream& out) {
+  const auto start = std::chrono::steady_clock::now();
+  const CudaPluginApi& plugin = cuda_plugin();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const CudaRuntimeInfo info = plugin.runtime_info();
+  std::vector<std::pair<std::string, std::string>> lines{
+      {"plugin", cuda_plugin_path() + " (loaded in " + std::to_string(static_cast<int>(ms + 0.5)) + " ms)"},
+      {"runtime", "CUDA " + info.runtime + ", cuBLAS " + info.cublas},
+      {"driver", info.driver.empty() ? "none" : info.driver}};
+  for (std::size_t i = 0; i < info.gpus.size(); ++i) lines.emplace_back("GPU " + std::to_string(i), info.gpus[i]);
+  out << "cuda\n" << rows(lines);
+  out.flush();
+  cuda_gpus();  // CudaUnavailable when none is visible
+}
+
+}  // namespace pipesim
