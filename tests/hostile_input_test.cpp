@@ -219,7 +219,7 @@ std::vector<Case> cases() {
       // choices, refused by generate() before anything is written.
       {"generator_constraint", "flags", {}, "$P schedule --schedule gems -m 7 -o s.csv", {"s.csv"}, 2,
        "gems: m must be even (got p=4, m=7)"},
-      {"generator_constraint_even_p", "flags", {}, "$P simulate --schedule gems -p 5 --json s.json", {"s.json"}, 2,
+      {"generator_constraint_even_p", "flags", {}, "$P simulate --schedule gems -p 5 --report s.html", {"s.html"}, 2,
        "gems: p must be even (got p=5, m=8)"},
       {"generator_setting_choice", "flags", {}, "$P schedule --schedule pipedream-2bw --twobw-policy shadow -o s.csv",
        {"s.csv"}, 2, "pipedream-2bw: twobw-policy must be double-buffer or naive, got 'shadow'"},
