@@ -9,33 +9,22 @@
 #include <algorithm>
 #include <string>
 
+#include "generated.hpp"
 #include "input_error.hpp"
-#include "cost_models/uniform.hpp"
+#include "uniform_costs.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
-#include "tools/memory_guard.hpp"
 
 namespace pipesim {
 namespace {
 
 using ::testing::HasSubstr;
 
-ScheduleParams params(int p, int m, int iterations = 1) {
-  ScheduleParams out;
-  out.p = p;
-  out.m = m;
-  out.iterations = iterations;
-  return out;
-}
-
-UniformCostModel costs(Tick fwd, Tick bwd) {
-  UniformCostConfig cfg;
-  cfg.stage = StageCosts{fwd, bwd, 0};
-  return UniformCostModel(cfg);
-}
+ScheduleParams params(int p, int m, int iterations = 1) { return testing_schedules::shape(p, m, iterations); }
+UniformCostModel costs(Tick fwd, Tick bwd) { return testing_costs::uniform_costs(fwd, bwd); }
 
 std::string device_ops(const Schedule& s, int d) {
   std::string out;
