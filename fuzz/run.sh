@@ -20,7 +20,12 @@ build=${PIPESIM_FUZZ_BUILD:-build-fuzz-clang}
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DPIPESIM_FUZZ=ON -DPIPESIM_SANITIZE=ON -DPIPESIM_BUILD_TESTS=OFF -DPIPESIM_BUILD_BENCH=OFF -DPIPESIM_CUDA=OFF >/dev/null
-cmake --build "$build" -j2 --target "${harnesses[@]/%/_fuzz}"
+cmake --build "$build" -j2 --target "${harnesses[@]/%/_fuzz}" pipesim
+
+# The generator names come from the generators' metadata, not from fuzz/dict/: each
+# dictionary is fuzz/dict/<harness>.dict plus the first column of `pipesim schedule --list`.
+mkdir -p "$build/dict"
+names=$("$build/tools/pipesim" schedule --list | tail -n +3 | awk '{print "\"" $1 "\""}')
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -31,7 +36,10 @@ for h in "${harnesses[@]}"; do
   findings=fuzz/findings/$h
   mkdir -p "$work" "$findings"
   dict=()
-  [[ -f fuzz/dict/$h.dict ]] && dict=(-dict="fuzz/dict/$h.dict")
+  if [[ -f fuzz/dict/$h.dict ]]; then
+    { cat "fuzz/dict/$h.dict"; echo "$names"; } >"$build/dict/$h.dict"
+    dict=(-dict="$build/dict/$h.dict")
+  fi
   [[ -n ${PIPESIM_FUZZ_RUNS:-} ]] && dict+=(-runs="$PIPESIM_FUZZ_RUNS")
   [[ $h == cli ]] && dict+=(-close_fd_mask=2)  # the CLI's one-line errors, for every input
   echo "== $h: $seconds s =="

@@ -1,41 +1,79 @@
 #include "schedules/generator.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/saturate.hpp"
 #include "core/suggest.hpp"
-#include "schedules/generators/generators.hpp"
+#include "schedules/generator_list.hpp"
 
 namespace pipesim {
 
-const std::vector<GeneratorInfo>& generators() {
-  static const std::vector<GeneratorInfo> all = {
-      {"gpipe", "GPipe: all forwards, then all backwards, flush", &make_gpipe},
-      {"1f1b", "1F1B with flush (PipeDream-Flush / DAPPLE)", &make_1f1b},
-      {"interleaved", "interleaved 1F1B with v chunks per device (Megatron-LM)", &make_interleaved, {"chunks"}},
-      {"zb-h1", "Zero Bubble H1: split backward I/W, 1F1B memory", &make_zb_h1},
-      {"zb-h2", "Zero Bubble H2: split backward I/W, 2p-1 activations", &make_zb_h2},
-      {"chimera", "Chimera: 2f bidirectional pipelines (f down, f up), direct/doubling/halving concat", &make_chimera,
-       {"pipelines", "concat", "width"}},
-      {"pipedream", "PipeDream: flush-free 1F1B, update after every backward, weight stashing", &make_pipedream},
-      {"pipedream-2bw", "PipeDream-2BW: flush-free 1F1B, update every m micro-batches, 2 versions", &make_pipedream_2bw,
-       {"twobw-policy"}},
-      {"async-1f1b", "async 1F1B: flush-free, update after every backward, no stashing", &make_async_1f1b},
-      {"amp", "AMPNet (fairscale AMPnetPipe): max_active_keys in flight, local update every muf backwards", &make_amp,
-       {"max-active-keys", "min-update-frequency"}},
-      {"amdp", "AMDP: p/2 asynchronous pipelines on Chimera's placement, update inside the next iteration", &make_amdp,
-       {"amdp-update"}},
-      {"dualpipe", "DualPipe: two directions on p ranks, F&B pairs, zero-bubble W (DeepSeek-V3)", &make_dualpipe},
-      {"dualpipev", "DualPipeV: DualPipe cut in half, 2p stages in a V on p ranks", &make_dualpipev},
-      {"looped-bfs", "Looped BFS: v chunks per device, each chunk's micro-batches all at once (PyTorch)", &make_looped_bfs,
-       {"chunks"}},
-      {"interleaved-zb", "interleaved zero bubble: interleaved 1F1B with split I/W (PyTorch)", &make_interleaved_zb,
-       {"chunks"}},
-      {"zb-v", "ZB-V: zero bubble on 2p stages in a V, 1F1B memory (PyTorch's order)", &make_zb_v},
-      {"v-half", "V-Half: V-shaped, half of 1F1B's activation memory (controllable-memory paper)", &make_v_half},
-      {"v-min", "V-Min: V-shaped, a third of 1F1B's activation memory (controllable-memory paper)", &make_v_min},
+const std::vector<ScheduleSetting>& schedule_settings() {
+  using P = ScheduleParams;
+  static const std::vector<ScheduleSetting> all = {
+      {"-p,--stages", "Pipeline stages (devices per pipeline)", &P::p, nullptr, {}, true, true},
+      {"-m,--microbatches", "Micro-batches per iteration", &P::m, nullptr, {}, true, true},
+      {"-v,--chunks", "Chunks per device (interleaved)", &P::v, nullptr, {}, true, false},
+      {"--iterations", "Iterations (optimizer steps)", &P::iterations, nullptr, {}, true, true},
+      {"--pipelines", "Chimera: 2f pipelines (f divides p/2)", &P::pipelines},
+      {"--concat", "Chimera with m > p: direct, doubling or halving", nullptr, &P::concat,
+       {"direct", "doubling", "halving"}},
+      {"--width", "Chimera: data-parallel width W (replicas of the device group)", &P::width},
+      {"--max-active-keys", "AMP: instances in flight (0 = p)", &P::max_active_keys},
+      {"--min-update-frequency", "AMP: local update after this many backwards at a stage", &P::min_update_frequency},
+      {"--twobw-policy", "PipeDream-2BW: double-buffer (batch t uses W^(t-1)) or naive (local accumulation)", nullptr,
+       &P::twobw_policy, {"double-buffer", "naive"}},
+      {"--amdp-update", "AMDP: position of the optimizer step (see docs/schedules.md)", nullptr, &P::amdp_update,
+       {"code", "early", "late"}},
   };
+  return all;
+}
+
+std::string_view ScheduleSetting::name() const { return flags.substr(flags.find("--") + 2); }
+
+std::string_view ScheduleSetting::letter() const {
+  return flags.substr(0, 2) == "--" ? name() : flags.substr(1, 1);
+}
+
+std::string ScheduleSetting::flag() const { return "--" + std::string(name()); }
+
+std::string ScheduleSetting::value(const ScheduleParams& params) const {
+  return number ? std::to_string(params.*number) : params.*text;
+}
+
+std::string ScheduleSetting::choices_text() const {
+  std::string out;
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(choices[i]);
+  return out;
+}
+
+const ScheduleSetting& find_setting(std::string_view name) {
+  const auto& all = schedule_settings();
+  const auto it = std::find_if(all.begin(), all.end(), [&](const ScheduleSetting& s) { return s.name() == name; });
+  PIPESIM_ASSERT(it != all.end());
+  return *it;
+}
+
+bool GeneratorInfo::reads(std::string_view setting) const {
+  return std::find(settings.begin(), settings.end(), setting) != settings.end();
+}
+
+const std::vector<GeneratorInfo>& generators() {
+  static const std::vector<GeneratorInfo> all = [] {
+    std::vector<GeneratorInfo> out;
+    for (const auto& family : generator_families())
+      for (GeneratorInfo& g : family()) out.push_back(std::move(g));
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+    for (const GeneratorInfo& g : out) {
+      PIPESIM_ASSERT(g.fn != nullptr && g.ops_per_iteration != nullptr);
+      for (std::string_view s : g.settings) PIPESIM_ASSERT(!find_setting(s).every);
+    }
+    return out;
+  }();
   return all;
 }
 
@@ -51,8 +89,41 @@ const GeneratorInfo& find_generator(std::string_view name) {
   throw InputError("unknown schedule " + quote(name) + " (" + did_you_mean(name, names) + "known: " + known + ")");
 }
 
+std::string broken_constraint(const GeneratorInfo& g, const ScheduleParams& params) {
+  for (const Constraint& c : g.constraints) {
+    if (c.holds(params)) continue;
+    std::string got;
+    for (const ScheduleSetting& s : schedule_settings())
+      if (s.every ? s.name() != "iterations" : g.reads(s.name()))
+        got += (got.empty() ? "" : ", ") + std::string(s.letter()) + "=" + s.value(params);
+    return std::string(g.name) + ": " + std::string(c.rule) + " (got " + got + ")";
+  }
+  return "";
+}
+
+Schedule generate(std::string_view name, const ScheduleParams& params) {
+  const GeneratorInfo& g = find_generator(name);
+  for (std::string_view setting : g.settings) {
+    const ScheduleSetting& s = find_setting(setting);
+    if (!s.choices.empty() && std::find(s.choices.begin(), s.choices.end(), s.value(params)) == s.choices.end())
+      throw InputError(std::string(name) + ": " + std::string(setting) + " must be " + s.choices_text() + ", got " +
+                       quote(s.value(params)));
+  }
+  if (std::string broken = broken_constraint(g, params); !broken.empty()) throw InputError(broken);
+  return g.fn(params);
+}
+
+std::uint64_t estimate_ops(std::string_view name, const ScheduleParams& params) {
+  ScheduleParams q = params;
+  for (int ScheduleParams::*n : {&ScheduleParams::p, &ScheduleParams::m, &ScheduleParams::v, &ScheduleParams::width,
+                                 &ScheduleParams::pipelines, &ScheduleParams::iterations})
+    q.*n = std::max(q.*n, 0);
+  return saturate_u64(find_generator(name).ops_per_iteration(q) * q.iterations);
+}
+
 int pipeline_devices(std::string_view name, const ScheduleParams& params) {
-  return name == "chimera" ? params.p * params.width : params.p;
+  const GeneratorInfo& g = find_generator(name);
+  return g.devices ? g.devices(params) : params.p;
 }
 
 Schedule plain_pipeline(std::string_view name, const ScheduleParams& params, int chunks) {

@@ -1,7 +1,15 @@
 #pragma once
-// The schedule generators: pure functions ScheduleParams -> Schedule, found by name.
-// Each generator checks its parameters and throws InputError naming the flag and the
-// constraint ("interleaved: m (6) must be a multiple of p (4)").
+// The schedule generators: pure functions ScheduleParams -> Schedule, found by name, each
+// with the metadata every other place derives from (docs/architecture.md, "Adding a
+// schedule"): the settings it reads, its op count, its constraints. The CLI's flags and
+// their help (schedule_settings()), the memory guard (GeneratorInfo::ops_per_iteration),
+// `pipesim schedule --list`, and the tests of the fuzz dictionaries and the docs all read
+// these; nothing outside schedules/generators/ names a generator.
+//
+// Each file in schedules/generators/ ends with `std::vector<GeneratorInfo>
+// <file>_generators()`; the build collects them (schedules/CMakeLists.txt), so adding a
+// schedule is one file plus its test.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,16 +41,56 @@ struct ScheduleParams {
   std::string amdp_update = "code";  // "code" (the official positions) or "early" / "late"
 };
 
+// One field of ScheduleParams and the CLI flag that sets it (add_schedule_flags makes the
+// flags from this table, in its order).
+struct ScheduleSetting {
+  std::string_view flags;                   // CLI11 spelling: "-v,--chunks", "--pipelines"
+  std::string_view help;                    // the flag's --help line
+  int ScheduleParams::*number = nullptr;    // an integer setting, or
+  std::string ScheduleParams::*text = nullptr;  // a text setting ...
+  std::vector<std::string_view> choices = {};   // ... taking one of these values
+  bool shape = false;  // p, m, v, iterations: a schedule file has them too (checked against it)
+  bool every = false;  // read by every generator (p, m, iterations)
+
+  std::string_view name() const;  // the long flag without "--": "chunks"
+  std::string_view letter() const;  // how messages name it: the short flag's letter ("v") or name()
+  std::string flag() const;       // "--chunks"
+  std::string value(const ScheduleParams& params) const;  // "4", "halving"
+  std::string choices_text() const;  // "direct, doubling or halving"
+};
+
+// Every setting, in --help order.
+const std::vector<ScheduleSetting>& schedule_settings();
+// The setting named `name` ("chunks"); PIPESIM_ASSERT that it exists.
+const ScheduleSetting& find_setting(std::string_view name);
+
 using GeneratorFn = Schedule (*)(const ScheduleParams&);
+
+// A parameter rule of a generator, checked by generate() before the generator runs; the
+// message is "<schedule>: <rule> (got p=6, m=8)", the rule says what is required.
+struct Constraint {
+  std::string_view rule;  // "m must be even (the two replicas take turns)"
+  bool (*holds)(const ScheduleParams&);
+};
 
 struct GeneratorInfo {
   std::string_view name;     // CLI name, e.g. "1f1b"
   std::string_view summary;  // one line for `pipesim schedule --list`
   GeneratorFn fn;
-  // The ScheduleParams it reads besides p, m and iterations, by flag name ("chunks",
-  // "pipelines", "concat", "width", "max-active-keys", "min-update-frequency",
-  // "twobw-policy", "amdp-update"): a sweep varies only these, the CLI warns about others.
+  // Where it stands in generators(), i.e. in --list and `--schedules all`.
+  int order = 0;
+  // Ops per iteration for `params` as a closed form (doubles, so absurd inputs cannot
+  // overflow): never below the real count, exact up to small per-device terms
+  // (tests/generators_test.cpp checks it on every generator). The memory guard uses it.
+  double (*ops_per_iteration)(const ScheduleParams&) = nullptr;
+  // The settings it reads besides p, m and iterations, by name ("chunks", "pipelines",
+  // "concat", ...; schedule_settings()): a sweep varies only these, the CLI refuses others.
   std::vector<std::string_view> settings = {};
+  std::vector<Constraint> constraints = {};
+  // Devices its schedule uses for `params` (nullptr: p).
+  int (*devices)(const ScheduleParams&) = nullptr;
+
+  bool reads(std::string_view setting) const;
 };
 
 // All generators, in the order `--schedules all` runs them.
@@ -51,12 +99,19 @@ const std::vector<GeneratorInfo>& generators();
 // Looks a generator up by name; InputError listing the known names if absent.
 const GeneratorInfo& find_generator(std::string_view name);
 
-inline Schedule generate(std::string_view name, const ScheduleParams& params) {
-  return find_generator(name).fn(params);
-}
+// Checks that each text setting `name` reads is one of its choices ("chimera: concat must be
+// direct, doubling or halving, got 'x'") and `name`'s constraints (InputError with the
+// first broken rule), then generates.
+Schedule generate(std::string_view name, const ScheduleParams& params);
+// The first broken constraint of `g` as its message, or "".
+std::string broken_constraint(const GeneratorInfo& g, const ScheduleParams& params);
 
-// The devices `name`'s schedule for `params` uses, without generating it: p, times Chimera's
-// data-parallel width (tests/generators_test.cpp checks it against every generator's output).
+// Ops `name` generates for `params`: ops_per_iteration x iterations, p, m, v, width,
+// pipelines and iterations taken as 0 where negative; saturates instead of overflowing.
+std::uint64_t estimate_ops(std::string_view name, const ScheduleParams& params);
+
+// The devices `name`'s schedule for `params` uses, without generating it
+// (tests/generators_test.cpp checks it against every generator's output).
 int pipeline_devices(std::string_view name, const ScheduleParams& params);
 
 // The frame of a single-pipeline schedule (p devices, p*chunks stages placed round robin,

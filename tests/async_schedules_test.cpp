@@ -395,7 +395,7 @@ TEST(AsyncSchedules, ParameterErrors) {
   EXPECT_THAT(error_of("pipedream-2bw", params(4, 3)), HasSubstr("pipedream-2bw: m (3) must be at least p (4)"));
   ScheduleParams bad = params(4, 4);
   bad.twobw_policy = "shadow";
-  EXPECT_THAT(error_of("pipedream-2bw", bad), HasSubstr("twobw_policy must be \"double-buffer\" or \"naive\", got \"shadow\""));
+  EXPECT_THAT(error_of("pipedream-2bw", bad), HasSubstr("pipedream-2bw: twobw-policy must be double-buffer or naive, got 'shadow'"));
   EXPECT_THAT(error_of("amp", params(4, 4, 1, 5)), HasSubstr("amp: max_active_keys (5) must lie in [1, p] = [1, 4]"));
   EXPECT_THAT(error_of("amp", params(4, 4, 1, -1)), HasSubstr("max_active_keys (-1) must lie in [1, p]"));
   EXPECT_THAT(error_of("amp", params(4, 4, 1, 0, 0)), HasSubstr("amp: min_update_frequency must be a positive integer, got 0"));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "input_error.hpp"
+#include "uniform_costs.hpp"
 #include "cost_models/uniform.hpp"
 #include "core/error.hpp"
 #include "schedules/generator.hpp"
@@ -38,11 +39,7 @@ ScheduleParams params(int p, int m, int pipelines = 2, const std::string& concat
   return out;
 }
 
-UniformCostModel costs(Tick fwd, Tick bwd) {
-  UniformCostConfig cfg;
-  cfg.stage = StageCosts{fwd, bwd, 0};
-  return UniformCostModel(cfg);
-}
+UniformCostModel costs(Tick fwd, Tick bwd) { return testing_costs::uniform_costs(fwd, bwd); }
 
 std::string join(const std::vector<Op>& ops, bool compute_only) {
   std::string out;

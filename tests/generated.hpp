@@ -5,12 +5,17 @@
 
 namespace pipesim::testing_schedules {
 
-inline Schedule generated(const char* name, int p, int m, int iterations = 1) {
+// The generators' defaults with this shape.
+inline ScheduleParams shape(int p, int m, int iterations = 1) {
   ScheduleParams params;
   params.p = p;
   params.m = m;
   params.iterations = iterations;
-  return generate(name, params);
+  return params;
+}
+
+inline Schedule generated(const char* name, int p, int m, int iterations = 1) {
+  return generate(name, shape(p, m, iterations));
 }
 
 }  // namespace pipesim::testing_schedules

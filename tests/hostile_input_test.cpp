@@ -215,6 +215,14 @@ std::vector<Case> cases() {
        "--max-mismatch and --max-delay: expected a number of optimizer steps (0 or more)"},
       {"sweep_unknown_concat", "flags", {}, "$P sweep --model gpt3-1.3b --gpus 8 --concat direct,tripling", {}, 2,
        "--concat: expected direct, doubling or halving, got 'tripling'"},
+      // A generator's constraints (its metadata, schedules/generator.hpp) and a text setting's
+      // choices, refused by generate() before anything is written.
+      {"generator_constraint", "flags", {}, "$P schedule --schedule gems -m 7 -o s.csv", {"s.csv"}, 2,
+       "gems: m must be even (got p=4, m=7)"},
+      {"generator_constraint_even_p", "flags", {}, "$P simulate --schedule gems -p 5 --report s.html", {"s.html"}, 2,
+       "gems: p must be even (got p=5, m=8)"},
+      {"generator_setting_choice", "flags", {}, "$P schedule --schedule pipedream-2bw --twobw-policy shadow -o s.csv",
+       {"s.csv"}, 2, "pipedream-2bw: twobw-policy must be double-buffer or naive, got 'shadow'"},
       {"sweep_batch_and_microbatches", "flags", {}, "$P sweep --model gpt3-1.3b --gpus 8 -m 8 --global-batch-size 64",
        {}, 2, "--global-batch-size"},
       {"schedule_file_too_large", "memory", {{"s.csv", kValidCsv}}, "$P simulate --schedule-file s.csv --max-memory 1KiB",

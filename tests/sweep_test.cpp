@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "schedules/generator.hpp"
 #include "tests/cli_runner.hpp"
 #include "traces/html_sweep.hpp"
 
@@ -299,9 +300,10 @@ TEST(Sweep, BadInputIsAOneLineError) {
   expect_one_line_error(run("sweep --model gpt3-1.3b --gpus 12"), "--gpus 12 is not a whole number of nodes of 8");
   expect_one_line_error(run("sweep --model gpt3-1.3b --gpus 0"), "--gpus must be positive, got 0");
   expect_one_line_error(run(base + "--csv /nonexistent/dir/x.csv"), "--csv: cannot write '/nonexistent/dir/x.csv'");
+  const std::string all = std::to_string(5 * pipesim::generators().size());  // every generator x m = 8..128
   expect_one_line_error(run(base + "--pp 16"),
-                        "no valid configuration: all 90 combinations were skipped: 90 tp x pp does not divide the GPUs "
-                        "(e.g. tp 1 x pp 16 = 16 GPUs per pipeline does not divide 8 GPUs)");
+                        "no valid configuration: all " + all + " combinations were skipped: " + all +
+                            " tp x pp does not divide the GPUs (e.g. tp 1 x pp 16 = 16 GPUs per pipeline does not divide 8 GPUs)");
   const Result missing = run("sweep --gpus 8");
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.out, HasSubstr("--model is required"));

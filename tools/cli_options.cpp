@@ -21,25 +21,12 @@ void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name) {
     app.add_option("--schedule-file", o.file, "Read the schedule from a CSV (PyTorch compute_only) or JSON file")
         ->excludes(name);
   }
-  app.add_option("-p,--stages", o.params.p, "Pipeline stages (devices per pipeline)")->capture_default_str();
-  app.add_option("-m,--microbatches", o.params.m, "Micro-batches per iteration")->capture_default_str();
-  app.add_option("-v,--chunks", o.params.v, "Chunks per device (interleaved)")->capture_default_str();
-  app.add_option("--iterations", o.params.iterations, "Iterations (optimizer steps)")->capture_default_str();
-  app.add_option("--pipelines", o.params.pipelines, "Chimera: 2f pipelines (f divides p/2)")->capture_default_str();
-  app.add_option("--concat", o.params.concat, "Chimera with m > p: direct, doubling or halving")
-      ->capture_default_str();
-  app.add_option("--width", o.params.width, "Chimera: data-parallel width W (replicas of the device group)")
-      ->capture_default_str();
-  app.add_option("--max-active-keys", o.params.max_active_keys, "AMP: instances in flight (0 = p)")
-      ->capture_default_str();
-  app.add_option("--min-update-frequency", o.params.min_update_frequency,
-                 "AMP: local update after this many backwards at a stage")
-      ->capture_default_str();
-  app.add_option("--twobw-policy", o.params.twobw_policy,
-                 "PipeDream-2BW: double-buffer (batch t uses W^(t-1)) or naive (local accumulation)")
-      ->capture_default_str();
-  app.add_option("--amdp-update", o.params.amdp_update, "AMDP: position of the optimizer step (see docs/schedules.md)")
-      ->capture_default_str();
+  for (const ScheduleSetting& setting : schedule_settings()) {
+    const std::string flags(setting.flags), help(setting.help);
+    auto* option = setting.number ? app.add_option(flags, o.params.*setting.number, help)
+                                  : app.add_option(flags, o.params.*setting.text, help);
+    option->capture_default_str();
+  }
   app.add_option("--max-memory", o.max_memory,
                  "Memory a generated schedule may need, e.g. 64GiB [default: what the machine has available]");
 }
@@ -85,7 +72,7 @@ Schedule make_schedule(const CLI::App& app, const ScheduleOptions& o, const std:
 }
 
 void check_schedule_file_flags(const CLI::App& app, const Schedule& s, const std::string& file) {
-  reject_given_flags(app, {kGeneratorOnlyFlags.begin(), kGeneratorOnlyFlags.end()},
+  reject_given_flags(app, generator_only_flags(),
                      "a setting of the generators; the schedule file (--schedule-file) fixes the schedule");
   const std::pair<const char*, std::pair<int, const char*>> shape[] = {
       {"-p/--stages", {s.num_devices, "devices"}},
@@ -103,24 +90,46 @@ void check_schedule_file_flags(const CLI::App& app, const Schedule& s, const std
   }
 }
 
+namespace {
+
+template <class Keep>
+std::vector<std::string> flags_where(Keep keep) {
+  std::vector<std::string> out;
+  for (const ScheduleSetting& s : schedule_settings())
+    if (keep(s)) out.push_back(s.flag());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> shape_flags() {
+  return flags_where([](const ScheduleSetting& s) { return s.shape; });
+}
+std::vector<std::string> generator_only_flags() {
+  return flags_where([](const ScheduleSetting& s) { return !s.shape; });
+}
+std::vector<std::string> generator_setting_flags() {
+  return flags_where([](const ScheduleSetting& s) { return !s.every; });
+}
+
 void check_generator_flags(const CLI::App& app, const std::vector<std::string>& names) {
-  std::vector<const char*> settings(kGeneratorOnlyFlags.begin(), kGeneratorOnlyFlags.end());
-  settings.push_back("--chunks");
-  for (const char* flag : settings) {
+  std::vector<const ScheduleSetting*> settings;  // the generator-only ones first, then -v
+  for (bool shape : {false, true})
+    for (const ScheduleSetting& s : schedule_settings())
+      if (s.shape == shape && !s.every) settings.push_back(&s);
+  for (const ScheduleSetting* s : settings) {
+    const ScheduleSetting& setting = *s;
+    const std::string flag = setting.flag();
     if (!given(app, flag)) continue;
-    const std::string_view setting = std::string_view(flag).substr(2);
-    const auto reads = [&](const GeneratorInfo& g) {
-      return std::find(g.settings.begin(), g.settings.end(), setting) != g.settings.end();
-    };
     bool used = false;
-    for (const std::string& name : names) used = used || reads(find_generator(name));
+    for (const std::string& name : names) used = used || find_generator(name).reads(setting.name());
     if (used) continue;
     std::string readers;
     for (const GeneratorInfo& g : generators())
-      if (reads(g)) readers += (readers.empty() ? "" : ", ") + std::string(g.name);
+      if (g.reads(setting.name())) readers += (readers.empty() ? "" : ", ") + std::string(g.name);
     std::string listed;
     for (const std::string& name : names) listed += (listed.empty() ? "" : ", ") + name;
-    throw InputError(std::string(flag) + ": not a setting of " + listed + " (it is one of " + readers + ")");
+    throw InputError(flag + ": not a setting of " + listed + " (it is one of " + readers + ")");
   }
 }
 

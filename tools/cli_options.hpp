@@ -39,12 +39,13 @@ void add_cost_flags(CLI::App& app, CostOptions& options);
 
 // Its flags are the uniform cost model's (tools/cost_model_registry.hpp).
 
-// The generators' settings: with --schedule-file the shape flags must agree with the file
-// (check_schedule_file_flags), the others are InputErrors.
-inline constexpr std::array<const char*, 4> kShapeFlags = {"--stages", "--microbatches", "--chunks", "--iterations"};
-inline constexpr std::array<const char*, 7> kGeneratorOnlyFlags = {
-    "--pipelines", "--concat", "--width", "--max-active-keys", "--min-update-frequency", "--twobw-policy",
-    "--amdp-update"};
+// The generators' settings (schedule_settings()) as flags: with --schedule-file the shape
+// flags (-p, -m, -v, --iterations) must agree with the file (check_schedule_file_flags),
+// the others are InputErrors.
+std::vector<std::string> shape_flags();           // "--stages", "--microbatches", "--chunks", "--iterations"
+std::vector<std::string> generator_only_flags();  // "--pipelines", "--concat", ...
+// The flags of the settings only some generators read ("--chunks", "--pipelines", ...).
+std::vector<std::string> generator_setting_flags();
 void check_schedule_file_flags(const CLI::App& app, const Schedule& schedule, const std::string& file);
 // A generator setting given (-v, --pipelines, --concat, ...) that none of `generators` reads
 // (GeneratorInfo::settings) is an InputError naming the generators that do.

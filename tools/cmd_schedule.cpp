@@ -1,5 +1,6 @@
 // `pipesim schedule` (print or export op lists) and `pipesim check` (validate a schedule).
 #include <iostream>
+#include <sstream>
 #include <memory>
 
 #include <CLI/CLI.hpp>
@@ -36,12 +37,25 @@ std::string text_form(const Schedule& s, const UniformCostConfig& costs) {
   return out + render_ascii_timeline(s, times.timeline);
 }
 
+// One row per generator (GeneratorInfo): its name first (fuzz/run.sh reads the names from
+// here), what it is, the flags of its settings and its constraints.
 std::string list_generators() {
   Table t;
   t.add_column("schedule", Table::Align::Left);
   t.add_column("what it is", Table::Align::Left);
-  for (const auto& g : generators()) t.add_row({std::string(g.name), std::string(g.summary)});
-  return t.render();
+  t.add_column("settings", Table::Align::Left);
+  t.add_column("requires", Table::Align::Left);
+  for (const auto& g : generators()) {
+    std::string settings, rules;
+    for (const ScheduleSetting& s : schedule_settings())
+      if (g.reads(s.name())) settings += (settings.empty() ? "" : " ") + std::string(s.flags.substr(0, s.flags.find(',')));
+    for (const Constraint& c : g.constraints) rules += (rules.empty() ? "" : "; ") + std::string(c.rule);
+    t.add_row({std::string(g.name), std::string(g.summary), settings, rules});
+  }
+  std::string out;  // without the padding of the empty last cells
+  std::istringstream in(t.render());
+  for (std::string line; std::getline(in, line);) out += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+  return out;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // `pipesim sweep`: every combination of schedules, parallelism and batch settings on a model
 // and cluster, in parallel; the best configurations and the Pareto fronts. docs/sweep.md.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -113,9 +114,10 @@ SweepGrid make_grid(const SweepFlags& f) {
   lists.schedules = parse_schedule_grid(f.schedules);
   lists.chunks = parse_int_grid(f.chunks, "--chunks");
   lists.concat = parse_name_grid(f.concat, "--concat");
+  const ScheduleSetting& concat = find_setting("concat");
   for (const std::string& c : lists.concat)
-    if (c != "direct" && c != "doubling" && c != "halving")
-      throw InputError("--concat: expected direct, doubling or halving, got " + quote(c));
+    if (std::find(concat.choices.begin(), concat.choices.end(), c) == concat.choices.end())
+      throw InputError("--concat: expected " + concat.choices_text() + ", got " + quote(c));
   if (!f.max_active_keys.empty()) lists.max_active_keys = parse_int_grid(f.max_active_keys, "--max-active-keys");
   lists.min_update_frequency = parse_int_grid(f.min_update_frequency, "--min-update-frequency");
   g.variants = expand_variants(lists);

@@ -7,19 +7,12 @@
 
 #include "core/units.hpp"
 #include "core/error.hpp"
+#include "core/saturate.hpp"
 
 namespace pipesim {
 namespace {
 
 constexpr std::uint64_t kMaxOps = std::numeric_limits<std::uint32_t>::max();  // OpId is 32 bits
-
-double non_negative(long long v) { return v > 0 ? static_cast<double>(v) : 0.0; }
-
-std::uint64_t saturate(double v) {
-  // 2^64 as a double; anything at or above it (or NaN, which cannot happen here) saturates.
-  if (!(v < 18446744073709551616.0)) return std::numeric_limits<std::uint64_t>::max();
-  return static_cast<std::uint64_t>(v);
-}
 
 // "1.3e8" for large counts, the exact number for small ones.
 std::string approx_count(std::uint64_t n) {
@@ -40,8 +33,11 @@ std::string approx_count(std::uint64_t n) {
 
 std::string describe_generation(std::string_view generator, const ScheduleParams& p) {
   std::string out = std::string(generator) + " with p=" + std::to_string(p.p) + ", m=" + std::to_string(p.m);
-  if (generator == "interleaved") out += ", v=" + std::to_string(p.v);
-  if (generator == "chimera" && p.width != 1) out += ", width=" + std::to_string(p.width);
+  const GeneratorInfo& g = find_generator(generator);
+  const ScheduleParams defaults;
+  for (const ScheduleSetting& s : schedule_settings())  // -v always, the others where not the default
+    if (g.reads(s.name()) && (s.shape || s.value(p) != s.value(defaults)))
+      out += ", " + std::string(s.letter()) + "=" + s.value(p);
   if (p.iterations != 1) out += ", iterations=" + std::to_string(p.iterations);
   return out;
 }
@@ -69,41 +65,6 @@ std::optional<std::uint64_t> read_number(const char* path, std::string_view key 
 
 }  // namespace
 
-std::uint64_t estimate_ops(std::string_view g, const ScheduleParams& params) {
-  // Op counts per iteration of the built-in generators (measured over p, m, v, width and
-  // pipelines; docs/reliability.md), as doubles so that absurd inputs cannot overflow.
-  const double p = non_negative(params.p), m = non_negative(params.m), v = non_negative(params.v);
-  const double w = non_negative(params.width), f = non_negative(params.pipelines);
-  double per_iteration = 0;
-  if (g == "gpipe" || g == "1f1b" || g == "pipedream-2bw") {
-    per_iteration = p * (2 * m + 1);
-  } else if (g == "interleaved" || g == "looped-bfs") {
-    per_iteration = p * v * (2 * m + 1);
-  } else if (g == "interleaved-zb") {
-    per_iteration = p * v * (3 * m + 1);
-  } else if (g == "zb-v" || g == "v-half" || g == "v-min") {
-    per_iteration = p * (6 * m + 2);
-  } else if (g == "zb-h1" || g == "zb-h2") {
-    per_iteration = p * (3 * m + 1);
-  } else if (g == "chimera") {
-    const double split = params.concat == "halving" ? 2 : 1;  // half-size micro-batches, twice as many ops
-    per_iteration = p * w * (2 * m * split + 2 * f);
-  } else if (g == "pipedream" || g == "async-1f1b" || g == "amp") {
-    per_iteration = 3 * p * m;
-  } else if (g == "amdp") {
-    per_iteration = p * (2 * m + p);
-  } else if (g == "dualpipe") {
-    per_iteration = 2 * p * m + p * p + 4 * p;
-  } else if (g == "dualpipev") {
-    per_iteration = 4 * p * m + 2 * p * p + 2 * p;
-  } else {
-    // A generator this table does not know yet: a generous bound (4 ops per micro-batch
-    // and chunk, plus per-stage ops).
-    per_iteration = p * std::max(1.0, v) * std::max(1.0, w) * (4 * m + 2 * p + 2 * f + 2);
-  }
-  return saturate(per_iteration * non_negative(params.iterations));
-}
-
 MemoryUse simulate_memory_use(bool trace, bool report, std::uint64_t max_trace_ops, bool breakdown) {
   MemoryUse use{(report ? kReportBytesPerOp : kSimulateBytesPerOp) + (breakdown ? kBreakdownBytesPerOp : 0), 0, 0};
   if (trace) {
@@ -116,7 +77,7 @@ MemoryUse simulate_memory_use(bool trace, bool report, std::uint64_t max_trace_o
 std::uint64_t estimate_bytes(std::uint64_t ops, const MemoryUse& use) {
   const double bytes = static_cast<double>(ops) * static_cast<double>(use.bytes_per_op) +
                        static_cast<double>(std::min(ops, use.recorded_ops)) * static_cast<double>(use.bytes_per_recorded_op);
-  return saturate(bytes);
+  return saturate_u64(bytes);
 }
 
 std::optional<std::uint64_t> available_memory() {

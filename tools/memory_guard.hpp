@@ -36,9 +36,8 @@ inline constexpr std::uint64_t kBreakdownBytesPerOp = 48;
 // of up to `max_trace_ops` ops (0: all) for a Chrome trace and the time breakdown's.
 MemoryUse simulate_memory_use(bool trace, bool report, std::uint64_t max_trace_ops, bool breakdown = false);
 
-// Ops the generator will produce for `params` (exact for the built-in generators up to
-// small per-device terms, never below the real count; saturates instead of overflowing).
-std::uint64_t estimate_ops(std::string_view generator, const ScheduleParams& params);
+// estimate_ops (schedules/generator.hpp): the ops a generator will produce, from its
+// metadata's closed form.
 std::uint64_t estimate_bytes(std::uint64_t ops, const MemoryUse& use);
 
 // Memory this process can still get: MemAvailable from /proc/meminfo, lowered to a cgroup

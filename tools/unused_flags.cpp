@@ -10,7 +10,6 @@ namespace pipesim {
 
 std::vector<UnusedFlags> unused_flags(const CostModelInfo& chosen, bool schedule_file,
                                       const std::vector<std::string>& generators) {
-  const auto list = [](const auto& flags) { return std::vector<std::string>(flags.begin(), flags.end()); };
   const std::vector<std::string>& uniform = find_cost_model("uniform").flags;
   const std::vector<std::string>& gpu = find_cost_model("analytical").flags;
   const bool cost = chosen.name == "profiled", uniform_costs = chosen.name == "uniform";
@@ -27,19 +26,15 @@ std::vector<UnusedFlags> unused_flags(const CostModelInfo& chosen, bool schedule
   }
   if (!cost) out.push_back({find_cost_model("profiled").flags, "used only with --cost", true});
   if (schedule_file) {  // checked against the file where the schedule is made (check_schedule_file_flags)
-    UnusedFlags generator{list(kShapeFlags), "", false};
-    for (const char* f : kGeneratorOnlyFlags) generator.flags.emplace_back(f);
+    UnusedFlags generator{shape_flags(), "", false};
+    for (const std::string& f : generator_only_flags()) generator.flags.push_back(f);
     generator.flags.emplace_back("--schedule");
     out.push_back(generator);
   } else {  // settings that none of the generators reads (check_generator_flags refuses them)
     UnusedFlags settings{{}, "", false};
-    for (const std::string flag : {"--chunks", "--pipelines", "--concat", "--width", "--max-active-keys",
-                                   "--min-update-frequency", "--twobw-policy", "--amdp-update"}) {
+    for (const std::string& flag : generator_setting_flags()) {
       bool read = false;
-      for (const std::string& name : generators) {
-        const auto& s = find_generator(name).settings;
-        read = read || std::find(s.begin(), s.end(), std::string_view(flag).substr(2)) != s.end();
-      }
+      for (const std::string& name : generators) read = read || find_generator(name).reads(std::string_view(flag).substr(2));
       if (!read) settings.flags.push_back(flag);
     }
     out.push_back(settings);

@@ -74,8 +74,8 @@ enum class UpdateAt { Code, Early, Late };
 UpdateAt parse_update(const std::string& s) {
   if (s == "code") return UpdateAt::Code;
   if (s == "early") return UpdateAt::Early;
-  if (s == "late") return UpdateAt::Late;
-  throw InputError(std::string(kName) + ": amdp-update must be code, early or late, got " + quote(s));
+  PIPESIM_ASSERT(s == "late");  // generate() checked the choices (schedule_settings())
+  return UpdateAt::Late;
 }
 
 // GPU holding stage s of pipeline (chunk) c.
@@ -220,6 +220,11 @@ Schedule make_amdp(const ScheduleParams& params) {
     write_rank(list, D, N, params.iterations, r, at);
   }
   return s;
+}
+
+std::vector<GeneratorInfo> amdp_generators() {
+  return {{"amdp", "AMDP: p/2 asynchronous pipelines on Chimera's placement, update inside the next iteration",
+           &make_amdp, 110, [](const ScheduleParams& q) { return q.p * (2.0 * q.m + q.p); }, {"amdp-update"}}};
 }
 
 }  // namespace pipesim

@@ -97,4 +97,10 @@ Schedule make_amp(const ScheduleParams& params) {
   return s;
 }
 
+std::vector<GeneratorInfo> amp_generators() {
+  return {{"amp", "AMPNet (fairscale AMPnetPipe): max_active_keys in flight, local update every muf backwards",
+           &make_amp, 100, [](const ScheduleParams& q) { return 3.0 * q.p * q.m; },
+           {"max-active-keys", "min-update-frequency"}}};
+}
+
 }  // namespace pipesim

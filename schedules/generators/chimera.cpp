@@ -201,8 +201,8 @@ std::vector<Step> slot_template(const Shape& sh, int w) {
 Concat parse_concat(const std::string& name) {
   if (name == "direct") return Concat::Direct;
   if (name == "doubling") return Concat::Doubling;
-  if (name == "halving") return Concat::Halving;
-  throw InputError(std::string(kName) + ": concat must be direct, doubling or halving, got " + quote(name));
+  PIPESIM_ASSERT(name == "halving");  // generate() checked the choices (schedule_settings())
+  return Concat::Halving;
 }
 
 Shape check_params(const ScheduleParams& params) {
@@ -276,6 +276,16 @@ Schedule make_chimera(const ScheduleParams& params) {
     }
   }
   return s;
+}
+
+std::vector<GeneratorInfo> chimera_generators() {
+  return {{"chimera", "Chimera: 2f bidirectional pipelines (f down, f up), direct/doubling/halving concat",
+           &make_chimera, 60,
+           [](const ScheduleParams& q) {
+             const double split = q.concat == "halving" ? 2 : 1;  // half-size micro-batches, twice as many ops
+             return q.p * static_cast<double>(q.width) * (2.0 * q.m * split + 2.0 * q.pipelines);
+           },
+           {"pipelines", "concat", "width"}, {}, [](const ScheduleParams& q) { return q.p * q.width; }}};
 }
 
 }  // namespace pipesim

@@ -268,4 +268,11 @@ Schedule make_dualpipev(const ScheduleParams& params) {
   return s;
 }
 
+std::vector<GeneratorInfo> dualpipe_generators() {
+  return {{"dualpipe", "DualPipe: two directions on p ranks, F&B pairs, zero-bubble W (DeepSeek-V3)", &make_dualpipe,
+           120, [](const ScheduleParams& q) { return 2.0 * q.p * q.m + 1.0 * q.p * q.p + 4.0 * q.p; }},
+          {"dualpipev", "DualPipeV: DualPipe cut in half, 2p stages in a V on p ranks", &make_dualpipev, 130,
+           [](const ScheduleParams& q) { return 4.0 * q.p * q.m + 2.0 * q.p * q.p + 2.0 * q.p; }}};
+}
+
 }  // namespace pipesim

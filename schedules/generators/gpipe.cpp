@@ -30,4 +30,9 @@ Schedule make_gpipe(const ScheduleParams& params) {
   return s;
 }
 
+std::vector<GeneratorInfo> gpipe_generators() {
+  return {{"gpipe", "GPipe: all forwards, then all backwards, flush", &make_gpipe, 10,
+           [](const ScheduleParams& q) { return q.p * (2.0 * q.m + 1); }}};
+}
+
 }  // namespace pipesim

@@ -50,4 +50,9 @@ Schedule make_1f1b(const ScheduleParams& params) {
   return s;
 }
 
+std::vector<GeneratorInfo> one_f_one_b_generators() {
+  return {{"1f1b", "1F1B with flush (PipeDream-Flush / DAPPLE)", &make_1f1b, 20,
+           [](const ScheduleParams& q) { return q.p * (2.0 * q.m + 1); }}};
+}
+
 }  // namespace pipesim

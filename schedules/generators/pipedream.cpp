@@ -107,14 +107,20 @@ Schedule make_pipedream_2bw(const ScheduleParams& params) {
   require(m >= p, kName,
           "m (" + std::to_string(m) + ") must be at least p (" + std::to_string(p) +
               ") so that each stage has finished a batch before it binds the next version");
-  if (params.twobw_policy == "naive")
-    s.weight_policy = WeightPolicy::Current;
-  else
-    require(params.twobw_policy == "double-buffer", kName,
-            "twobw_policy must be \"double-buffer\" or \"naive\", got \"" + params.twobw_policy + "\"");
+  if (params.twobw_policy == "naive") s.weight_policy = WeightPolicy::Current;  // else double-buffer (generate() checked)
   for (int st = 0; st < p; ++st)
     s.ops[static_cast<std::size_t>(st)] = async_one_f_one_b(p, st, n, [m](int k) { return k % m == m - 1; });
   return s;
+}
+
+std::vector<GeneratorInfo> pipedream_generators() {
+  const auto per_microbatch_updates = [](const ScheduleParams& q) { return 3.0 * q.p * q.m; };
+  return {{"pipedream", "PipeDream: flush-free 1F1B, update after every backward, weight stashing", &make_pipedream,
+           70, per_microbatch_updates},
+          {"pipedream-2bw", "PipeDream-2BW: flush-free 1F1B, update every m micro-batches, 2 versions",
+           &make_pipedream_2bw, 80, [](const ScheduleParams& q) { return q.p * (2.0 * q.m + 1); }, {"twobw-policy"}},
+          {"async-1f1b", "async 1F1B: flush-free, update after every backward, no stashing", &make_async_1f1b, 90,
+           per_microbatch_updates}};
 }
 
 }  // namespace pipesim

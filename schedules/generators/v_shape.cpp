@@ -260,4 +260,12 @@ Schedule make_v_shape(const ScheduleParams& params, const char* name, bool half)
 Schedule make_v_half(const ScheduleParams& params) { return make_v_shape(params, "v-half", true); }
 Schedule make_v_min(const ScheduleParams& params) { return make_v_shape(params, "v-min", false); }
 
+std::vector<GeneratorInfo> v_shape_generators() {
+  const auto ops = [](const ScheduleParams& q) { return q.p * (6.0 * q.m + 2); };
+  return {{"v-half", "V-Half: V-shaped, half of 1F1B's activation memory (controllable-memory paper)", &make_v_half,
+           170, ops},
+          {"v-min", "V-Min: V-shaped, a third of 1F1B's activation memory (controllable-memory paper)", &make_v_min,
+           180, ops}};
+}
+
 }  // namespace pipesim
