@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Whole-process speed of the pipesim CLI against the issue-19 targets, paired in one run.
 
-    bench/whole_process.py BUILD/tools/pipesim [--replay PATH] [--rounds 7] [--quick]
+    bench/whole_process.py BUILD/tools/pipesim [--baseline OLD/pipesim] [--replay PATH] [--rounds 7] [--quick]
 
 Every round runs every case once, in the same order, so a busy moment of a shared machine
 lands on all cases alike; the table gives each case's median wall time over the rounds,
-its peak resident memory (wait4's ru_maxrss: it cannot read lower than the forking
-Python's own resident size, so the first row, /bin/true, shows that floor), ops per second where the case has a fixed op
+its peak resident memory (from one more run of each, through /usr/bin/time's %M where it is
+installed, else wait4's ru_maxrss, which cannot read lower than the forking Python's own
+resident size: the first row, /bin/true, shows the floor either way), ops per second where the case has a fixed op
 count, and the ratio to the speed-of-light replay (../shared/bench/replay.cpp: 1F1B op
 lists replayed in one ready-list pass, no event queue, free links) where the target is
 one. --replay defaults to building that file with g++ -O2 into a temporary folder.
---quick leaves out the p=1024 m=8192 cases (about 10 s a round).
+--quick leaves out the p=1024 m=8192 cases (about 10 s a round). --baseline runs every
+pipesim case with a second binary too, in the same rounds (before / after a change, paired),
+and adds its median and the ratio after / before.
 
 Exit status 0 whatever the figures: a shared machine cannot fail a build over timing. The
 PASS/MISS column says how each median compares with its target.
@@ -28,16 +31,24 @@ import time
 OPS_128_8192 = 2 * 128 * 8192 + 128  # F and B of every micro-batch on every stage, one OPT per stage
 
 
-def run_once(argv):
-    """Wall seconds and peak RSS (KiB) of one process; output discarded."""
+TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
+def run_once(argv, rss_file=None):
+    """Wall seconds and peak RSS (KiB) of one process; output discarded. With `rss_file`
+    (and /usr/bin/time installed) through /usr/bin/time, whose start adds to the wall time."""
+    full = [TIME, "-f", "%M", "-o", rss_file] + argv if TIME and rss_file else argv
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     err = proc.stderr.read().decode(errors="replace")
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"whole_process.py: {' '.join(argv)} failed:\n{err}")
+    if TIME and rss_file:
+        with open(rss_file) as f:
+            return wall, int(f.read().split()[-1])
     return wall, usage.ru_maxrss
 
 
@@ -51,6 +62,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pipesim")
+    parser.add_argument("--baseline", help="a second pipesim binary run beside the first, paired")
     parser.add_argument("--replay", help="speed-of-light replay binary (default: build ../shared/bench/replay.cpp)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="leave out p=1024 m=8192")
@@ -84,14 +96,17 @@ def main():
                  [P, "simulate", "--schedule", "1f1b", "-p", "1024", "-m", "8192", "--json"], None,
                  ("ratio", "replay p=1024 m=8192", 2.0)),
             ]
+        if args.baseline:  # the same pipesim cases with the other binary, right after each
+            cases = [c for case in cases for c in (
+                [case, ("  before: " + case[0], [args.baseline] + case[1][1:], case[2], None)] if case[1][0] == P else [case])]
         walls = {c[0]: [] for c in cases}
         rss = {c[0]: 0 for c in cases}
+        for name, argv, _, _ in cases:  # memory: once each, through /usr/bin/time (not timed)
+            rss[name] = run_once(argv, os.path.join(tmp, "rss"))[1]
         t0 = time.perf_counter()
         for r in range(args.rounds):
             for name, argv, _, _ in cases:
-                wall, kib = run_once(argv)
-                walls[name].append(wall)
-                rss[name] = max(rss[name], kib)
+                walls[name].append(run_once(argv)[0])
             done = r + 1
             eta = (time.perf_counter() - t0) / done * (args.rounds - done)
             print(f"\rround {done}/{args.rounds}, ETA {eta:5.1f} s", end="", file=sys.stderr, flush=True)
@@ -105,6 +120,8 @@ def main():
         m = median[name]
         ops_s = f"{ops / m / 1e6:.2f} M" if ops else ""
         ratio, verdict, goal = "", "", ""
+        if name.startswith("  before: "):
+            ratio = f"after/before {median[name[len('  before: '):]] / m:.2f}"
         if target and target[0] == "ratio":
             ratio = f"{m / median[target[1]]:.2f}x"
             goal = f"<= {target[2]:g}x replay"
