@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "cost_models/catalog.hpp"
 #include "executor/executor.hpp"
 #include "schedules/generator.hpp"
@@ -57,6 +59,49 @@ inline double relative_difference(const std::vector<float>& value, const std::ve
     scale = std::max(scale, static_cast<double>(std::abs(reference[i])));
   }
   return diff / scale;
+}
+
+struct Case {
+  std::string name;
+  int p, m, iterations;
+  friend void PrintTo(const Case& c, std::ostream* os) {
+    *os << c.name << " p=" << c.p << " m=" << c.m << " iterations=" << c.iterations;
+  }
+};
+
+// Every generator, for the executor tests (CPU and CUDA): shapes picked for the generators
+// below (odd m where allowed); a generator not listed (a new schedule) runs at the smallest
+// shape it accepts, so adding one needs no edit here.
+inline std::vector<Case> every_generator() {
+  std::vector<Case> cases = {{"gpipe", 2, 3, 2},        {"1f1b", 4, 4, 2},      {"interleaved", 2, 4, 2}, {"zb-h1", 2, 4, 2},
+          {"zb-h2", 2, 4, 2},        {"chimera", 4, 4, 2},   {"pipedream", 2, 3, 3},   {"pipedream-2bw", 2, 2, 3},
+          {"async-1f1b", 2, 3, 2},   {"amp", 2, 3, 2},       {"amdp", 4, 4, 2},        {"dualpipe", 2, 4, 2},
+          {"dualpipev", 2, 4, 2},    {"looped-bfs", 2, 2, 2}, {"interleaved-zb", 2, 4, 2}, {"zb-v", 2, 4, 2},
+          {"v-half", 2, 4, 2},       {"v-min", 2, 4, 2}};
+  for (const GeneratorInfo& g : generators()) {
+    if (std::any_of(cases.begin(), cases.end(), [&](const Case& c) { return c.name == g.name; })) continue;
+    for (int p : {2, 4}) {
+      for (int m = 2; m <= 8 && (cases.empty() || cases.back().name != g.name); ++m) {
+        ScheduleParams q;
+        q.p = p;
+        q.m = m;
+        q.iterations = 2;
+        try {
+          (void)generate(g.name, q);
+          cases.push_back({std::string(g.name), p, m, 2});
+        } catch (const InputError&) {
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+inline std::string case_name(const ::testing::TestParamInfo<Case>& param) {
+  std::string n = param.param.name;
+  for (char& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
 }
 
 }  // namespace pipesim::testing_executor
