@@ -1,5 +1,6 @@
 #include "schedules/op_text.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -27,15 +28,21 @@ bool fail(std::string* error, std::string message) {
 }  // namespace
 
 void append_op_text(std::string& out, const Op& op) {
-  char digits[16];  // an int32 is at most 11 characters
-  const auto number = [&](std::int32_t value) { out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr); };
+  // Composed on the stack and appended once: millions of ops, and three small appends each
+  // were a third of `schedule --format csv`'s time. Three int32 (11 characters each), a ':'
+  // and the longest kind name ("GRADSYNC") fit in 48.
+  char text[48];
+  char* const last = text + sizeof text;
+  char* end = text;
   if (op.pipeline != 0) {
-    number(op.pipeline);
-    out += ':';
+    end = std::to_chars(end, last, op.pipeline).ptr;
+    if (end != last) *end++ = ':';
   }
-  number(op.stage);
-  out += op_kind_name(op.kind);
-  if (has_microbatch(op.kind)) number(op.microbatch);
+  end = std::to_chars(end, last, op.stage).ptr;
+  const std::string_view kind = op_kind_name(op.kind);
+  if (static_cast<std::size_t>(last - end) >= kind.size()) end = std::copy(kind.begin(), kind.end(), end);
+  if (has_microbatch(op.kind)) end = std::to_chars(end, last, op.microbatch).ptr;
+  out.append(text, end);
 }
 
 std::string to_string(const Op& op) {
