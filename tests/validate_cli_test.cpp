@@ -7,8 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_runner.hpp"
@@ -30,16 +32,25 @@ json json_of(const Result& r) {
   return json::parse(r.out.substr(at));
 }
 
-void expect_valid(const json& v, const std::string& schedule) {
+// `devices` device threads on this machine's cores: the engine does not model cores shared
+// by several devices yet (issue #14), so with more devices than cores a measured run is
+// that much slower than its prediction on top of any scale error.
+double oversubscription(int devices) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1.0 : std::max(1.0, static_cast<double>(devices) / cores);
+}
+
+void expect_valid(const json& v, const std::string& schedule, int devices) {
   SCOPED_TRACE(schedule);
   EXPECT_EQ(v["schedule"], schedule);
   EXPECT_EQ(v["versions_match"], true) << v["version_mismatches"].dump();
   EXPECT_GT(v["versions_compared"].get<int>(), 0);
   EXPECT_EQ(v["unmatched_ops"], 0);
-  // Predicted and measured within a factor of 4 of each other: catches unit and scale
-  // errors (a block counted per stage instead of per layer, ms for us) on any machine.
+  // Predicted and measured within a factor of 4 of each other (times the cores' sharing):
+  // catches unit and scale errors (a block counted per stage instead of per layer, ms for
+  // us) on any machine.
   const double error = v["time_per_iteration_error"].get<double>();
-  EXPECT_GT(error, -0.75) << "predicted " << v["predicted"]["time_per_iteration_s"] << " s, measured "
+  EXPECT_GT(error, 1.0 / (4.0 * oversubscription(devices)) - 1.0) << "predicted " << v["predicted"]["time_per_iteration_s"] << " s, measured "
                           << v["measured"]["time_per_iteration_s"] << " s";
   EXPECT_LT(error, 3.0);
   EXPECT_GT(v["predicted"]["time_per_iteration_s"].get<double>(), 0);
@@ -58,16 +69,16 @@ TEST(ValidateCli, SeedSchedulesOnTwoDevices) {
   ASSERT_EQ(r.code, 0) << r.out;
   const json j = json_of(r);
   ASSERT_EQ(j["schedules"].size(), 3u);
-  expect_valid(j["schedules"][0], "1f1b");
-  expect_valid(j["schedules"][1], "chimera");
-  expect_valid(j["schedules"][2], "amp");
+  expect_valid(j["schedules"][0], "1f1b", 2);
+  expect_valid(j["schedules"][1], "chimera", 2);
+  expect_valid(j["schedules"][2], "amp", 2);
 }
 
 // AMDP needs p to be a multiple of 4: four device threads on however many cores.
 TEST(ValidateCli, AmdpOnFourDevices) {
   const Result r = run("validate --schedule amdp -p 4 -m 4 --iterations 2 --model gpt-tiny --repeats 3 --json");
   ASSERT_EQ(r.code, 0) << r.out;
-  expect_valid(json_of(r), "amdp");
+  expect_valid(json_of(r), "amdp", 4);
 }
 
 TEST(ValidateCli, TablesTraceAndReport) {
