@@ -26,6 +26,7 @@ class OpTimes final : public SimObserver {
  public:
   explicit OpTimes(std::size_t ops) { timeline.ops.reserve(ops); }
   void on_op(const OpRecord& r) override { timeline.ops.push_back(r); }
+  std::uint8_t wants() const override { return kOpRecords; }  // the engine makes no other records
   Timeline timeline;
 };
 
