@@ -1,7 +1,9 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -11,6 +13,7 @@
 #include "schedules/op_numbering.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/sharing.hpp"
 #include "sim/slots.hpp"
 #include "sim/versions.hpp"
 
@@ -48,7 +51,7 @@ struct Buffers {
 class Run {
  public:
   Run(const Schedule& schedule, const CostModel& costs, SimObserver* observer, const SimProgress* progress,
-      Buffers& buffers)
+      const SharedHardware* hardware, Buffers& buffers)
       : s_(schedule), costs_(costs), observer_(observer), wants_(observer ? observer->wants() : 0),
         progress_(progress && progress->report ? progress : nullptr),
         next_report_(progress_ ? std::max<std::uint64_t>(1, progress_->every) : kNever), scale_(scale_of(schedule)),
@@ -56,6 +59,10 @@ class Run {
         ops_(in_id_order(buffers.ops.get(layout_.size()))), versions_(schedule),
         slots_(buffers.slots.get(layout_.size()), schedule, layout_, ops_, problems_) {
     init_state();
+    if (hardware) {
+      hardware->check(s_.num_devices);
+      if (!hardware->shares_nothing()) sharing_.emplace(*hardware, s_.num_devices);
+    }
   }
 
   // The event loop: each event (sim/events.hpp) goes to its handler, handle(), at its time.
@@ -192,9 +199,14 @@ class Run {
         dev.first_start = now;
         dev.started = true;
       }
-      dev.busy_time = later(dev.busy_time, dur);
       if (op.kind == OpKind::F) change_memory(d, op, now);
-      queue_.push(later(now, dur), OpFinish{id});
+      if (sharing_ && sharing_->shares_compute(d)) [[unlikely]] {
+        sharing_->start_compute(d, op.kind, dur, now, static_cast<std::uint32_t>(id));
+        push_changes();
+      } else {
+        dev.busy_time = later(dev.busy_time, dur);
+        queue_.push(later(now, dur), OpFinish{id});
+      }
       // Performance: when this op ends, each successor's slot is updated, and soon after
       // the successor starts and reads its op. Ask for those lines now; they arrive long
       // before the op ends. (Without the op's line the event loop went from 50 to 57 ns/op
@@ -329,6 +341,8 @@ class Run {
     const TransferCost cost = costs_.transfer(src, dst, bytes);
     PIPESIM_ASSERT(cost.occupancy >= 0 && cost.latency >= 0);
     const std::size_t pair = static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst);
+    if (sharing_ && sharing_->shares_link(src, dst)) [[unlikely]]
+      return send_shared(WireTransfer{from, to, src, dst, now_, 0, cost.occupancy, cost.latency, bytes}, pair);
     Tick& link = link_free_.empty() ? sparse_link_free_[pair] : link_free_[pair];
     const Tick link_start = std::max(now_, link);
     const Tick link_end = later(link_start, cost.occupancy);
@@ -348,6 +362,75 @@ class Run {
     free_records_.pop_back();
     in_flight_[i] = r;
     return i;
+  }
+
+  // A transfer on a shared link (Sharing::shares_link): FIFO behind the link's earlier
+  // transfers, then on the wire as an activity whose rate the NICs it crosses (and the
+  // compute it overlaps) decide; its latency follows once its last byte is out.
+  struct WireTransfer {
+    SlotId from, to;
+    int src, dst;
+    Tick ready, link_start;
+    Tick occupancy, latency;
+    std::int64_t bytes;
+  };
+  struct SharedLink {
+    bool busy = false;
+    std::deque<std::uint32_t> waiting;  // indices into wire_
+  };
+  [[gnu::noinline]] void send_shared(const WireTransfer& t, std::size_t pair) {
+    std::uint32_t index = 0;
+    if (free_wire_.empty()) {
+      index = static_cast<std::uint32_t>(wire_.size());
+      wire_.push_back(t);
+    } else {
+      index = free_wire_.back();
+      free_wire_.pop_back();
+      wire_[index] = t;
+    }
+    SharedLink& link = shared_links_[pair];
+    if (link.busy) return link.waiting.push_back(index);
+    link.busy = true;
+    put_on_wire(index);
+  }
+  void put_on_wire(std::uint32_t index) {
+    WireTransfer& t = wire_[index];
+    t.link_start = now_;
+    sharing_->start_transfer(t.src, t.dst, t.occupancy, now_, index);
+    push_changes();
+  }
+  void push_changes() {
+    for (const Sharing::Finish& c : sharing_->changes()) queue_.push(c.at, ActivityFinish{c.activity, c.generation});
+    sharing_->clear_changes();
+  }
+
+  void handle(const ActivityFinish& e) {
+    if (!sharing_->current(e.activity, e.generation)) return;  // stale: its rate changed since
+    const Sharing::Kind kind = sharing_->kind(e.activity);
+    const std::uint32_t payload = sharing_->payload(e.activity);
+    sharing_->finish(e.activity, now_);
+    push_changes();
+    if (kind == Sharing::Kind::Compute) {
+      const SlotId id{payload};
+      DeviceState& dev = dev_[static_cast<std::size_t>(device_of(id))];
+      dev.busy_time = later(dev.busy_time, now_ - slots_[id].released);
+      return handle(OpFinish{id});
+    }
+    const WireTransfer t = wire_[payload];
+    free_wire_.push_back(payload);
+    std::uint32_t record = TransferArrive::kNoRecord;
+    const Tick arrival = later(now_, t.latency);
+    if (wants_ & kTransferRecords)
+      record = keep_record(TransferRecord{ref_of(t.from), ref_of(t.to), t.ready, t.link_start, now_, arrival, t.bytes});
+    queue_.push(arrival, TransferArrive{t.from, t.to, record});
+    SharedLink& link = shared_links_[static_cast<std::size_t>(t.src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(t.dst)];
+    if (link.waiting.empty()) {
+      link.busy = false;
+    } else {
+      const std::uint32_t next = link.waiting.front();
+      link.waiting.pop_front();
+      put_on_wire(next);
+    }
   }
 
   void handle(const TransferArrive& e) {
@@ -531,6 +614,12 @@ class Run {
   std::vector<Tick> link_free_;
   std::unordered_map<std::size_t, Tick> sparse_link_free_;
   std::vector<CollectiveState> collectives_;
+  // Shared hardware (sim/resources.hpp), when something is shared: the activities, the
+  // transfers on shared links and the links' FIFOs.
+  std::optional<Sharing> sharing_;
+  std::vector<WireTransfer> wire_;
+  std::vector<std::uint32_t> free_wire_;
+  std::unordered_map<std::size_t, SharedLink> shared_links_;
   // Records of transfers in flight, for the observer (TransferArrive::record); free ones.
   std::vector<TransferRecord> in_flight_;
   std::vector<std::uint32_t> free_records_;
@@ -551,13 +640,13 @@ Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 SimResult Simulator::run(const Schedule& schedule, const CostModel& costs, SimObserver* observer,
-                         const SimProgress* progress) {
-  return Run(schedule, costs, observer, progress, workspace_->buffers).run();
+                         const SimProgress* progress, const SharedHardware* hardware) {
+  return Run(schedule, costs, observer, progress, hardware, workspace_->buffers).run();
 }
 
 SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer,
-                   const SimProgress* progress) {
-  return Simulator().run(schedule, costs, observer, progress);
+                   const SimProgress* progress, const SharedHardware* hardware) {
+  return Simulator().run(schedule, costs, observer, progress, hardware);
 }
 
 }  // namespace pipesim

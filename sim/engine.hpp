@@ -27,6 +27,7 @@
 #include "cost_models/cost_model.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/observer.hpp"
+#include "sim/resources.hpp"
 #include "sim/versions.hpp"
 
 namespace pipesim {
@@ -65,9 +66,12 @@ struct SimProgress {
 };
 
 // Runs the schedule. Throws InputError if the schedule's dependencies are broken (missing
-// producers, duplicates) or if it deadlocks; the message names the waiting ops.
+// producers, duplicates), if it deadlocks (the message names the waiting ops) or if
+// `hardware` does not fit it. `hardware` (sim/resources.hpp): what the devices share; null,
+// or a description that shares nothing, runs the engine's fast path, where every device and
+// every link is its own.
 SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr,
-                   const SimProgress* progress = nullptr);
+                   const SimProgress* progress = nullptr, const SharedHardware* hardware = nullptr);
 
 // Runs schedules one after another, like simulate(), but keeps the engine's per-op arrays
 // (48 bytes per op) for the next run. Performance: glibc gives blocks over 32 MiB (the
@@ -84,7 +88,7 @@ class Simulator {
   Simulator& operator=(Simulator&&) noexcept;
 
   SimResult run(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr,
-                const SimProgress* progress = nullptr);
+                const SimProgress* progress = nullptr, const SharedHardware* hardware = nullptr);
 
  private:
   struct Workspace;

@@ -32,7 +32,15 @@ struct CollectiveFinish {
   std::uint32_t collective;
 };
 
-using Event = std::variant<OpFinish, TransferArrive, CollectiveFinish>;
+// An activity on shared hardware (sim/sharing.hpp: a compute op, or a transfer's time on
+// the wire) ends, if `generation` is still its own: a start or finish on what it shares
+// since this event was pushed changed its rate and pushed a newer one (this one is stale).
+struct ActivityFinish {
+  std::uint32_t activity;
+  std::uint32_t generation;
+};
+
+using Event = std::variant<OpFinish, TransferArrive, CollectiveFinish, ActivityFinish>;
 
 // An event and the simulated time it happens at (what EventQueue::pop returns).
 struct TimedEvent {

@@ -1,0 +1,58 @@
+#pragma once
+// SharedHardware: what the devices of a run share, and how sharing slows them (issue #14).
+//
+// By default nothing is shared: each device has its own compute stream and each directed
+// device pair its own FIFO link, and the engine runs its fast path (sim/engine.hpp). A
+// description says where that is not so:
+//
+//   pools     devices whose compute ops run on one set of cores or one GPU. With k members
+//             busy, each op runs at min(1, cores / k) of its speed alone (processor sharing;
+//             cores 0: no limit) and takes slowdown[kind][j] times as long, j = k - 1 other
+//             members busy (a measured interference curve: memory bandwidth, caches, a
+//             GPU's launch path; past the curve's end its last value holds).
+//   nodes     devices on the same node talk over their own links as today; a transfer between
+//             two nodes goes through the sender node's NICs and the receiver node's NICs,
+//             which every transfer leaving (entering) the node shares, max-min fair, each
+//             transfer at most one NIC's rate: its occupancy is the cost model's, at one
+//             NIC's rate. Transfers on one directed link stay FIFO.
+//   overlap   a device computing while a transfer it sends or receives is on the wire: both
+//             take overlap_slowdown times as long (1: overlap is free, as before).
+//
+// The engine (sim/sharing.hpp) turns ops and transfers into activities whose rates change
+// at every start and finish on what they share; their remaining work carries over.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "schedules/op.hpp"
+
+namespace pipesim {
+
+struct ComputePool {
+  std::vector<int> devices;  // each device in at most one pool
+  double cores = 0;          // processor sharing over this many cores; 0: none
+  // Interference: slowdown[kind][j] with j other members busy; slowdown[kind][0] is 1. An
+  // empty curve: no interference for that kind.
+  std::array<std::vector<double>, kNumOpKinds> slowdown{};
+};
+
+struct SharedHardware {
+  std::vector<ComputePool> pools;
+  std::vector<int> node_of_device;  // empty: every link independent
+  int nics_per_node = 1;
+  double overlap_slowdown = 1;
+
+  // True without pools, with one node (or none) and free overlap: the engine runs its fast
+  // path, as without a description. A pool whose factors are all 1 still runs the shared
+  // path (same times: tests/sharing_test.cpp checks that, byte for byte).
+  bool shares_nothing() const;
+  // The engine's table for `devices` devices; throws InputError naming what is wrong (a
+  // device out of range or in two pools, cores < 0, a slowdown below 0.1 or not finite,
+  // nics_per_node < 1, overlap_slowdown < 1, a node table of the wrong length).
+  void check(int devices) const;
+};
+
+// One line for people: "2 devices on 2 cores (interference 1.00/1.18 F), nodes of 8, ...".
+std::string describe(const SharedHardware& hardware);
+
+}  // namespace pipesim

@@ -1,0 +1,213 @@
+#include "sim/sharing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace pipesim {
+
+Sharing::Sharing(const SharedHardware& hardware, int devices)
+    : hw_(hardware), pool_of_(static_cast<std::size_t>(devices), -1), members_(hardware.pools.size()),
+      computing_(static_cast<std::size_t>(devices), -1), wires_(static_cast<std::size_t>(devices)),
+      overlap_(hardware.overlap_slowdown > 1) {
+  hw_.check(devices);
+  for (std::size_t p = 0; p < hw_.pools.size(); ++p)
+    for (int d : hw_.pools[p].devices) pool_of_[static_cast<std::size_t>(d)] = static_cast<int>(p);
+}
+
+bool Sharing::shares_compute(int device) const { return overlap_ || pool_of_[static_cast<std::size_t>(device)] >= 0; }
+
+bool Sharing::shares_link(int src, int dst) const {
+  if (overlap_) return true;
+  const auto& node = hw_.node_of_device;
+  return !node.empty() && node[static_cast<std::size_t>(src)] != node[static_cast<std::size_t>(dst)];
+}
+
+std::uint32_t Sharing::add(Activity a) {
+  a.active = true;
+  std::uint32_t id = 0;
+  if (free_.empty()) {
+    id = static_cast<std::uint32_t>(acts_.size());
+    acts_.push_back(a);
+    nic_share_.push_back(1);
+  } else {
+    id = free_.back();
+    free_.pop_back();
+    a.generation = acts_[id].generation;  // generations never repeat for an id: old events stay stale
+    acts_[id] = a;
+  }
+  return id;
+}
+
+std::uint32_t Sharing::start_compute(int device, OpKind kind, Tick work, Tick now, std::uint32_t payload) {
+  PIPESIM_ASSERT(shares_compute(device) && computing_[static_cast<std::size_t>(device)] < 0);
+  Activity a;
+  a.remaining = static_cast<double>(work);
+  a.since = now;
+  a.kind = Kind::Compute;
+  a.op_kind = kind;
+  a.pool = pool_of_[static_cast<std::size_t>(device)];
+  a.device = device;
+  a.payload = payload;
+  const std::uint32_t id = add(a);
+  computing_[static_cast<std::size_t>(device)] = static_cast<std::int32_t>(id);
+  if (a.pool >= 0) members_[static_cast<std::size_t>(a.pool)].push_back(id);
+  affected_.assign(1, id);
+  affected_by(acts_[id], id);
+  rerate(now);
+  return id;
+}
+
+std::uint32_t Sharing::start_transfer(int src, int dst, Tick work, Tick now, std::uint32_t payload) {
+  PIPESIM_ASSERT(shares_link(src, dst));
+  Activity a;
+  a.remaining = static_cast<double>(work);
+  a.since = now;
+  a.kind = Kind::Transfer;
+  a.device = src;
+  a.peer = dst;
+  a.payload = payload;
+  const auto& node = hw_.node_of_device;
+  if (!node.empty() && node[static_cast<std::size_t>(src)] != node[static_cast<std::size_t>(dst)]) {
+    a.egress = 2 * node[static_cast<std::size_t>(src)];
+    a.ingress = 2 * node[static_cast<std::size_t>(dst)] + 1;
+  }
+  const std::uint32_t id = add(a);
+  if (a.egress >= 0) flows_.push_back(id);
+  wires_[static_cast<std::size_t>(src)].push_back(id);
+  if (dst != src) wires_[static_cast<std::size_t>(dst)].push_back(id);
+  affected_.assign(1, id);
+  affected_by(acts_[id], id);
+  rerate(now);
+  return id;
+}
+
+void Sharing::finish(std::uint32_t id, Tick now) {
+  Activity& a = acts_[id];
+  PIPESIM_ASSERT(a.active);
+  a.active = false;
+  auto drop = [id](std::vector<std::uint32_t>& list) { list.erase(std::find(list.begin(), list.end(), id)); };
+  if (a.kind == Kind::Compute) {
+    computing_[static_cast<std::size_t>(a.device)] = -1;
+    if (a.pool >= 0) drop(members_[static_cast<std::size_t>(a.pool)]);
+  } else {
+    if (a.egress >= 0) drop(flows_);
+    drop(wires_[static_cast<std::size_t>(a.device)]);
+    if (a.peer != a.device) drop(wires_[static_cast<std::size_t>(a.peer)]);
+  }
+  free_.push_back(id);
+  affected_.clear();
+  affected_by(a, id);
+  rerate(now);
+}
+
+bool Sharing::current(std::uint32_t activity, std::uint32_t generation) const {
+  const Activity& a = acts_[activity];
+  return a.active && a.generation == generation;
+}
+
+// What a start or finish of `a` can change the rate of: its pool's members and the
+// transfers on its device (compute), or the NIC flows and the compute of both ends (a
+// transfer). Not `a` itself (a start adds it first; a finish has removed it).
+void Sharing::affected_by(const Activity& a, std::uint32_t self) {
+  auto add = [&](std::uint32_t other) {
+    if (other != self) affected_.push_back(other);
+  };
+  if (a.kind == Kind::Compute) {
+    if (a.pool >= 0)
+      for (std::uint32_t m : members_[static_cast<std::size_t>(a.pool)]) add(m);
+    if (overlap_)
+      for (std::uint32_t w : wires_[static_cast<std::size_t>(a.device)]) add(w);
+    return;
+  }
+  if (a.egress >= 0)
+    for (std::uint32_t f : flows_) add(f);
+  if (overlap_)
+    for (int d : {a.device, a.peer})
+      if (const std::int32_t c = computing_[static_cast<std::size_t>(d)]; c >= 0) add(static_cast<std::uint32_t>(c));
+}
+
+double Sharing::compute_factor(const Activity& a) const {
+  double factor = 1;
+  if (a.pool >= 0) {
+    const ComputePool& pool = hw_.pools[static_cast<std::size_t>(a.pool)];
+    const auto busy = members_[static_cast<std::size_t>(a.pool)].size();
+    if (pool.cores > 0) factor = std::max(1.0, static_cast<double>(busy) / pool.cores);
+    if (const auto& curve = pool.slowdown[static_cast<std::size_t>(a.op_kind)]; !curve.empty())
+      factor *= curve[std::min(busy - 1, curve.size() - 1)];
+  }
+  if (overlap_ && !wires_[static_cast<std::size_t>(a.device)].empty()) factor *= hw_.overlap_slowdown;
+  return factor;
+}
+
+// Max-min fair shares of the NICs by progressive filling: every flow's share rises until
+// one of its NIC resources (a node's egress or ingress, nics_per_node flows' worth) is full
+// or it reaches one NIC's rate; flows on a full resource keep their share.
+void Sharing::share_nics() {
+  if (flows_.empty()) return;
+  int resources = 0;
+  for (std::uint32_t f : flows_) resources = std::max({resources, acts_[f].egress + 1, acts_[f].ingress + 1});
+  std::vector<double> left(static_cast<std::size_t>(resources), hw_.nics_per_node);
+  std::vector<int> open(static_cast<std::size_t>(resources), 0);
+  std::vector<std::uint32_t> unfrozen = flows_;
+  for (std::uint32_t f : unfrozen) ++open[static_cast<std::size_t>(acts_[f].egress)], ++open[static_cast<std::size_t>(acts_[f].ingress)];
+  while (!unfrozen.empty()) {
+    double level = 1;
+    for (int r = 0; r < resources; ++r)
+      if (open[static_cast<std::size_t>(r)] > 0) level = std::min(level, left[static_cast<std::size_t>(r)] / open[static_cast<std::size_t>(r)]);
+    auto full = [&](int r) { return left[static_cast<std::size_t>(r)] / open[static_cast<std::size_t>(r)] <= level * (1 + 1e-12); };
+    std::vector<std::uint32_t> rest;
+    std::vector<std::uint32_t> frozen;
+    for (std::uint32_t f : unfrozen) {
+      const Activity& a = acts_[f];
+      if (level >= 1 || full(a.egress) || full(a.ingress))
+        frozen.push_back(f);
+      else
+        rest.push_back(f);
+    }
+    PIPESIM_ASSERT(!frozen.empty());
+    for (std::uint32_t f : frozen) {
+      nic_share_[f] = level;
+      for (int r : {acts_[f].egress, acts_[f].ingress}) {
+        left[static_cast<std::size_t>(r)] -= level;
+        --open[static_cast<std::size_t>(r)];
+      }
+    }
+    unfrozen.swap(rest);
+  }
+}
+
+// Brings the affected activities up to date and gives each whose factor changed a new
+// finish time (a new activity: its first).
+void Sharing::rerate(Tick now) {
+  std::sort(affected_.begin(), affected_.end());
+  affected_.erase(std::unique(affected_.begin(), affected_.end()), affected_.end());
+  share_nics();
+  for (std::uint32_t id : affected_) {
+    Activity& a = acts_[id];
+    PIPESIM_ASSERT(a.active);
+    double factor = a.kind == Kind::Compute ? compute_factor(a) : 1.0;
+    if (a.kind == Kind::Transfer) {
+      if (a.egress >= 0) factor = 1 / nic_share_[id];
+      if (overlap_) {
+        const bool busy = computing_[static_cast<std::size_t>(a.device)] >= 0 || computing_[static_cast<std::size_t>(a.peer)] >= 0;
+        if (busy) factor *= hw_.overlap_slowdown;
+      }
+    }
+    if (a.factor > 0) {
+      a.remaining = std::max(0.0, a.remaining - static_cast<double>(now - a.since) / a.factor);
+      a.since = now;
+      if (factor == a.factor) continue;
+    }
+    a.factor = factor;
+    ++a.generation;
+    // Sub-nanosecond rounding of the products is not a nanosecond of work.
+    const double left = std::ceil(a.remaining * factor - 1e-6);
+    if (!(left < 9.2e18)) throw InputError("simulated time overflows 2^63 ns (292 years): the durations are too large");
+    changes_.push_back(Finish{id, a.generation, now + static_cast<Tick>(std::max(0.0, left))});
+  }
+}
+
+}  // namespace pipesim

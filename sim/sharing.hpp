@@ -1,0 +1,99 @@
+#pragma once
+// Sharing: the activities that share hardware (sim/resources.hpp) and the rates they run
+// at. The engine (sim/engine.cpp) hands it a compute op or a transfer when it starts, with
+// its work (its duration alone, from the cost model) and asks for the finish events to
+// push; every start and finish changes the rates of the activities it shares something
+// with, and Sharing says which of them now end at another time.
+//
+//   start(a) / finish(a)        the affected activities: those in a's pool, the transfers
+//     |                         touching a's device (overlap), every NIC flow (max-min)
+//     v
+//   advance each to now         remaining work -= elapsed / old factor
+//   new factor                  max(1, k / cores) x slowdown[kind][k-1] x overlap   (compute)
+//                               1 / max-min share of the NICs x overlap            (transfer)
+//   changed? generation + 1 and a new finish time, now + ceil(remaining x factor)
+//
+// The engine pushes each new finish as an event stamped with the generation; an event whose
+// generation is no longer the activity's is stale and dropped at its handler (the queue
+// cancels nothing, so ties stay FIFO). Time per unit of work is kept as a factor >= 1, not a
+// rate: k equal ops on C < k cores end at exactly ceil(work x k / C).
+#include <cstdint>
+#include <vector>
+
+#include "core/units.hpp"
+#include "schedules/op.hpp"
+#include "sim/resources.hpp"
+
+namespace pipesim {
+
+class Sharing {
+ public:
+  enum class Kind : std::uint8_t { Compute, Transfer };
+  // A finish time the engine must (re)schedule.
+  struct Finish {
+    std::uint32_t activity;
+    std::uint32_t generation;
+    Tick at;
+  };
+
+  // `hardware` checked (SharedHardware::check) for `devices` devices.
+  Sharing(const SharedHardware& hardware, int devices);
+
+  // Whether the engine gives device d's compute ops, or link (src, dst)'s transfers, to
+  // Sharing; otherwise they take their cost model duration, as without a description.
+  bool shares_compute(int device) const;
+  bool shares_link(int src, int dst) const;
+
+  // A compute op of `kind` on `device`, or a transfer src -> dst, starts now with `work` ns
+  // of work at full speed; `payload` is the engine's (a slot, a transfer). Returns its id.
+  std::uint32_t start_compute(int device, OpKind kind, Tick work, Tick now, std::uint32_t payload);
+  std::uint32_t start_transfer(int src, int dst, Tick work, Tick now, std::uint32_t payload);
+  // The activity has ended (its current finish event came): it leaves what it shares.
+  void finish(std::uint32_t activity, Tick now);
+
+  bool current(std::uint32_t activity, std::uint32_t generation) const;
+  Kind kind(std::uint32_t activity) const { return acts_[activity].kind; }
+  std::uint32_t payload(std::uint32_t activity) const { return acts_[activity].payload; }
+
+  // The finish times changed by the last start or finish, in activity order; the engine
+  // pushes them and calls clear_changes().
+  const std::vector<Finish>& changes() const { return changes_; }
+  void clear_changes() { changes_.clear(); }
+
+ private:
+  struct Activity {
+    double remaining = 0;  // ns of work at full speed
+    double factor = 0;     // ns per ns of work at today's rates (>= 1); 0: not yet rated
+    Tick since = 0;        // when remaining was last brought up to date
+    std::uint32_t generation = 0;
+    Kind kind = Kind::Compute;
+    OpKind op_kind = OpKind::F;
+    bool active = false;
+    int pool = -1;         // compute: the device's pool, or -1
+    int device = -1;       // compute: its device; transfer: the sender
+    int peer = -1;         // transfer: the receiver
+    int egress = -1, ingress = -1;  // transfer between nodes: the NIC resources (2 node, 2 node + 1)
+    std::uint32_t payload = 0;
+  };
+
+  std::uint32_t add(Activity a);
+  void affected_by(const Activity& a, std::uint32_t self);
+  void rerate(Tick now);
+  double compute_factor(const Activity& a) const;
+  void share_nics();
+
+  SharedHardware hw_;
+  std::vector<int> pool_of_;                         // per device, -1: own compute
+  std::vector<std::vector<std::uint32_t>> members_;  // per pool: busy compute activities
+  std::vector<std::int32_t> computing_;              // per device: its compute activity, or -1
+  std::vector<std::vector<std::uint32_t>> wires_;    // per device: transfers it sends or receives
+  std::vector<std::uint32_t> flows_;                 // transfers between nodes, by start
+  std::vector<double> nic_share_;                    // per activity: its max-min share (flows)
+  std::vector<Activity> acts_;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint32_t> affected_;
+  std::vector<Finish> changes_;
+  bool overlap_ = false;
+};
+
+}  // namespace pipesim

@@ -1,0 +1,307 @@
+// The engine on shared hardware (sim/resources.hpp, sim/sharing.hpp): processor sharing
+// on cores, max-min sharing of NICs, interference curves and compute/communication overlap
+// against their closed forms; a description whose factors are all 1 gives the fast path's
+// times for every generator; determinism; broken descriptions.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "cost_models/uniform.hpp"
+#include "schedules/generator.hpp"
+#include "schedules/op_text.hpp"
+#include "sim/engine.hpp"
+#include "sim/resources.hpp"
+#include "sim/timeline.hpp"
+#include "tests/generated.hpp"
+
+namespace pipesim {
+namespace {
+
+using testing::HasSubstr;
+
+// `devices` devices with one list each, stage d on device d (one pipeline).
+Schedule lists(const std::vector<std::vector<std::string>>& ops) {
+  Schedule s;
+  s.name = "hand";
+  s.num_devices = static_cast<int>(ops.size());
+  s.num_stages = s.num_devices;
+  s.placement = round_robin_placement(s.num_stages, s.num_devices);
+  for (const auto& list : ops) {
+    s.ops.emplace_back();
+    for (const auto& text : list) s.ops.back().push_back(*parse_op(text));
+  }
+  return s;
+}
+
+// One F of micro-batch 0 on each of `devices` devices, all stage 0 (data-parallel
+// replicas: no dependencies between them), so they all start at t = 0.
+Schedule independent_forwards(int devices) {
+  Schedule s;
+  s.name = "replicas";
+  s.num_devices = devices;
+  s.num_stages = 1;
+  s.num_pipelines = devices;
+  s.placement.assign(static_cast<std::size_t>(devices), {});
+  for (int d = 0; d < devices; ++d) {
+    s.placement[static_cast<std::size_t>(d)] = {d};
+    Op f = make_op(OpKind::F, 0, 0, d);
+    s.ops.push_back({f, make_op(OpKind::B, 0, 0, d)});
+  }
+  return s;
+}
+
+UniformCostConfig ns_costs(Tick fwd, Tick bwd) {
+  UniformCostConfig c;
+  c.stage.fwd = fwd;
+  c.stage.bwd = bwd;
+  return c;
+}
+
+SharedHardware pool_of(int devices, double cores) {
+  SharedHardware hw;
+  ComputePool pool;
+  pool.devices.resize(static_cast<std::size_t>(devices));
+  std::iota(pool.devices.begin(), pool.devices.end(), 0);
+  pool.cores = cores;
+  hw.pools.push_back(pool);
+  return hw;
+}
+
+TEST(Sharing, KEqualOpsOnCCoresEndAtTheProcessorSharingClosedForm) {
+  for (int k : {1, 2, 3, 4, 7})
+    for (double cores : {1.0, 2.0, 3.0}) {
+      const Tick d = 1000;
+      const SharedHardware hw = pool_of(k, cores);
+      TimelineRecorder rec;
+      simulate(independent_forwards(k), UniformCostModel(ns_costs(d, 0)), &rec, nullptr, &hw);
+      // Every F ends at d * max(1, k / C), rounded up to the nanosecond.
+      const auto expected = static_cast<Tick>(std::ceil(static_cast<double>(d) * std::max(1.0, k / cores) - 1e-9));
+      for (const OpRecord& r : rec.timeline.ops)
+        if (r.op.kind == OpKind::F) {
+          EXPECT_EQ(r.end, expected) << k << " ops on " << cores << " cores";
+        }
+    }
+}
+
+TEST(Sharing, RemainingWorkCarriesOverWhenAnOpLeaves) {
+  // One core, F of 1000 ns and F of 3000 ns together: each at half speed until the short
+  // one ends at 2000 ns; the long one has done 1000 ns and runs its 2000 ns left alone.
+  Schedule s = independent_forwards(2);
+  UniformCostConfig c = ns_costs(1000, 0);
+  class TwoLengths final : public CostModel {
+   public:
+    explicit TwoLengths(const UniformCostModel& base) : base_(base) {}
+    Tick compute_time(const Op& op, OpScale scale) const override {
+      if (op.kind == OpKind::F) return op.pipeline == 0 ? 1000 : 3000;
+      return base_.compute_time(op, scale);
+    }
+    ActivationCost activation(const Op& op, OpScale s) const override { return base_.activation(op, s); }
+    std::int64_t message_bytes(const Op& op, OpScale s) const override { return base_.message_bytes(op, s); }
+    TransferCost transfer(int a, int b, std::int64_t bytes) const override { return base_.transfer(a, b, bytes); }
+    std::int64_t grad_bytes(const Op& op, OpScale s) const override { return base_.grad_bytes(op, s); }
+    Tick allreduce_time(int n, std::int64_t bytes) const override { return base_.allreduce_time(n, bytes); }
+
+   private:
+    const UniformCostModel& base_;
+  };
+  const UniformCostModel base(c);
+  const SharedHardware hw = pool_of(2, 1);
+  TimelineRecorder rec;
+  const SimResult r = simulate(s, TwoLengths(base), &rec, nullptr, &hw);
+  std::map<int, Tick> end;
+  for (const OpRecord& o : rec.timeline.ops)
+    if (o.op.kind == OpKind::F) end[o.ref.device] = o.end;
+  EXPECT_EQ(end[0], 2000);
+  EXPECT_EQ(end[1], 4000);
+  EXPECT_EQ(r.devices[0].busy + r.devices[1].busy, 6000);  // time each device's op was running
+}
+
+TEST(Sharing, AnInterferenceCurveLengthensOverlappedOpsByExactlyItsFactor) {
+  SharedHardware hw = pool_of(3, 0);
+  hw.pools[0].slowdown[static_cast<std::size_t>(OpKind::F)] = {1.0, 1.25, 1.5};
+  TimelineRecorder rec;
+  simulate(independent_forwards(3), UniformCostModel(ns_costs(4000, 0)), &rec, nullptr, &hw);
+  for (const OpRecord& r : rec.timeline.ops)
+    if (r.op.kind == OpKind::F) {  // 3 busy: 2 neighbours, s = 1.5
+      EXPECT_EQ(r.end, 6000);
+    }
+  // The curve's last value holds past its end: 2 neighbours, s = 1.25.
+  hw.pools[0].slowdown[static_cast<std::size_t>(OpKind::F)] = {1.0, 1.25};
+  TimelineRecorder two;
+  simulate(independent_forwards(3), UniformCostModel(ns_costs(4000, 0)), &two, nullptr, &hw);
+  for (const OpRecord& r : two.timeline.ops)
+    if (r.op.kind == OpKind::F) {
+      EXPECT_EQ(r.end, 5000);
+    }
+}
+
+// Two pipelines of two stages (devices 0 -> 2 and 1 -> 3), devices 0, 1 on node 0 and 2, 3
+// on node 1: both forwards' messages leave node 0 at t = F.
+Schedule two_pipelines_across_nodes() {
+  Schedule s;
+  s.name = "two-pipelines";
+  s.num_devices = 4;
+  s.num_stages = 2;
+  s.num_pipelines = 2;
+  s.placement = {{0, 2}, {1, 3}};
+  s.ops = {{make_op(OpKind::F, 0, 0, 0), make_op(OpKind::B, 0, 0, 0)},
+           {make_op(OpKind::F, 0, 0, 1), make_op(OpKind::B, 0, 0, 1)},
+           {make_op(OpKind::F, 1, 0, 0), make_op(OpKind::B, 1, 0, 0)},
+           {make_op(OpKind::F, 1, 0, 1), make_op(OpKind::B, 1, 0, 1)}};
+  return s;
+}
+
+TEST(Sharing, TwoTransfersThroughOneNicEachGetHalfItsBandwidthAndEndTogether) {
+  UniformCostConfig c = ns_costs(1000, 1000);
+  c.link_latency = 100;
+  c.link_bandwidth = 1e9;
+  c.message_bytes = 5000;  // 5000 ns on the wire alone
+  SharedHardware hw;
+  hw.node_of_device = {0, 0, 1, 1};
+  hw.nics_per_node = 1;
+  TimelineRecorder rec;
+  simulate(two_pipelines_across_nodes(), UniformCostModel(c), &rec, nullptr, &hw);
+  ASSERT_EQ(rec.timeline.transfers.size(), 4u);
+  for (const TransferRecord& t : rec.timeline.transfers) {
+    if (t.from.device > 1) continue;  // the forward messages, node 0 -> node 1
+    EXPECT_EQ(t.link_start, 1000);
+    EXPECT_EQ(t.link_end, 1000 + 2 * 5000);  // half the NIC each: twice as long
+    EXPECT_EQ(t.arrival, 1000 + 2 * 5000 + 100);
+  }
+  // With two NICs per node each has one of its own: as without sharing.
+  hw.nics_per_node = 2;
+  TimelineRecorder own;
+  simulate(two_pipelines_across_nodes(), UniformCostModel(c), &own, nullptr, &hw);
+  for (const TransferRecord& t : own.timeline.transfers)
+    if (t.from.device <= 1) {
+      EXPECT_EQ(t.link_end, 1000 + 5000);
+    }
+}
+
+TEST(Sharing, MaxMinGivesAFlowTheShareItsOtherBottleneckLeaves) {
+  // Devices 0, 1 on node 0; device 2 on node 1; device 3 on node 2. Flows 0 -> 2 and 1 -> 3
+  // share node 0's NIC: half each; neither ingress is the bottleneck.
+  UniformCostConfig c = ns_costs(1000, 1000);
+  c.link_bandwidth = 1e9;
+  c.message_bytes = 3000;
+  SharedHardware hw;
+  hw.node_of_device = {0, 0, 1, 2};
+  TimelineRecorder rec;
+  simulate(two_pipelines_across_nodes(), UniformCostModel(c), &rec, nullptr, &hw);
+  for (const TransferRecord& t : rec.timeline.transfers)
+    if (t.from.device <= 1) {
+      EXPECT_EQ(t.link_end, 1000 + 6000);
+    }
+  // Backward messages 2 -> 0 and 3 -> 1 leave different nodes and enter node 0: half each.
+  for (const TransferRecord& t : rec.timeline.transfers)
+    if (t.from.device > 1) {
+      EXPECT_EQ(t.link_end - t.link_start, 6000);
+    }
+}
+
+TEST(Sharing, OverlapSlowsComputeAndTheTransferBesideIt) {
+  // Device 0: F0 then F1; F0's message goes out while F1 computes: both take 1.5x as long
+  // while they overlap.
+  UniformCostConfig c = ns_costs(2000, 0);
+  c.link_bandwidth = 1e9;
+  c.message_bytes = 1000;
+  SharedHardware hw;
+  hw.overlap_slowdown = 1.5;
+  TimelineRecorder rec;
+  simulate(lists({{"0F0", "0F1", "0B0", "0B1"}, {"1F0", "1F1", "1B0", "1B1"}}), UniformCostModel(c), &rec, nullptr, &hw);
+  std::map<std::string, OpRecord> ops;
+  for (const OpRecord& r : rec.timeline.ops) ops[to_string(r.op)] = r;
+  // F1 starts at 2000 with the message on the wire: the message takes 1500 ns (ends 3500),
+  // F1 does 1000 ns of work by then and its last 1000 ns alone: ends at 4500.
+  EXPECT_EQ(ops["0F1"].start, 2000);
+  EXPECT_EQ(ops["0F1"].end, 4500);
+  EXPECT_EQ(rec.timeline.transfers.front().link_end, 3500);
+}
+
+// Per-op start and end, by op: what the fast path and the shared path must agree on.
+std::map<std::pair<int, int>, std::pair<Tick, Tick>> times(const Timeline& t) {
+  std::map<std::pair<int, int>, std::pair<Tick, Tick>> out;
+  for (const OpRecord& r : t.ops) out[{r.ref.device, r.ref.index}] = {r.start, r.end};
+  return out;
+}
+
+TEST(Sharing, FactorsOfOneGiveTheFastPathsTimesForEveryGenerator) {
+  UniformCostConfig c = ns_costs(1000, 2000);
+  c.link_latency = 70;
+  c.link_bandwidth = 1e9;
+  c.message_bytes = 300;
+  const UniformCostModel model(c);
+  for (const GeneratorInfo& g : generators()) {
+    const Schedule s = testing_schedules::generated(std::string(g.name).c_str(), 4, 8, 2);
+    TimelineRecorder fast;
+    const SimResult a = simulate(s, model, &fast);
+    // Every device in one pool with cores to spare, and every device a node of its own with
+    // a NIC per device: every op and every transfer takes the shared path, none is slowed.
+    SharedHardware hw = pool_of(s.num_devices, 0);
+    hw.node_of_device.resize(static_cast<std::size_t>(s.num_devices));
+    std::iota(hw.node_of_device.begin(), hw.node_of_device.end(), 0);
+    hw.nics_per_node = s.num_devices;
+    TimelineRecorder shared;
+    const SimResult b = simulate(s, model, &shared, nullptr, &hw);
+    EXPECT_EQ(a.makespan, b.makespan) << g.name;
+    EXPECT_EQ(a.iteration_end, b.iteration_end) << g.name;
+    EXPECT_EQ(times(fast.timeline), times(shared.timeline)) << g.name;
+    for (std::size_t d = 0; d < a.devices.size(); ++d) EXPECT_EQ(a.devices[d].busy, b.devices[d].busy) << g.name;
+    EXPECT_EQ(fast.timeline.transfers.size(), shared.timeline.transfers.size()) << g.name;
+  }
+}
+
+TEST(Sharing, SameInputSameOutput) {
+  SharedHardware hw = pool_of(4, 1.5);
+  hw.pools[0].slowdown[static_cast<std::size_t>(OpKind::B)] = {1.0, 1.1, 1.3};
+  hw.node_of_device = {0, 0, 1, 1};
+  hw.overlap_slowdown = 1.2;
+  UniformCostConfig c = ns_costs(1000, 2000);
+  c.link_bandwidth = 1e8;
+  c.message_bytes = 30000;
+  const Schedule s = testing_schedules::generated("chimera", 4, 8, 2);
+  TimelineRecorder x, y;
+  const SimResult a = simulate(s, UniformCostModel(c), &x, nullptr, &hw);
+  const SimResult b = simulate(s, UniformCostModel(c), &y, nullptr, &hw);
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(times(x.timeline), times(y.timeline));
+  // Sharing slows the run down, never speeds it up.
+  EXPECT_GT(a.makespan, simulate(s, UniformCostModel(c)).makespan);
+}
+
+TEST(Sharing, ABrokenDescriptionIsAnInputError) {
+  const Schedule s = independent_forwards(2);
+  const UniformCostModel model(ns_costs(1000, 0));
+  auto message = [&](const SharedHardware& hw) {
+    try {
+      simulate(s, model, nullptr, nullptr, &hw);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  SharedHardware out_of_range = pool_of(3, 1);
+  EXPECT_THAT(message(out_of_range), HasSubstr("names device 2, but the schedule has devices 0..1"));
+  SharedHardware twice = pool_of(2, 1);
+  twice.pools.push_back(twice.pools[0]);
+  EXPECT_THAT(message(twice), HasSubstr("device 0 is in pools 0 and 1"));
+  SharedHardware negative = pool_of(2, -1);
+  EXPECT_THAT(message(negative), HasSubstr("expected a finite number >= 0"));
+  SharedHardware curve = pool_of(2, 0);
+  curve.pools[0].slowdown[0] = {1.0, 0.0};
+  EXPECT_THAT(message(curve), HasSubstr("slowdown for F holds 0.000000; expected a finite factor >= 0.1"));
+  SharedHardware nodes;
+  nodes.node_of_device = {0};
+  EXPECT_THAT(message(nodes), HasSubstr("1 devices have a node, the schedule has 2"));
+  SharedHardware overlap;
+  overlap.overlap_slowdown = 0.5;
+  EXPECT_THAT(message(overlap), HasSubstr("overlap slowdown"));
+}
+
+}  // namespace
+}  // namespace pipesim
