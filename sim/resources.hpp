@@ -7,9 +7,10 @@
 //
 //   pools     devices whose compute ops run on one set of cores or one GPU. With k members
 //             busy, each op runs at min(1, cores / k) of its speed alone (processor sharing;
-//             cores 0: no limit) and takes slowdown[kind][j] times as long, j = k - 1 other
-//             members busy (a measured interference curve: memory bandwidth, caches, a
-//             GPU's launch path; past the curve's end its last value holds).
+//             cores 0: no limit), or queues for a core of its own (queue), and takes
+//             slowdown[kind][j] times as long, j other members running (a measured
+//             interference curve: memory bandwidth, caches, a GPU's launch path; past the
+//             curve's end its last value holds).
 //   nodes     devices on the same node talk over their own links as today; a transfer between
 //             two nodes goes through the sender node's NICs and the receiver node's NICs,
 //             which every transfer leaving (entering) the node shares, max-min fair, each
@@ -28,12 +29,21 @@
 
 namespace pipesim {
 
+// Per op kind, a slowdown curve: slowdown[kind][j] with j other pool members busy.
+using SlowdownCurves = std::array<std::vector<double>, kNumOpKinds>;
+
 struct ComputePool {
   std::vector<int> devices;  // each device in at most one pool
-  double cores = 0;          // processor sharing over this many cores; 0: none
+  double cores = 0;          // this many cores (0: no limit), shared as `queue` says
+  // false: processor sharing, k busy members each at min(1, cores / k) of full speed (a
+  // scheduler that time-slices: ops much longer than its slice). true: an op runs at full
+  // speed on a core of its own, and one that finds every core taken waits for the first to
+  // free, in the order they came (ops shorter than the slice: a woken device thread waits for
+  // a core, then runs its op to the end). Either way the curve below applies to those running.
+  bool queue = false;
   // Interference: slowdown[kind][j] with j other members busy; slowdown[kind][0] is 1. An
   // empty curve: no interference for that kind.
-  std::array<std::vector<double>, kNumOpKinds> slowdown{};
+  SlowdownCurves slowdown{};
 };
 
 struct SharedHardware {

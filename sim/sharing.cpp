@@ -9,7 +9,7 @@
 namespace pipesim {
 
 Sharing::Sharing(const SharedHardware& hardware, int devices)
-    : hw_(hardware), pool_of_(static_cast<std::size_t>(devices), -1), members_(hardware.pools.size()),
+    : hw_(hardware), pool_of_(static_cast<std::size_t>(devices), -1), members_(hardware.pools.size()), queued_(hardware.pools.size()),
       computing_(static_cast<std::size_t>(devices), -1), wires_(static_cast<std::size_t>(devices)),
       overlap_(hardware.overlap_slowdown > 1) {
   hw_.check(devices);
@@ -51,9 +51,19 @@ std::uint32_t Sharing::start_compute(int device, OpKind kind, Tick work, Tick no
   a.pool = pool_of_[static_cast<std::size_t>(device)];
   a.device = device;
   a.payload = payload;
+  a.running_since = now;
   const std::uint32_t id = add(a);
   computing_[static_cast<std::size_t>(device)] = static_cast<std::int32_t>(id);
-  if (a.pool >= 0) members_[static_cast<std::size_t>(a.pool)].push_back(id);
+  if (a.pool >= 0) {
+    const ComputePool& pool = hw_.pools[static_cast<std::size_t>(a.pool)];
+    auto& running = members_[static_cast<std::size_t>(a.pool)];
+    if (pool.queue && pool.cores > 0 && static_cast<double>(running.size()) + 1 > std::max(1.0, std::floor(pool.cores))) {
+      acts_[id].queued = true;  // every core is taken: it waits, and nothing changes yet
+      queued_[static_cast<std::size_t>(a.pool)].push_back(id);
+      return id;
+    }
+    running.push_back(id);
+  }
   affected_.assign(1, id);
   affected_by(acts_[id], id);
   rerate(now);
@@ -89,9 +99,21 @@ void Sharing::finish(std::uint32_t id, Tick now) {
   PIPESIM_ASSERT(a.active);
   a.active = false;
   auto drop = [id](std::vector<std::uint32_t>& list) { list.erase(std::find(list.begin(), list.end(), id)); };
+  std::uint32_t next = ~0u;
   if (a.kind == Kind::Compute) {
     computing_[static_cast<std::size_t>(a.device)] = -1;
-    if (a.pool >= 0) drop(members_[static_cast<std::size_t>(a.pool)]);
+    if (a.pool >= 0) {
+      drop(members_[static_cast<std::size_t>(a.pool)]);
+      // Its core goes to the op that has waited longest.
+      if (auto& waiting = queued_[static_cast<std::size_t>(a.pool)]; !waiting.empty()) {
+        next = waiting.front();
+        waiting.erase(waiting.begin());
+        Activity& b = acts_[next];
+        b.queued = false;
+        b.since = b.running_since = now;
+        members_[static_cast<std::size_t>(a.pool)].push_back(next);
+      }
+    }
   } else {
     if (a.egress >= 0) drop(flows_);
     drop(wires_[static_cast<std::size_t>(a.device)]);
@@ -99,6 +121,7 @@ void Sharing::finish(std::uint32_t id, Tick now) {
   }
   free_.push_back(id);
   affected_.clear();
+  if (next != ~0u) affected_.push_back(next);
   affected_by(a, id);
   rerate(now);
 }
@@ -113,7 +136,7 @@ bool Sharing::current(std::uint32_t activity, std::uint32_t generation) const {
 // transfer). Not `a` itself (a start adds it first; a finish has removed it).
 void Sharing::affected_by(const Activity& a, std::uint32_t self) {
   auto add = [&](std::uint32_t other) {
-    if (other != self) affected_.push_back(other);
+    if (other != self && !acts_[other].queued) affected_.push_back(other);
   };
   if (a.kind == Kind::Compute) {
     if (a.pool >= 0)
@@ -134,7 +157,7 @@ double Sharing::compute_factor(const Activity& a) const {
   if (a.pool >= 0) {
     const ComputePool& pool = hw_.pools[static_cast<std::size_t>(a.pool)];
     const auto busy = members_[static_cast<std::size_t>(a.pool)].size();
-    if (pool.cores > 0) factor = std::max(1.0, static_cast<double>(busy) / pool.cores);
+    if (pool.cores > 0 && !pool.queue) factor = std::max(1.0, static_cast<double>(busy) / pool.cores);
     if (const auto& curve = pool.slowdown[static_cast<std::size_t>(a.op_kind)]; !curve.empty())
       factor *= curve[std::min(busy - 1, curve.size() - 1)];
   }
@@ -192,7 +215,11 @@ void Sharing::rerate(Tick now) {
     if (a.kind == Kind::Transfer) {
       if (a.egress >= 0) factor = 1 / nic_share_[id];
       if (overlap_) {
-        const bool busy = computing_[static_cast<std::size_t>(a.device)] >= 0 || computing_[static_cast<std::size_t>(a.peer)] >= 0;
+        auto computes = [&](int d) {
+          const std::int32_t c = computing_[static_cast<std::size_t>(d)];
+          return c >= 0 && !acts_[static_cast<std::size_t>(c)].queued;
+        };
+        const bool busy = computes(a.device) || computes(a.peer);
         if (busy) factor *= hw_.overlap_slowdown;
       }
     }

@@ -9,7 +9,8 @@
 //     |                         touching a's device (overlap), every NIC flow (max-min)
 //     v
 //   advance each to now         remaining work -= elapsed / old factor
-//   new factor                  max(1, k / cores) x slowdown[kind][k-1] x overlap   (compute)
+//   new factor                  max(1, k / cores) x slowdown[kind][k-1] x overlap   (compute;
+//                               a queued pool: 1 x ..., and an op waits for a core)
 //                               1 / max-min share of the NICs x overlap            (transfer)
 //   changed? generation + 1 and a new finish time, now + ceil(remaining x factor)
 //
@@ -52,6 +53,8 @@ class Sharing {
   void finish(std::uint32_t activity, Tick now);
 
   bool current(std::uint32_t activity, std::uint32_t generation) const;
+  // When the activity began to run: its start, or when a queued op got its core.
+  Tick running_since(std::uint32_t activity) const { return acts_[activity].running_since; }
   Kind kind(std::uint32_t activity) const { return acts_[activity].kind; }
   std::uint32_t payload(std::uint32_t activity) const { return acts_[activity].payload; }
 
@@ -65,6 +68,8 @@ class Sharing {
     double remaining = 0;  // ns of work at full speed
     double factor = 0;     // ns per ns of work at today's rates (>= 1); 0: not yet rated
     Tick since = 0;        // when remaining was last brought up to date
+    Tick running_since = 0;
+    bool queued = false;   // waiting for a core (ComputePool::queue)
     std::uint32_t generation = 0;
     Kind kind = Kind::Compute;
     OpKind op_kind = OpKind::F;
@@ -84,7 +89,8 @@ class Sharing {
 
   SharedHardware hw_;
   std::vector<int> pool_of_;                         // per device, -1: own compute
-  std::vector<std::vector<std::uint32_t>> members_;  // per pool: busy compute activities
+  std::vector<std::vector<std::uint32_t>> members_;  // per pool: running compute activities
+  std::vector<std::vector<std::uint32_t>> queued_;   // per pool: ops waiting for a core, oldest first
   std::vector<std::int32_t> computing_;              // per device: its compute activity, or -1
   std::vector<std::vector<std::uint32_t>> wires_;    // per device: transfers it sends or receives
   std::vector<std::uint32_t> flows_;                 // transfers between nodes, by start

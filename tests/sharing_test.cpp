@@ -87,6 +87,38 @@ TEST(Sharing, KEqualOpsOnCCoresEndAtTheProcessorSharingClosedForm) {
     }
 }
 
+TEST(Sharing, AQueuedPoolRunsOpsAtFullSpeedOnCoresOfTheirOwnInArrivalOrder) {
+  // 5 equal ops on 2 cores, queued: two run 0-1000, two 1000-2000, the last 2000-3000,
+  // in device order (the order they reached the pool); each record starts when its op got
+  // its core, and the device's busy time is that op's running time alone.
+  SharedHardware hw = pool_of(5, 2);
+  hw.pools[0].queue = true;
+  TimelineRecorder rec;
+  const SimResult r = simulate(independent_forwards(5), UniformCostModel(ns_costs(1000, 0)), &rec, nullptr, &hw);
+  std::map<int, OpRecord> f;
+  for (const OpRecord& o : rec.timeline.ops)
+    if (o.op.kind == OpKind::F) f[o.ref.device] = o;
+  const Tick start[] = {0, 0, 1000, 1000, 2000};
+  for (int d = 0; d < 5; ++d) {
+    EXPECT_EQ(f[d].start, start[d]) << d;
+    EXPECT_EQ(f[d].end, start[d] + 1000) << d;
+    EXPECT_EQ(r.devices[static_cast<std::size_t>(d)].busy, 1000) << d;
+  }
+  // With an interference curve the running ops are slowed by their neighbours only: one
+  // neighbour at most on 2 cores.
+  hw = pool_of(3, 2);
+  hw.pools[0].queue = true;
+  hw.pools[0].slowdown[static_cast<std::size_t>(OpKind::F)] = {1.0, 1.5, 3.0};
+  TimelineRecorder slow;
+  simulate(independent_forwards(3), UniformCostModel(ns_costs(1000, 0)), &slow, nullptr, &hw);
+  std::map<int, Tick> end;
+  for (const OpRecord& o : slow.timeline.ops)
+    if (o.op.kind == OpKind::F) end[o.ref.device] = o.end;
+  EXPECT_EQ(end[0], 1500);
+  EXPECT_EQ(end[1], 1500);
+  EXPECT_EQ(end[2], 2500);  // alone from 1500
+}
+
 TEST(Sharing, RemainingWorkCarriesOverWhenAnOpLeaves) {
   // One core, F of 1000 ns and F of 3000 ns together: each at half speed until the short
   // one ends at 2000 ns; the long one has done 1000 ns and runs its 2000 ns left alone.

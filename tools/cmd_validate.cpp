@@ -23,6 +23,7 @@
 #include "cost_models/profiled.hpp"
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
+#include "executor/shared_layout.hpp"
 #include "kernels/profiler.hpp"
 #include "core/error.hpp"
 #include "schedules/op_text.hpp"
@@ -119,11 +120,15 @@ ProfiledCostConfig cost_config(const ValidateFlags& f, const ModelSpec& model, c
 }
 
 Validation validate_one(Schedule schedule, const ProfiledCostModel& costs, const RunOptions& options,
-                        const ModelSpec& model) {
+                        const ModelSpec& model, const ValidateFlags& f) {
   Validation v;
   v.schedule = std::move(schedule);
   TimelineRecorder recorder;
-  const SimResult predicted = simulate(v.schedule, costs, &recorder);
+  // The contention the run will have: its device threads on this machine's cores, or its
+  // virtual devices on one GPU (executor/shared_layout.hpp).
+  const SharedHardware hardware =
+      shared_hardware(executor_layout(f.backend, v.schedule.num_devices, f.sm_partition), SlowdownCurves{});
+  const SimResult predicted = simulate(v.schedule, costs, &recorder, nullptr, &hardware);
   v.predicted_timeline = std::move(recorder.timeline);
   v.predicted = summarize(v.schedule, predicted);
   v.measured_run = run_schedule(v.schedule, model, options);
@@ -296,7 +301,7 @@ void add_validate_command(CLI::App& app) {
     for (Schedule& s : schedules) {
       warn_if_oversubscribed(s);
       if (!f->json) std::cerr << "pipesim: validating " << one_line(s.name) << " (" << s.total_ops() << " ops)\n";
-      all.push_back(validate_one(std::move(s), costs, options, model));
+      all.push_back(validate_one(std::move(s), costs, options, model, *f));
       if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
     }
     if (report) write_report(*report, all, *f, cost_label);

@@ -1,0 +1,46 @@
+#include "executor/shared_layout.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "executor/backend_factory.hpp"
+
+namespace pipesim {
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+ExecutorLayout executor_layout(const std::string& backend, int devices, const std::string& sm_partition) {
+  ExecutorLayout layout;
+  layout.backend = backend;
+  layout.devices = devices;
+  if (backend == "cpu") {
+    layout.cores = usable_cores();
+  } else {
+    layout.devices_per_gpu = devices_per_gpu(backend, devices);
+    layout.own_sms = sm_partition != "off";
+  }
+  return layout;
+}
+
+SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves) {
+  SharedHardware hw;
+  const int per_pool = layout.backend == "cpu" ? layout.devices : std::max(1, layout.devices_per_gpu);
+  for (int first = 0; first < layout.devices; first += per_pool) {
+    ComputePool pool;
+    for (int d = first; d < std::min(layout.devices, first + per_pool); ++d) pool.devices.push_back(d);
+    if (pool.devices.size() < 2) continue;  // alone on its cores or GPU: nothing shared
+    pool.cores = layout.backend == "cpu" ? layout.cores : layout.own_sms ? 0 : 1;
+    pool.slowdown = curves;
+    hw.pools.push_back(std::move(pool));
+  }
+  return hw;
+}
+
+}  // namespace pipesim

@@ -1,0 +1,37 @@
+#pragma once
+// What the executor's devices share on this machine (sim/resources.hpp), so that a
+// prediction of a run (`pipesim validate`) has the contention the run will have:
+//
+//   cpu    one thread per device, all on the cores this process may use: one pool with
+//          processor sharing over those cores (4 device threads on 2 cores: each op at half
+//          speed while all four compute) and the profile's interference curve (memory
+//          bandwidth and caches shared by threads on different cores).
+//   cuda   the devices of one GPU (virtual devices, docs/gpu.md) form a pool: with their own
+//          SMs each (--sm-partition on / auto) they slow each other by the profile's
+//          interference curve only; sharing all SMs (off) an op runs at 1/k of its speed
+//          with k busy (the profile timed it on the whole GPU) times the curve.
+#include <string>
+
+#include "sim/resources.hpp"
+
+namespace pipesim {
+
+struct ExecutorLayout {
+  std::string backend = "cpu";  // "cpu" or "cuda"
+  int devices = 1;
+  int cores = 1;                // cpu: cores this process may run on
+  int devices_per_gpu = 1;      // cuda: virtual devices on one GPU
+  bool own_sms = true;          // cuda: each device has its own SM partition
+};
+
+// The cores this process may run on (its CPU affinity), at least 1.
+int usable_cores();
+
+// The layout of a run of `devices` devices on `backend` with --sm-partition `sm_partition`
+// (auto counts as own SMs; a run that falls back says so in its warnings).
+ExecutorLayout executor_layout(const std::string& backend, int devices, const std::string& sm_partition);
+
+// The description for the engine; `curves` from the profile (empty: no interference).
+SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves);
+
+}  // namespace pipesim
