@@ -37,6 +37,7 @@ SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurve
     for (int d = first; d < std::min(layout.devices, first + per_pool); ++d) pool.devices.push_back(d);
     if (pool.devices.size() < 2) continue;  // alone on its cores or GPU: nothing shared
     pool.cores = layout.backend == "cpu" ? layout.cores : layout.own_sms ? 0 : 1;
+    pool.queue = layout.backend == "cpu" && !layout.time_sliced;
     pool.slowdown = curves;
     hw.pools.push_back(std::move(pool));
   }

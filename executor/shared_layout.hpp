@@ -2,10 +2,11 @@
 // What the executor's devices share on this machine (sim/resources.hpp), so that a
 // prediction of a run (`pipesim validate`) has the contention the run will have:
 //
-//   cpu    one thread per device, all on the cores this process may use: one pool with
-//          processor sharing over those cores (4 device threads on 2 cores: each op at half
-//          speed while all four compute) and the profile's interference curve (memory
-//          bandwidth and caches shared by threads on different cores).
+//   cpu    one thread per device, all on the cores this process may use: one pool over those
+//          cores, queued (4 device threads on 2 cores: an op whose thread finds both cores
+//          taken waits for one) or time-sliced (each at half speed while all four compute),
+//          and the profile's interference curve (memory bandwidth and caches shared by
+//          threads on different cores).
 //   cuda   the devices of one GPU (virtual devices, docs/gpu.md) form a pool: with their own
 //          SMs each (--sm-partition on / auto) they slow each other by the profile's
 //          interference curve only; sharing all SMs (off) an op runs at 1/k of its speed
@@ -20,6 +21,11 @@ struct ExecutorLayout {
   std::string backend = "cpu";  // "cpu" or "cuda"
   int devices = 1;
   int cores = 1;                // cpu: cores this process may run on
+  // cpu, more device threads than cores: false, a thread that wakes to a ready op waits for a
+  // core and then runs the op to its end (ops shorter than the kernel's time slice, a few ms:
+  // gpt-tiny, gpt-small's measured ops are not stretched); true, the kernel time-slices the
+  // running threads (processor sharing: ops much longer than the slice).
+  bool time_sliced = false;
   int devices_per_gpu = 1;      // cuda: virtual devices on one GPU
   bool own_sms = true;          // cuda: each device has its own SM partition
 };
