@@ -16,12 +16,20 @@ int usable_cores() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-ExecutorLayout executor_layout(const std::string& backend, int devices, const std::string& sm_partition) {
+Tick kernel_time_slice(int cores) {
+  int log2 = 0;
+  for (int c = std::min(std::max(cores, 1), 8); c > 1; c /= 2) ++log2;
+  return 750'000 * (1 + log2);
+}
+
+ExecutorLayout executor_layout(const std::string& backend, int devices, const std::string& sm_partition,
+                               Tick typical_op) {
   ExecutorLayout layout;
   layout.backend = backend;
   layout.devices = devices;
   if (backend == "cpu") {
     layout.cores = usable_cores();
+    layout.time_sliced = typical_op > 4 * kernel_time_slice(layout.cores);
   } else {
     layout.devices_per_gpu = devices_per_gpu(backend, devices);
     layout.own_sms = sm_partition != "off";

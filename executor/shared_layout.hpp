@@ -13,6 +13,7 @@
 //          with k busy (the profile timed it on the whole GPU) times the curve.
 #include <string>
 
+#include "core/units.hpp"
 #include "sim/resources.hpp"
 
 namespace pipesim {
@@ -33,9 +34,17 @@ struct ExecutorLayout {
 // The cores this process may run on (its CPU affinity), at least 1.
 int usable_cores();
 
+// The time slice Linux's scheduler (EEVDF, 6.6 and later; CFS's minimum granularity before)
+// gives a thread among others on `cores` cores: 0.75 ms x (1 + log2(min(cores, 8))), its
+// default (kernel/sched/fair.c, sysctl_sched_base_slice with logarithmic tunable scaling).
+Tick kernel_time_slice(int cores);
+
 // The layout of a run of `devices` devices on `backend` with --sm-partition `sm_partition`
-// (auto counts as own SMs; a run that falls back says so in its warnings).
-ExecutorLayout executor_layout(const std::string& backend, int devices, const std::string& sm_partition);
+// (auto counts as own SMs; a run that falls back says so in its warnings). `typical_op`: a
+// forward's duration alone; on the CPU, ops longer than 4 time slices are time-sliced,
+// shorter ones queue for a core (ExecutorLayout::time_sliced).
+ExecutorLayout executor_layout(const std::string& backend, int devices, const std::string& sm_partition,
+                               Tick typical_op);
 
 // The description for the engine; `curves` from the profile (empty: no interference).
 SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves);

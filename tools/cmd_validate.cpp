@@ -126,8 +126,9 @@ Validation validate_one(Schedule schedule, const ProfiledCostModel& costs, const
   TimelineRecorder recorder;
   // The contention the run will have: its device threads on this machine's cores, or its
   // virtual devices on one GPU (executor/shared_layout.hpp).
+  const Tick forward = costs.compute_time(make_op(OpKind::F, 0, 0), scale_of(v.schedule));
   const SharedHardware hardware =
-      shared_hardware(executor_layout(f.backend, v.schedule.num_devices, f.sm_partition), SlowdownCurves{});
+      shared_hardware(executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward), SlowdownCurves{});
   const SimResult predicted = simulate(v.schedule, costs, &recorder, nullptr, &hardware);
   v.predicted_timeline = std::move(recorder.timeline);
   v.predicted = summarize(v.schedule, predicted);

@@ -1,0 +1,61 @@
+// executor/shared_layout: the executor's real layout as the engine's shared hardware.
+#include <gtest/gtest.h>
+
+#include "executor/shared_layout.hpp"
+
+namespace pipesim {
+namespace {
+
+TEST(SharedLayout, KernelTimeSliceIsEevdfsDefaultScaledByLogCores) {
+  EXPECT_EQ(kernel_time_slice(1), 750'000);
+  EXPECT_EQ(kernel_time_slice(2), 1'500'000);
+  EXPECT_EQ(kernel_time_slice(4), 2'250'000);
+  EXPECT_EQ(kernel_time_slice(8), 3'000'000);
+  EXPECT_EQ(kernel_time_slice(64), 3'000'000);  // capped at 8 cores
+}
+
+TEST(SharedLayout, CpuThreadsShareOnePoolOverTheUsableCores) {
+  ExecutorLayout layout;
+  layout.backend = "cpu";
+  layout.devices = 4;
+  layout.cores = 2;
+  SlowdownCurves curves;
+  curves[static_cast<std::size_t>(OpKind::F)] = {1.0, 1.2};
+  const SharedHardware hw = shared_hardware(layout, curves);
+  ASSERT_EQ(hw.pools.size(), 1u);
+  EXPECT_EQ(hw.pools[0].devices, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(hw.pools[0].cores, 2);
+  EXPECT_TRUE(hw.pools[0].queue);
+  EXPECT_EQ(hw.pools[0].slowdown[static_cast<std::size_t>(OpKind::F)], (std::vector<double>{1.0, 1.2}));
+  layout.time_sliced = true;
+  EXPECT_FALSE(shared_hardware(layout, curves).pools[0].queue);
+  // One device alone shares nothing.
+  layout.devices = 1;
+  EXPECT_TRUE(shared_hardware(layout, curves).shares_nothing());
+}
+
+TEST(SharedLayout, CpuOpsLongerThanFourSlicesAreTimeSliced) {
+  const int cores = usable_cores();
+  const Tick slice = kernel_time_slice(cores);
+  EXPECT_FALSE(executor_layout("cpu", 4, "auto", 4 * slice).time_sliced);
+  EXPECT_TRUE(executor_layout("cpu", 4, "auto", 4 * slice + 1).time_sliced);
+  EXPECT_EQ(executor_layout("cpu", 4, "auto", 0).cores, cores);
+}
+
+TEST(SharedLayout, VirtualDevicesOfOneGpuFormAPool) {
+  ExecutorLayout layout;
+  layout.backend = "cuda";
+  layout.devices = 8;
+  layout.devices_per_gpu = 4;
+  layout.own_sms = true;
+  const SharedHardware own = shared_hardware(layout, {});
+  ASSERT_EQ(own.pools.size(), 2u);
+  EXPECT_EQ(own.pools[1].devices, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(own.pools[0].cores, 0);  // own SMs: interference only
+  EXPECT_FALSE(own.pools[0].queue);
+  layout.own_sms = false;
+  EXPECT_EQ(shared_hardware(layout, {}).pools[0].cores, 1);  // all SMs: 1/k each
+}
+
+}  // namespace
+}  // namespace pipesim
