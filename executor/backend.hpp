@@ -18,11 +18,11 @@
 // Payloads (activations, gradients) are opaque to the executor: a host matrix here, a
 // device buffer in a CUDA backend.
 //
-// Plugging in CUDA (kernels/cuda/): implement this interface with device buffers in a
-// CudaPayload, run each call on the device's stream and synchronise before returning (the
-// executor timestamps the calls), make copy_for_send a peer copy, and keep
-// export/import_gradients as host copies (or swap the executor's reduction for NCCL later).
-// RunOptions::backend_factory selects the implementation; nothing else changes.
+// The CUDA backend (executor/cuda_backend.hpp) keeps device buffers in a CudaPayload, runs
+// each call on the device's stream and waits for it before returning (the executor
+// timestamps the calls); its copy_for_send returns once the copy is enqueued, with an event
+// the receiver's stream waits for. stats() says how a backend launched its ops (empty for
+// the CPU). RunOptions::backend_factory selects the implementation; nothing else changes.
 #include <atomic>
 #include <cstdint>
 #include <memory>
