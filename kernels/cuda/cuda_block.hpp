@@ -39,6 +39,7 @@ struct CudaBlockCache {
   std::int64_t bytes() const;  // every buffer held: equals BlockCache<float>::bytes() at each point
   void clear();                // stream-ordered frees
   CudaBlockCache view() const;  // borrowed aliases of every buffer (device_buffer.hpp)
+  bool borrowed() const;        // every buffer held is borrowed (an arena's or a view)
 };
 
 class CudaBlock {

@@ -58,6 +58,12 @@ std::int64_t CudaBlockCache::bytes() const {
   return total;
 }
 
+bool CudaBlockCache::borrowed() const {
+  for (const auto m : kCacheBuffers)
+    if (!(this->*m).empty() && !(this->*m).borrowed()) return false;
+  return true;
+}
+
 CudaBlockCache CudaBlockCache::view() const {
   CudaBlockCache v;
   v.holds = holds;

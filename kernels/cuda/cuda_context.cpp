@@ -66,7 +66,7 @@ void CudaContext::synchronize(const std::string& op) const {
 const float* CudaContext::ones(std::int64_t count) {
   if (ones_.size() < count) {
     // Made while a graph is captured, it would live in the op's arena and move at replay.
-    if (DeviceArena::current() != nullptr)
+    if (DeviceArena::current() != nullptr && DeviceArena::current()->reserved())
       throw CudaError("cuda: the ones vector (" + std::to_string(count) + ") must be made before a graph capture");
     ones_ = DeviceBuffer<float>(count, stream_, "ones vector");
     fill(ones_.data(), 1.0f, count, stream_, "ones vector");

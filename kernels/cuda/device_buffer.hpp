@@ -35,6 +35,7 @@ class DeviceBuffer {
     if (arena == nullptr || !arena->reserved())
       cuda_check(cudaMallocAsync(&p, static_cast<std::size_t>(bytes), stream), "cudaMallocAsync", op);
     if (arena != nullptr) {
+      arena_ = arena;
       borrowed_ = arena->reserved();
       try {
         p = arena->place(bytes, p, op);
@@ -69,7 +70,7 @@ class DeviceBuffer {
   }
   ~DeviceBuffer() {
     if (!data_) return;
-    if (DeviceArena* arena = DeviceArena::current()) arena->release(data_);
+    if (arena_ != nullptr && arena_ == DeviceArena::current()) arena_->release(data_);
     if (borrowed_) return;
     const cudaError_t status = cudaFreeAsync(data_, stream_);
     // A destructor cannot throw: say it once on stderr (the bytes leak, nothing else breaks).
@@ -80,10 +81,13 @@ class DeviceBuffer {
   void reset(const std::string& op) {
     if (!data_) return;
     T* p = data_;
+    const bool borrowed = borrowed_;
     data_ = nullptr;
     count_ = 0;
-    if (DeviceArena* arena = DeviceArena::current()) arena->release(p);
-    if (borrowed_) return;
+    borrowed_ = false;
+    if (arena_ != nullptr && arena_ == DeviceArena::current()) arena_->release(p);
+    arena_ = nullptr;
+    if (borrowed) return;
     cuda_check(cudaFreeAsync(p, stream_), "cudaFreeAsync", op);
   }
 
@@ -100,11 +104,16 @@ class DeviceBuffer {
     std::swap(count_, o.count_);
     std::swap(stream_, o.stream_);
     std::swap(borrowed_, o.borrowed_);
+    std::swap(arena_, o.arena_);
   }
   T* data_ = nullptr;
   std::int64_t count_ = 0;
   cudaStream_t stream_ = nullptr;
   bool borrowed_ = false;  // laid out in a reserved arena, or a view: never freed here
+  // The arena it was laid out in (null: the pool, or a view). Its range goes back to that
+  // arena's layout only while that arena is the thread's current one (a temporary freed
+  // inside the op being captured or sized); the pointer is compared, never followed, after.
+  DeviceArena* arena_ = nullptr;
 };
 
 // A row-major rows x cols fp32 matrix on the device (an activation or its gradient: row r
