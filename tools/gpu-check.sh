@@ -23,7 +23,8 @@
 #          ops' GPU time by CUDA events ("launch" in run's JSON)
 #       writes logs, JSON and reports to OUT_DIR, results.tsv and summary.txt last (a table:
 #       step, model, schedule, devices, graphs, error of the time per iteration, versions,
-#       launch path), and gpu-check.tar.gz of it all.
+#       launch path; FALLBACK where graphs were asked for and a device fell back to direct
+#       launches, which fails the check), and gpu-check.tar.gz of it all.
 # Every step runs under `timeout`; the whole run stays under DEADLINE_S (default 270 s, so the
 # machine's start and the copies fit in 5 minutes): later steps are skipped, and said so.
 #
@@ -210,6 +211,8 @@ for r in rows:
     if launch:
         cells[8] = "%s: %d graph launches, %d direct, GPU %.3f ms" % (
             launch["path"], launch["graph_launches"], launch["direct_ops"], 1e3 * launch["device_time_s"])
+        if r["graphs"] == "on" and launch["path"] != "graphs":
+            cells[8] = "FALLBACK " + cells[8]  # graphs were asked for and not (all) used
     lines.append(cells)
 width = [max(len(str(c)) for c in col) for col in zip(head, *lines)]
 fmt = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, width)).rstrip()
@@ -231,5 +234,5 @@ table=$(summarize 2>&1) || note "summary: cannot read the steps' JSON (python3: 
 } > "$out/summary.txt"
 tar -czf "$out/gpu-check.tar.gz" -C "$out" --exclude gpu-check.tar.gz . 2>/dev/null
 cat "$out/summary.txt"
-grep -qE 'FAILED|TIMEOUT|missing|no binaries|MISMATCH|no JSON' "$out/summary.txt" && exit 1
+grep -qE 'FAILED|TIMEOUT|missing|no binaries|MISMATCH|no JSON|FALLBACK' "$out/summary.txt" && exit 1
 exit 0
