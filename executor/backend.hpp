@@ -18,17 +18,19 @@
 // Payloads (activations, gradients) are opaque to the executor: a host matrix here, a
 // device buffer in a CUDA backend.
 //
-// Plugging in CUDA (kernels/cuda/): implement this interface with device buffers in a
-// CudaPayload, run each call on the device's stream and synchronise before returning (the
-// executor timestamps the calls), make copy_for_send a peer copy, and keep
-// export/import_gradients as host copies (or swap the executor's reduction for NCCL later).
-// RunOptions::backend_factory selects the implementation; nothing else changes.
+// The CUDA backend (executor/cuda_backend.hpp) keeps device buffers in a CudaPayload, runs
+// each call on the device's stream and waits for it before returning (the executor
+// timestamps the calls); its copy_for_send returns once the copy is enqueued, with an event
+// the receiver's stream waits for. stats() says how a backend launched its ops (empty for
+// the CPU). RunOptions::backend_factory selects the implementation; nothing else changes.
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cost_models/model_spec.hpp"
+#include "kernels/launch_counts.hpp"
 #include "kernels/optimizer.hpp"  // OptimizerKind
 #include "cost_models/stage_layout.hpp"
 #include "schedules/op.hpp"
@@ -80,6 +82,16 @@ class GradientBuffer {
   std::int64_t contributions = 0;  // weight-gradient ops (B or W) accumulated since the last step
 };
 
+// How a backend ran its ops, for the run's JSON ("launch", docs/gpu.md). The CPU backend has
+// nothing to say (path empty); the CUDA backend says whether the block ops were replayed
+// CUDA graphs or direct launches, counts them, and sums the ops' GPU time between CUDA events.
+struct BackendStats {
+  std::string path;           // "graphs", "direct (graphs off)", "direct (fallback: <why>)"; "" none
+  LaunchCounts launches;
+  std::int64_t timed_ops = 0;  // F, I and W calls timed by CUDA events (B counts as I and W)
+  std::int64_t device_ns = 0;  // their GPU time, start event to end event
+};
+
 class ComputeBackend {
  public:
   virtual ~ComputeBackend() = default;
@@ -125,6 +137,8 @@ class ComputeBackend {
 
   // The replica's current weights as one flat host vector (numerics checks; may be slow).
   virtual std::vector<float> flat_weights(int pipeline, int stage) const = 0;
+
+  virtual BackendStats stats() const { return {}; }
 };
 
 // Set by the executor when the run is being torn down; a backend that can wait (a test

@@ -20,7 +20,7 @@ int devices_per_gpu(const std::string& name, int devices) {
   return (devices + gpus - 1) / gpus;
 }
 
-BackendFactory make_backend_factory(const std::string& name, const std::string& sm_partition) {
+BackendFactory make_backend_factory(const std::string& name, const std::string& sm_partition, bool cuda_graphs) {
   if (sm_partition != "auto" && sm_partition != "on" && sm_partition != "off")
     throw InputError("--sm-partition: expected auto, on or off, got " + quote(sm_partition));
   if (name == "cpu")
@@ -29,7 +29,7 @@ BackendFactory make_backend_factory(const std::string& name, const std::string& 
     };
   if (name != "cuda") unknown_backend(name);
   const int gpus = cuda_gpus();
-  return cuda_plugin().backend_factory(sm_partition, gpus);
+  return cuda_plugin().backend_factory(sm_partition, cuda_graphs, gpus);
 }
 
 std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock,

@@ -35,7 +35,10 @@
 
 namespace pipesim {
 
-BackendFactory make_backend_factory(const std::string& name, const std::string& sm_partition = "auto");
+// cuda_graphs (cuda only; `--cuda-graphs on|off`): replay each block op as one CUDA graph
+// launch, or launch its kernels one by one (docs/gpu.md).
+BackendFactory make_backend_factory(const std::string& name, const std::string& sm_partition = "auto",
+                                    bool cuda_graphs = true);
 
 std::unique_ptr<ProfileBackend> make_profile_backend(const std::string& name, const std::string& clock = "",
                                                      int virtual_devices = 1);

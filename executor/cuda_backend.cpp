@@ -1,5 +1,6 @@
 #include "executor/cuda_backend.hpp"
 
+#include <cmath>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -43,6 +44,8 @@ CudaBackend::CudaBackend(int device, const ModelSetup& setup, CudaBackendOptions
     ctx_ = std::make_shared<CudaContext>(gpu_);
   }
   keep_pool_memory(gpu_);  // every op ends with a synchronize: keep the pool's memory mapped
+  op_start_ = std::make_unique<CudaEvent>(true, "op timing");
+  op_end_ = std::make_unique<CudaEvent>(true, "op timing");
 }
 
 CudaBackend::~CudaBackend() {
@@ -58,6 +61,7 @@ void CudaBackend::create_replica(const ReplicaSpec& spec) {
   bind();
   Replica r;
   r.spec = spec;
+  r.graphs = std::make_unique<CudaStageGraphs>(*ctx_, options_.cuda_graphs);
   // The CPU backend's initialisation, number for number (cpu_backend.cpp).
   std::uint64_t seed_state = setup_.seed;
   const std::uint64_t base = splitmix64(seed_state);
@@ -93,6 +97,31 @@ const CudaBackend::Weights& CudaBackend::weights(const Replica& r, std::int32_t 
 
 CudaBackend::Cache& CudaBackend::cache(Replica& r, const Op& op, bool create) { return cache_of(r, op, create); }
 
+int CudaBackend::take_slot(Replica& r) {
+  std::size_t s = 0;
+  while (s < r.slot_used.size() && r.slot_used[s]) ++s;
+  if (s == r.slot_used.size()) r.slot_used.push_back(false);
+  r.slot_used[s] = true;
+  return static_cast<int>(s);
+}
+
+void CudaBackend::wait_for(const Payload* p, const std::string& op) {
+  const auto* cuda = dynamic_cast<const CudaPayload*>(p);
+  if (cuda != nullptr && cuda->ready) cuda->ready->wait_on(ctx_->stream(), op + ": wait for the message");
+}
+
+void CudaBackend::start_op(const Op& op) { op_start_->record(ctx_->stream(), to_string(op)); }
+
+void CudaBackend::finish_op(const Op& op) {
+  const std::string what = to_string(op);
+  op_end_->record(ctx_->stream(), what);
+  cuda_check(cudaEventSynchronize(op_end_->get()), "cudaEventSynchronize", what);
+  float ms = 0;
+  cuda_check(cudaEventElapsedTime(&ms, op_start_->get(), op_end_->get()), "cudaEventElapsedTime", what);
+  device_ns_ += std::llround(static_cast<double>(ms) * 1e6);
+  ++timed_ops_;
+}
+
 DeviceMatrix CudaBackend::copy_matrix(const DeviceMatrix& from, int from_gpu, const std::string& op) {
   DeviceMatrix to;
   to.rows = from.rows;
@@ -124,6 +153,9 @@ std::unique_ptr<Payload> CudaBackend::forward(const OpArgs& a, const Payload* in
   const Weights& w = weights(r, a.version, a.op);
   if (r.caches.count(a.op.microbatch)) throw InputError(to_string(a.op) + ": this micro-batch's forward already ran");
   Cache& c = cache(r, a.op, true);
+  c.slot = take_slot(r);
+  wait_for(input, to_string(a.op));
+  start_op(a.op);
   const std::int64_t before = c.bytes();
   std::optional<MicrobatchData> data;
   if (w.embedding || w.head)
@@ -138,7 +170,7 @@ std::unique_ptr<Payload> CudaBackend::forward(const OpArgs& a, const Payload* in
     in = &local(input, a.op, "input activation", tmp);
   }
   if (w.blocks) {
-    x = w.blocks->forward(*in, c.blocks);
+    x = r.graphs->forward(*w.blocks, *in, c.blocks, c.slot);
     in = &x;
   }
   c.forward_done = true;
@@ -148,8 +180,8 @@ std::unique_ptr<Payload> CudaBackend::forward(const OpArgs& a, const Payload* in
     if (loss) *loss = l;
   } else {
     out = wrap(in == &x ? std::move(x) : copy_matrix(*in, gpu_, "forward: pass the input on"));
-    sync(to_string(a.op));
   }
+  finish_op(a.op);
   account(before, c.bytes());
   return out;
 }
@@ -161,6 +193,8 @@ std::unique_ptr<Payload> CudaBackend::backward_input(const OpArgs& a, const Payl
   Cache& c = cache(r, a.op, false);
   if (!c.forward_done || c.input_grad_done)
     throw InputError(to_string(a.op) + ": the input gradient of this micro-batch was already computed");
+  wait_for(grad, to_string(a.op));
+  start_op(a.op);
   const std::int64_t before = c.bytes();
   DeviceMatrix tmp, d;
   const DeviceMatrix* g = nullptr;
@@ -171,7 +205,7 @@ std::unique_ptr<Payload> CudaBackend::backward_input(const OpArgs& a, const Payl
     g = &local(grad, a.op, "output gradient", tmp);
   }
   if (w.blocks) {
-    d = w.blocks->backward_input(*g, c.blocks);
+    d = r.graphs->backward_input(*w.blocks, *g, c.blocks, c.slot);
     g = &d;
   }
   if (g != &d) d = copy_matrix(*g, gpu_, "backward_input: pass the gradient on");
@@ -181,7 +215,7 @@ std::unique_ptr<Payload> CudaBackend::backward_input(const OpArgs& a, const Payl
     c.embed_dx = std::move(d);  // the embedding's W needs it; nothing goes upstream
   else
     out = wrap(std::move(d));
-  sync(to_string(a.op));
+  finish_op(a.op);
   account(before, c.bytes());
   return out;
 }
@@ -191,14 +225,16 @@ void CudaBackend::backward_weight(const OpArgs& a) {
   Replica& r = replica(a.op.pipeline, a.op.stage);
   Cache& c = cache(r, a.op, false);
   if (!c.input_grad_done) throw InputError(to_string(a.op) + ": the weight gradient needs the input gradient (I) first");
+  start_op(a.op);
   const std::int64_t before = c.bytes();
   // Into the current weights' gradient, whichever version F and I used (as the CPU backend).
-  if (r.current.blocks) r.current.blocks->backward_weight(c.blocks);
+  if (r.current.blocks) r.graphs->backward_weight(*r.current.blocks, c.blocks, c.slot);
   if (r.current.head) r.current.head->backward_weight(c.head);
   if (r.current.embedding) r.current.embedding->backward_weight(c.ids, c.embed_dx);
   ++r.contributions;
+  r.slot_used[static_cast<std::size_t>(c.slot)] = false;
   r.caches.erase(a.op.microbatch);
-  sync(to_string(a.op));
+  finish_op(a.op);
   account(before, 0);
 }
 
@@ -348,8 +384,11 @@ std::unique_ptr<Payload> CudaBackend::copy_for_send(const Payload& p) {
   bind();
   const auto* cuda = dynamic_cast<const CudaPayload*>(&p);
   if (cuda == nullptr) throw InputError("copy for send: the output is not a CUDA tensor (a CudaPayload)");
-  std::unique_ptr<Payload> out = wrap(copy_matrix(cuda->matrix, cuda->owner->device(), "copy for send"));
-  sync("copy for send");  // the receiver may use it on another stream right away
+  wait_for(cuda, "copy for send");  // a message passed on: its own copy first
+  auto out = std::make_unique<CudaPayload>(ctx_, copy_matrix(cuda->matrix, cuda->owner->device(), "copy for send"));
+  // The receiver's stream waits for this event before it reads the copy; nobody's host does.
+  out->ready = std::make_shared<CudaEvent>(false, "copy for send");
+  out->ready->record(ctx_->stream(), "copy for send");
   return out;
 }
 
@@ -357,6 +396,19 @@ int CudaBackend::activations_held() const {
   int n = 0;
   for (const auto& [key, r] : replicas_) n += static_cast<int>(r.caches.size());
   return n;
+}
+
+BackendStats CudaBackend::stats() const {
+  BackendStats s;
+  std::string fallback;
+  for (const auto& [key, r] : replicas_) {
+    s.launches += r.graphs->counts();
+    if (fallback.empty()) fallback = r.graphs->fallback();
+  }
+  s.path = !options_.cuda_graphs ? "direct (graphs off)" : fallback.empty() ? "graphs" : "direct (fallback: " + fallback + ")";
+  s.timed_ops = timed_ops_;
+  s.device_ns = device_ns_;
+  return s;
 }
 
 std::vector<float> CudaBackend::flat_weights(int pipeline, int stage) const {

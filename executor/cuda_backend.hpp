@@ -23,8 +23,17 @@
 //   gradients  GradSync on the GPU: export_gradients is a device copy (CudaGradients), the
 //              sum is add_into kernels on the summing device's stream (a peer copy first
 //              for a part on another GPU), import_gradients device-to-device copies
-//   timing     every call ends with a stream synchronize, so the executor's clock around
-//              the call measures the GPU work (docs/executor.md's timestamps hold as is)
+//   launches   each replica's block ops go through CudaStageGraphs (kernels/cuda/
+//              stage_graphs.hpp): with cuda_graphs, F, I and W of the blocks are one graph
+//              launch each after their first call; a micro-batch in flight holds a slot
+//              (lowest free at F, freed at W) whose arenas give its cache fixed addresses
+//   timing     every micro-batch op ends by waiting for its end event, so the executor's
+//              clock around the call measures the GPU work (docs/executor.md's timestamps
+//              hold as is); the op's GPU time between its start and end events is summed
+//              in stats()
+//   messages   copy_for_send records an event after the copy and returns at once; the
+//              consumer's stream waits for that event (cudaStreamWaitEvent) before it reads
+//              the message, so no host synchronisation carries a cross-device dependency
 //
 // Threads: the executor creates the backends (and with them the contexts, cuBLAS handles
 // and weights) on its own thread before the clock starts, then only device d's worker
@@ -40,9 +49,11 @@
 
 #include "executor/backend.hpp"
 #include "kernels/cuda/cuda_embedding.hpp"
+#include "kernels/cuda/cuda_event.hpp"
 #include "kernels/cuda/cuda_lm_head.hpp"
 #include "kernels/cuda/cuda_stage.hpp"
 #include "kernels/cuda/sm_partition.hpp"
+#include "kernels/cuda/stage_graphs.hpp"
 
 namespace pipesim {
 
@@ -50,6 +61,7 @@ struct CudaBackendOptions {
   GemmPrecision precision = GemmPrecision::Bf16;  // Fp32: for tight comparisons with the CPU
   std::shared_ptr<SmPartition> partition;         // of this device's GPU; null: all SMs
   int partition_group = 0;                        // which of its groups this device runs on
+  bool cuda_graphs = true;                        // replay block ops as CUDA graphs (stage_graphs.hpp)
 };
 
 class CudaPayload final : public Payload {
@@ -58,6 +70,7 @@ class CudaPayload final : public Payload {
   std::int64_t bytes() const override { return matrix.buf.bytes(); }
   std::shared_ptr<CudaContext> owner;  // outlives `matrix` (declared first, destroyed last)
   DeviceMatrix matrix;
+  std::shared_ptr<CudaEvent> ready;    // recorded after the copy that made it; null: ready on owner's stream
 };
 
 // A replica's gradient exported for GradSync: one flat device buffer in the CPU backend's
@@ -96,6 +109,7 @@ class CudaBackend : public ComputeBackend {
   std::int64_t activation_bytes() const override { return activation_bytes_; }
   int activations_held() const override;
   std::vector<float> flat_weights(int pipeline, int stage) const override;
+  BackendStats stats() const override;
 
  private:
   struct Weights {
@@ -109,6 +123,7 @@ class CudaBackend : public ComputeBackend {
     CudaLmHeadCache head;
     std::vector<int> ids;  // stage 0: the micro-batch's tokens, for the embedding's W
     DeviceMatrix embed_dx; // stage 0: the first block's input gradient (I -> W)
+    int slot = -1;          // the micro-batch's slot of the replica's graphs (stage_graphs.hpp)
     bool forward_done = false, input_grad_done = false;
     std::int64_t bytes() const;
   };
@@ -117,6 +132,8 @@ class CudaBackend : public ComputeBackend {
     Weights current;                       // holds the gradient and optimizer state too
     std::map<std::int32_t, Weights> kept;  // older versions still in use (no gradient)
     std::int64_t contributions = 0;
+    std::unique_ptr<CudaStageGraphs> graphs;  // outlives the caches (their buffers live in its arenas)
+    std::vector<bool> slot_used;
     std::map<std::int32_t, Cache> caches;  // by micro-batch id
   };
 
@@ -134,6 +151,10 @@ class CudaBackend : public ComputeBackend {
   DeviceMatrix copy_matrix(const DeviceMatrix& from, int from_gpu, const std::string& op);
   std::unique_ptr<Payload> wrap(DeviceMatrix m) { return std::make_unique<CudaPayload>(ctx_, std::move(m)); }
   void sync(const std::string& op) const { ctx_->synchronize(op); }
+  void wait_for(const Payload* p, const std::string& op);  // the consumer's side of a message's event
+  void start_op(const Op& op);                     // records the start event
+  void finish_op(const Op& op);                    // records the end event, waits for it, adds the time
+  static int take_slot(Replica& r);
 
   ModelSetup setup_;
   BlockConfig config_;
@@ -142,6 +163,8 @@ class CudaBackend : public ComputeBackend {
   std::shared_ptr<CudaContext> ctx_;                  // outlives the replicas (declared first)
   std::map<std::pair<int, int>, Replica> replicas_;
   std::int64_t activation_bytes_ = 0;
+  std::unique_ptr<CudaEvent> op_start_, op_end_;  // timing events of the op being run
+  std::int64_t timed_ops_ = 0, device_ns_ = 0;
 };
 
 }  // namespace pipesim

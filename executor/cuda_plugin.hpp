@@ -41,14 +41,15 @@ struct CudaRuntimeInfo {
   std::string why_none;                 // the runtime's reason when gpus is empty
 };
 
-inline constexpr int kCudaPluginAbi = 1;
+inline constexpr int kCudaPluginAbi = 2;
 
 struct CudaPluginApi {
   int abi = 0;                   // kCudaPluginAbi
   const char* build = nullptr;   // the tag of the build that made it (PIPESIM_CUDA_PLUGIN_TAG)
   CudaRuntimeInfo (*runtime_info)() = nullptr;
-  // Executor device d on GPU d % gpus; sm_partition "auto", "on" or "off" (checked by the host).
-  BackendFactory (*backend_factory)(const std::string& sm_partition, int gpus) = nullptr;
+  // Executor device d on GPU d % gpus; sm_partition "auto", "on" or "off" (checked by the host);
+  // cuda_graphs: replay each block op as a CUDA graph (kernels/cuda/stage_graphs.hpp).
+  BackendFactory (*backend_factory)(const std::string& sm_partition, bool cuda_graphs, int gpus) = nullptr;
   // GPU 0, timed by CUDA events (else the wall clock), on 1/virtual_devices of its SMs.
   std::unique_ptr<ProfileBackend> (*profile_backend)(bool events, int virtual_devices, int gpus) = nullptr;
 };

@@ -91,11 +91,14 @@ CudaRuntimeInfo runtime_info() {
   return info;
 }
 
-BackendFactory backend_factory(const std::string& sm_partition, int gpus) {
+BackendFactory backend_factory(const std::string& sm_partition, bool cuda_graphs, int gpus) {
   auto partitions = std::make_shared<Partitions>(sm_partition);
-  return [partitions, gpus](int device, const ModelSetup& setup, const StopFlag&) -> std::unique_ptr<ComputeBackend> {
+  return [partitions, cuda_graphs, gpus](int device, const ModelSetup& setup,
+                                         const StopFlag&) -> std::unique_ptr<ComputeBackend> {
     try {
-      return std::make_unique<CudaBackend>(device, setup, partitions->options_for(device, setup.num_devices, gpus));
+      CudaBackendOptions o = partitions->options_for(device, setup.num_devices, gpus);
+      o.cuda_graphs = cuda_graphs;
+      return std::make_unique<CudaBackend>(device, setup, o);
     } catch (const CudaError& e) {
       throw InputError("--backend cuda: device " + std::to_string(device) + ": " + e.what());
     }

@@ -249,6 +249,7 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
   for (auto& t : threads) t.join();
 
   assemble_measurement(schedule, graph, logs, state.collectives, run.timeline, run.result);
+  for (const auto& b : backends) run.backend_stats.push_back(b->stats());
   for (auto& log : logs) run.losses.insert(run.losses.end(), log.losses.begin(), log.losses.end());
   std::sort(run.losses.begin(), run.losses.end(), [](const LossRecord& a, const LossRecord& b) {
     return std::tie(a.microbatch, a.pipeline) < std::tie(b.microbatch, b.pipeline);

@@ -79,6 +79,7 @@ struct MeasuredRun {
   std::vector<std::vector<std::vector<float>>> final_weights;
   int hardware_threads = 0;           // std::thread::hardware_concurrency()
   std::vector<std::string> warnings;  // e.g. more devices than cores
+  std::vector<BackendStats> backend_stats;  // per device: how its backend launched its ops
   bool complete = false;
 };
 

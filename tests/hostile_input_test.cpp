@@ -213,6 +213,8 @@ std::vector<Case> cases() {
        "--synchronous-only: not with --max-mismatch or --max-delay above 0"},
       {"sweep_negative_mismatch", "flags", {}, "$P sweep --model gpt3-1.3b --gpus 8 --max-mismatch -3", {}, 2,
        "--max-mismatch and --max-delay: expected a number of optimizer steps (0 or more)"},
+      {"cuda_graphs_not_on_or_off", "flags", {}, "$P run --schedule 1f1b -p 2 -m 2 --trace t.json --cuda-graphs maybe",
+       {"t.json"}, 2, "--cuda-graphs: maybe not in {on,off}"},
       {"sweep_unknown_concat", "flags", {}, "$P sweep --model gpt3-1.3b --gpus 8 --concat direct,tripling", {}, 2,
        "--concat: expected direct, doubling or halving, got 'tripling'"},
       // A generator's constraints (its metadata, schedules/generator.hpp) and a text setting's

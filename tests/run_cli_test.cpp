@@ -28,6 +28,7 @@ TEST(RunCli, JsonAndMeasuredTrace) {
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schedule"], "pipedream");
+  EXPECT_FALSE(j.contains("launch")) << "the CPU backend has no launch path to report (docs/gpu.md)";
   EXPECT_EQ(j["measured"], true);
   EXPECT_EQ(j["backend"], "cpu");
   EXPECT_EQ(j["iteration_loss"].size(), 2u);

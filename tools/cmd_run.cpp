@@ -67,6 +67,7 @@ nlohmann::ordered_json run_json(const Metrics& m, const RunFlags& f, const Measu
   for (const LossRecord& l : run.losses)
     losses.push_back({{"microbatch", l.microbatch}, {"pipeline", l.pipeline}, {"iteration", l.iteration}, {"loss", l.loss}});
   j["warnings"] = run.warnings;
+  if (auto launch = launch_json(run); !launch.is_null()) j["launch"] = std::move(launch);
   return j;
 }
 
@@ -76,6 +77,7 @@ void write_trace(std::ostream& out, const Schedule& s, const RunFlags& f, const 
   options.metadata = {{"generator", "pipesim " PIPESIM_VERSION},
                       {"measured", f.backend + " backend, model " + f.model + ", micro-batch size " +
                                        std::to_string(f.micro_batch_size)}};
+  if (const auto launch = launch_json(run); !launch.is_null()) options.metadata.emplace_back("launch", launch["path"].get<std::string>());
   if (!partial.empty()) options.metadata.emplace_back("partial", partial);
   write_chrome_trace(out, s, run.timeline, options);
 }
@@ -122,7 +124,7 @@ void add_run_command(CLI::App& app) {
     if (f->json) {
       std::cout << json_text(run_json(metrics, *f, run)) << "\n";
     } else {
-      std::cout << settings_line(schedule, *f, run) << summary_text(metrics) << loss_lines(run) << "\n"
+      std::cout << settings_line(schedule, *f, run) << summary_text(metrics) << loss_lines(run) << launch_line(run) << "\n"
                 << device_table(metrics);
       if (trace) std::cout << "\ntrace written to " << one_line(f->trace) << " (open in ui.perfetto.dev)\n";
     }

@@ -1,30 +1,55 @@
 #!/usr/bin/env bash
-# GPU check of the CUDA backend (docs/gpu.md), in two halves:
+# GPU check of the CUDA backend (docs/gpu.md, issue #14): the whole measurement in one run of
+# under 5 minutes of device time, in two halves:
 #
 #   here (has Eigen, GoogleTest, ... and nvcc):  tools/gpu-check.sh build [BIN_DIR]
-#       configures $BUILD_DIR (default build-gpu; Release, PIPESIM_CUDA=ON, sm_90, libstdc++ static),
-#       builds pipesim, its CUDA plugin and every *_cuda_test, copies them into BIN_DIR (default build-gpu-bin,
-#       ignored by git: carry it) with ldd.txt, the shared libraries they need.
+#       configures $BUILD_DIR (default build-gpu; Release, PIPESIM_CUDA=ON, libstdc++ static),
+#       builds pipesim, its CUDA plugin and every *_cuda_test, and collects them (below).
+#                                                tools/gpu-check.sh collect BUILD_DIR [BIN_DIR]
+#       copies an existing build's pipesim, plugin and *_cuda_test into BIN_DIR (default
+#       build-gpu-bin, ignored by git: carry it) with ldd.txt, the shared libraries they need.
 #   on the GPU machine (driver + CUDA 13 toolkit, no -dev packages, no network):
 #                                                tools/gpu-check.sh run OUT_DIR [BIN_DIR]
 #       1. env.txt: nvidia-smi, the binaries' ldd (a missing library is reported, not hidden)
-#       2. every *_cuda_test with PIPESIM_REQUIRE_GPU=1 (a skip would be a failure there)
-#       3. pipesim profile --backend cuda of gpt-tiny: on 1/4 of the SMs (the 4 virtual
-#          devices' share), on the whole GPU, and by CUDA events (GPU time only)
-#       4. pipesim validate --backend cuda, every seed schedule on 4 virtual devices (SM
-#          partition auto; if the 1f1b probe fails with it, off for all, said in the summary),
-#          JSON to validate-NAME.log, report and trace to reports/
-#       5. 1f1b with the 4 devices sharing all SMs (--sm-partition off), and on 1 and 2 devices
-#       6. gpt-small and gpt3-1.3b: a profile each, then 1f1b, chimera, amp and amdp
-#       writes logs and reports to OUT_DIR, summary.txt last, and gpu-check.tar.gz of it all.
-# Every step runs under `timeout`; the whole run stays under DEADLINE_S (default 420 s):
-# later steps are skipped, and said so, when the time is spent.
+#       2. stage_graphs_cuda_test, then every other *_cuda_test, with PIPESIM_REQUIRE_GPU=1
+#          (a skip would be a failure there)
+#       3. per model (gpt-tiny, gpt-small, gpt3-1.3b): pipesim profile --backend cuda on 1/4 of
+#          the SMs (--virtual-devices 4, wall clock: what the executor measures), with the
+#          interference curve (--neighbours 3) where this pipesim's profile has that flag;
+#          then pipesim validate --backend cuda of the four seed schedules (1f1b, chimera,
+#          amp, amdp) on 4 virtual devices, CUDA graphs on, and the controls: 1f1b on 1 and
+#          on 2 devices; on gpt-tiny also 1f1b with --cuda-graphs off (the launch path's cost)
+#       4. pipesim run --json of gpt-tiny 1f1b, graphs on and off: the launch counts and the
+#          ops' GPU time by CUDA events ("launch" in run's JSON)
+#       writes logs, JSON and reports to OUT_DIR, results.tsv and summary.txt last (a table:
+#       step, model, schedule, devices, graphs, error of the time per iteration, versions,
+#       launch path; FALLBACK where graphs were asked for and a device fell back to direct
+#       launches, which fails the check), and gpu-check.tar.gz of it all.
+# Every step runs under `timeout`; the whole run stays under DEADLINE_S (default 270 s, so the
+# machine's start and the copies fit in 5 minutes): later steps are skipped, and said so.
+#
+# Dry run, here, without a GPU: PIPESIM_GPU_CHECK_DRY=1 tools/gpu-check.sh run OUT_DIR [BIN_DIR]
+# runs the same steps with --backend cpu and small sizes (gpt-tiny for every model, the
+# tests without PIPESIM_REQUIRE_GPU, so they skip; no --virtual-devices or SM partitions):
+# the script's paths, JSON parsing, summary and tar are exercised, not the GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { echo "usage: $0 build [BIN_DIR] | run OUT_DIR [BIN_DIR]" >&2; exit 2; }
+usage() { echo "usage: $0 build [BIN_DIR] | collect BUILD_DIR [BIN_DIR] | run OUT_DIR [BIN_DIR]" >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 mode=$1
+
+collect() {  # collect BUILD_DIR BIN_DIR
+  local build=$1 bin=$2
+  local tests; tests=$(cd tests && ls *_cuda_test.cpp | sed 's/\.cpp$//')
+  rm -rf "$bin" && mkdir -p "$bin"
+  cp "$build/tools/pipesim" "$bin/"
+  cp "$build"/lib*/pipesim/libpipesim_cuda.so "$bin/"  # the CUDA plugin, found next to the binaries
+  for t in $tests; do cp "$build/tests/$t" "$bin/"; done
+  for f in "$bin"/*; do echo "== $(basename "$f")"; ldd "$f"; done > "$build/gpu-check-ldd.txt"
+  mv "$build/gpu-check-ldd.txt" "$bin/ldd.txt"
+  echo "collected into $bin: $(ls "$bin" | tr '\n' ' ')"
+}
 
 if [[ $mode == build ]]; then
   bin=${2:-build-gpu-bin}
@@ -35,13 +60,13 @@ if [[ $mode == build ]]; then
         -DCMAKE_MODULE_LINKER_FLAGS="-static-libstdc++ -static-libgcc"
   tests=$(cd tests && ls *_cuda_test.cpp | sed 's/\.cpp$//')
   cmake --build "$build" -j "${JOBS:-2}" --target pipesim pipesim_cuda_plugin $tests
-  rm -rf "$bin" && mkdir -p "$bin"
-  cp "$build/tools/pipesim" "$bin/"
-  cp "$build"/lib*/pipesim/libpipesim_cuda.so "$bin/"  # the CUDA plugin, found next to the binaries
-  for t in $tests; do cp "$build/tests/$t" "$bin/"; done
-  for f in "$bin"/*; do echo "== $(basename "$f")"; ldd "$f"; done > "$build/gpu-check-ldd.txt"
-  mv "$build/gpu-check-ldd.txt" "$bin/ldd.txt"
-  echo "built into $bin: $(ls "$bin" | tr '\n' ' ')"
+  collect "$build" "$bin"
+  exit 0
+fi
+if [[ $mode == collect ]]; then
+  [[ $# -ge 2 ]] || usage
+  set -e
+  collect "$2" "${3:-build-gpu-bin}"
   exit 0
 fi
 
@@ -49,7 +74,8 @@ fi
 out=$2
 bin=${3:-build-gpu-bin}
 mkdir -p "$out/reports"
-DEADLINE_S=${DEADLINE_S:-420}
+DEADLINE_S=${DEADLINE_S:-270}
+dry=${PIPESIM_GPU_CHECK_DRY:-0}
 summary=()
 note() { summary+=("$1"); echo "gpu-check: $1"; }
 left() { echo $((DEADLINE_S - SECONDS)); }
@@ -60,11 +86,11 @@ step() {
   if ((budget < 15)); then note "$name: SKIPPED (time budget spent)"; return 99; fi
   ((limit > budget)) && limit=$budget
   local t0=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
+  timeout --kill-after=10 "$limit" "$@" > "$out/$name.log" 2> "$out/$name.err"
   local rc=$?
   if ((rc == 124 || rc == 137)); then note "$name: TIMEOUT after ${limit}s"
   elif ((rc == 0)); then note "$name: ok ($((SECONDS - t0)) s)"
-  else note "$name: FAILED (exit $rc, see $name.log)"; fi
+  else note "$name: FAILED (exit $rc, see $name.log and $name.err)"; fi
   return $rc
 }
 
@@ -76,6 +102,7 @@ done
 
 {
   echo "date: $(date -u)"; echo "host: $(uname -a)"; echo "cpus: $(nproc)"
+  ((dry)) && echo "DRY RUN: --backend cpu, small sizes (PIPESIM_GPU_CHECK_DRY=1)"
   timeout 30 nvidia-smi 2>&1 || echo "nvidia-smi: not available"
   timeout 30 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.sm --format=csv 2>&1
   echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
@@ -89,68 +116,123 @@ grep -q "not found" "$out/env.txt" &&
   note "missing shared libraries: $(grep 'not found' "$out/env.txt" | sort -u | tr -s ' \t' ' ' | tr '\n' ';')"
 ps=$bin/pipesim
 
-# 2. CUDA kernel and executor tests: a GPU is required here, so a skip fails.
-for t in "$bin"/*_cuda_test; do
+# What differs in a dry run: the backend, the models, the sizes, the flags only CUDA takes.
+if ((dry)); then
+  backend=cpu; require_gpu=(); models=(gpt-tiny); m_flags=(-m 4); repeats=(--repeats 3 --warmup 1)
+  split=(); partition=(); clock=(--clock wall)
+else
+  backend=cuda; require_gpu=(env PIPESIM_REQUIRE_GPU=1); models=(gpt-tiny gpt-small gpt3-1.3b); m_flags=()
+  repeats=(--repeats 10 --warmup 3); split=(--virtual-devices 4); partition=(--sm-partition auto); clock=(--clock wall)
+fi
+# The interference curve (issue #14 part 2), where this pipesim's profile can measure it.
+neighbours=()
+if "$ps" profile --help 2>/dev/null | grep -q -- '--neighbours'; then
+  neighbours=(--neighbours 3)
+else
+  note "profile: this pipesim has no --neighbours; profiles without an interference curve"
+fi
+
+# 2. CUDA tests: stage graphs first (this issue's), then the rest; a skip fails on the GPU.
+tests=("$bin/stage_graphs_cuda_test")
+for t in "$bin"/*_cuda_test; do [[ $t == "${tests[0]}" ]] || tests+=("$t"); done
+for t in "${tests[@]}"; do
+  [[ -x $t ]] || { note "$(basename "$t"): missing from $bin"; continue; }
   name=$(basename "$t")
-  PIPESIM_REQUIRE_GPU=1 step "$name" 150 "$t" --gtest_output="xml:$out/$name.xml"
+  step "$name" 60 "${require_gpu[@]}" "$t" --gtest_output="xml:$out/$name.xml"
 done
 
-# 3. Profiles of gpt-tiny: as one of 4 virtual devices (1/4 of the SMs, wall clock: what the
-# executor measures), on the whole GPU (wall), and GPU time alone (events) for comparison.
-profile() {  # profile STEP_NAME MODEL FLAGS... (--clock wall unless FLAGS give a clock)
-  local name=$1 model=$2; shift 2
-  local clock=(--clock wall); [[ " $* " == *" --clock "* ]] && clock=()
-  step "$name" 120 "$ps" profile --backend cuda --model "$model" --repeats 10 --warmup 3 --out "$out/$name.json" \
-    "${clock[@]}" "$@"
-}
-profile=$out/profile-cuda.json
-if ! profile profile-cuda gpt-tiny --micro-batch-sizes 1,2 --virtual-devices 4; then
-  profile=$out/profile-cuda-whole.json
-  note "profile: no profile on 1/4 of the SMs; validation predicts with the whole GPU's"
-fi
-profile profile-cuda-whole gpt-tiny --micro-batch-sizes 1,2
-profile profile-cuda-events gpt-tiny --micro-batch-sizes 1,2 --clock events
+# results.tsv: one line per validate or run step, filled in from its JSON by summarize below.
+printf 'step\tmodel\tschedule\tdevices\tgraphs\n' > "$out/steps.tsv"
 
-# 4. Every seed schedule: predicted (profile) against measured (CUDA executor), 4 virtual devices.
-validate() {  # validate STEP_NAME SCHEDULE [FLAGS...] (-p 4 unless FLAGS give -p)
-  local name=$1 s=$2; shift 2
-  local devices=(-p 4); [[ " $* " == *" -p "* ]] && devices=()
-  step "$name" 90 "$ps" validate --backend cuda --schedule "$s" "${devices[@]}" --iterations 2 --timeout 60s \
+# validate STEP MODEL SCHEDULE DEVICES GRAPHS PROFILE [FLAGS...]
+validate() {
+  local name=$1 model=$2 s=$3 p=$4 graphs=$5 cost=$6; shift 6
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$model" "$s" "$p" "$graphs" >> "$out/steps.tsv"
+  local part=("${partition[@]}"); ((p == 1)) && part=()
+  step "$name" 60 "$ps" validate --backend "$backend" --model "$model" --schedule "$s" -p "$p" "${m_flags[@]}" \
+    --iterations 2 --timeout 60s --cuda-graphs "$graphs" "${part[@]}" --cost "$cost" \
     --report "$out/reports/$name.html" --json "$@"
 }
-partition=auto
-if ! validate validate-probe 1f1b --cost "$profile"; then
-  if validate validate-probe-shared 1f1b --sm-partition off --cost "$out/profile-cuda-whole.json"; then
-    partition=off
-    profile=$out/profile-cuda-whole.json
-    note "validate: 1f1b fails with SM partitions (see validate-probe.log) and runs without: all schedules use --sm-partition off"
+
+# 3. Per model: its profile, the four seed schedules on 4 virtual devices, the controls.
+for model in "${models[@]}"; do
+  prof=$out/profile-$model.json
+  mbs=1,2; [[ $model == gpt3-1.3b ]] && mbs=1; ((dry)) && mbs=1
+  if ! step "profile-$model" 120 "$ps" profile --backend "$backend" --model "$model" --micro-batch-sizes "$mbs" \
+         "${repeats[@]}" "${clock[@]}" "${split[@]}" "${neighbours[@]}" --out "$prof"; then
+    note "profile-$model: no profile, so no validation of $model"
+    continue
   fi
-fi
-grep -h "virtual devices" "$out"/validate-probe*.log 2>/dev/null | head -1 | sed 's/^/SM partition: /' >> "$out/partition.txt"
-schedules=(gpipe 1f1b interleaved zb-h1 zb-h2 chimera pipedream pipedream-2bw async-1f1b amp amdp dualpipe dualpipev)
-for s in "${schedules[@]}"; do
-  validate "validate-$s" "$s" --sm-partition "$partition" --cost "$profile" --trace "$out/reports/validate-$s.trace.json"
+  for s in 1f1b chimera amp amdp; do
+    validate "validate-$model-$s" "$model" "$s" 4 on "$prof" --trace "$out/reports/validate-$model-$s.trace.json"
+  done
+  validate "validate-$model-1f1b-one" "$model" 1f1b 1 on "$prof"
+  validate "validate-$model-1f1b-two" "$model" 1f1b 2 on "$prof"
+  [[ $model == gpt-tiny ]] && validate "validate-$model-1f1b-graphs-off" "$model" 1f1b 4 off "$prof"
 done
 
-# 5. The same 1f1b with the 4 devices sharing every SM (predicted from the whole GPU's profile),
-# and on one device alone (no neighbours launching kernels beside it) and on two.
-[[ $partition == auto ]] && validate validate-1f1b-shared 1f1b --sm-partition off --cost "$out/profile-cuda-whole.json"
-validate validate-1f1b-alone 1f1b -p 1 --cost "$out/profile-cuda-whole.json"
-validate validate-1f1b-two 1f1b -p 2 --sm-partition off --cost "$out/profile-cuda-whole.json"
-
-# 6. Wider models, 1/4 of the SMs per device: gpt-small (h 256), then gpt3-1.3b (h 2048, seq 2048).
-for m in gpt-small:1,2 gpt3-1.3b:1; do
-  model=${m%%:*}
-  [[ $partition == auto ]] && split=(--virtual-devices 4) || split=()
-  if profile "profile-cuda-$model" "$model" --micro-batch-sizes "${m#*:}" "${split[@]}"; then
-    for s in 1f1b chimera amp amdp; do
-      validate "validate-$model-$s" "$s" --model "$model" --sm-partition "$partition" --cost "$out/profile-cuda-$model.json"
-    done
-  fi
+# 4. The launch path itself: counts and GPU time (CUDA events) from run's JSON.
+for graphs in on off; do
+  printf '%s\t%s\t%s\t%s\t%s\n' "run-1f1b-graphs-$graphs" gpt-tiny 1f1b 4 "$graphs" >> "$out/steps.tsv"
+  step "run-1f1b-graphs-$graphs" 60 "$ps" run --backend "$backend" --model gpt-tiny --schedule 1f1b -p 4 "${m_flags[@]}" \
+    --iterations 2 --cuda-graphs "$graphs" "${partition[@]}" --json
 done
 
-{ echo "gpu-check $(date -u), ${SECONDS}s"; cat "$out/partition.txt" 2>/dev/null; printf '%s\n' "${summary[@]}"; } > "$out/summary.txt"
+# results.tsv from each step's JSON (stdout, NAME.log): error of the time per iteration,
+# whether every op used the predicted weight version, and how the ops were launched.
+summarize() {
+  python3 - "$out" <<'PY'
+import csv, json, os, sys
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "steps.tsv")), delimiter="\t"))
+head = ["step", "model", "schedule", "devices", "graphs", "error", "versions", "measured/iter", "launch"]
+lines = []
+for r in rows:
+    cells = [r["step"], r["model"], r["schedule"], r["devices"], r["graphs"], "-", "-", "-", "-"]
+    log = os.path.join(out, r["step"] + ".log")
+    try:
+        j = json.load(open(log))
+    except (OSError, ValueError):
+        cells[5] = "no JSON" if os.path.exists(log) else "skipped"
+        lines.append(cells)
+        continue
+    if "schedules" in j:
+        j = j["schedules"][0]
+    if "time_per_iteration_error" in j:
+        cells[5] = "%+.1f %%" % (100 * j["time_per_iteration_error"])
+        cells[6] = "exact" if j.get("versions_match") else "MISMATCH"
+        m = j.get("measured", {})
+    else:  # pipesim run
+        m = j
+    tpi = m.get("time_per_iteration_s")
+    if tpi is not None:
+        cells[7] = "%.3f ms" % (1e3 * tpi)
+    launch = j.get("launch") or m.get("launch")
+    if launch:
+        cells[8] = "%s: %d graph launches, %d direct, GPU %.3f ms" % (
+            launch["path"], launch["graph_launches"], launch["direct_ops"], 1e3 * launch["device_time_s"])
+        if r["graphs"] == "on" and launch["path"] != "graphs":
+            cells[8] = "FALLBACK " + cells[8]  # graphs were asked for and not (all) used
+    lines.append(cells)
+width = [max(len(str(c)) for c in col) for col in zip(head, *lines)]
+fmt = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, width)).rstrip()
+with open(os.path.join(out, "results.tsv"), "w") as f:
+    for cells in [head] + lines:
+        f.write("\t".join(map(str, cells)) + "\n")
+print(fmt(head))
+for cells in lines:
+    print(fmt(cells))
+PY
+}
+
+table=$(summarize 2>&1) || note "summary: cannot read the steps' JSON (python3: $table)"
+{
+  echo "gpu-check $(date -u), ${SECONDS}s of ${DEADLINE_S}s$( ((dry)) && echo ', DRY RUN on the CPU backend')"
+  printf '%s\n' "${summary[@]}"
+  echo
+  echo "$table"
+} > "$out/summary.txt"
 tar -czf "$out/gpu-check.tar.gz" -C "$out" --exclude gpu-check.tar.gz . 2>/dev/null
 cat "$out/summary.txt"
-grep -qE 'FAILED|TIMEOUT|missing|no binaries' "$out/summary.txt" && exit 1
+grep -qE 'FAILED|TIMEOUT|missing|no binaries|MISMATCH|no JSON|FALLBACK' "$out/summary.txt" && exit 1
 exit 0

@@ -16,6 +16,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/block_params.hpp"
 #include "kernels/cuda/cuda_context.hpp"
@@ -37,6 +38,8 @@ struct CudaBlockCache {
 
   std::int64_t bytes() const;  // every buffer held: equals BlockCache<float>::bytes() at each point
   void clear();                // stream-ordered frees
+  CudaBlockCache view() const;  // borrowed aliases of every buffer (device_buffer.hpp)
+  bool borrowed() const;        // every buffer held is borrowed (an arena's or a view)
 };
 
 class CudaBlock {
@@ -77,6 +80,11 @@ class CudaBlock {
   // The gradient in place on the device (block_parameter_count numbers, the host layout's
   // order), for device-to-device gradient exchange. InputError on a weight copy.
   float* grad_data();  // empty moments before the first Adam step
+  // The device addresses F, I and W read and write besides their cache (parameters, their
+  // bf16 copy, the gradient), appended to `out`: what a captured graph of them depends on.
+  void append_addresses(std::vector<const void*>& out) const {
+    out.insert(out.end(), {params_.data(), params_bf16_.data(), grads_.data()});
+  }
 
  private:
   CudaBlock(CudaContext& ctx, const BlockConfig& c, GemmPrecision precision)

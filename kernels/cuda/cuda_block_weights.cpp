@@ -41,13 +41,34 @@ void check_layout(const BlockConfig& mine, const BlockParams<float>& p, const ch
 
 }  // namespace
 
+namespace {
+// Every buffer of a cache, in one list for bytes() and view().
+constexpr DeviceBuffer<float> CudaBlockCache::*kCacheBuffers[] = {
+    &CudaBlockCache::x,          &CudaBlockCache::mean1,      &CudaBlockCache::rstd1,      &CudaBlockCache::qkv,
+    &CudaBlockCache::probs,      &CudaBlockCache::x1,         &CudaBlockCache::mean2,      &CudaBlockCache::rstd2,
+    &CudaBlockCache::u,          &CudaBlockCache::xn1,        &CudaBlockCache::attn,       &CudaBlockCache::xn2,
+    &CudaBlockCache::g,          &CudaBlockCache::d_qkv,      &CudaBlockCache::d_out,      &CudaBlockCache::d_u,
+    &CudaBlockCache::d_y,        &CudaBlockCache::d_ln1_gain, &CudaBlockCache::d_ln1_bias, &CudaBlockCache::d_ln2_gain,
+    &CudaBlockCache::d_ln2_bias};
+}  // namespace
+
 std::int64_t CudaBlockCache::bytes() const {
   std::int64_t total = 0;
-  for (const DeviceBuffer<float>* m : {&x, &mean1, &rstd1, &qkv, &probs, &x1, &mean2, &rstd2, &u, &xn1, &attn, &xn2, &g,
-                                       &d_qkv, &d_out, &d_u, &d_y, &d_ln1_gain, &d_ln1_bias, &d_ln2_gain, &d_ln2_bias}) {
-    total += m->bytes();
-  }
+  for (const auto m : kCacheBuffers) total += (this->*m).bytes();
   return total;
+}
+
+bool CudaBlockCache::borrowed() const {
+  for (const auto m : kCacheBuffers)
+    if (!(this->*m).empty() && !(this->*m).borrowed()) return false;
+  return true;
+}
+
+CudaBlockCache CudaBlockCache::view() const {
+  CudaBlockCache v;
+  v.holds = holds;
+  for (const auto m : kCacheBuffers) v.*m = (this->*m).view();
+  return v;
 }
 
 void CudaBlockCache::clear() { *this = CudaBlockCache{}; }

@@ -38,7 +38,13 @@ CudaContext::CudaContext(int device, cudaStream_t stream, std::shared_ptr<const 
     cublas_check(cublasSetStream(cublas_, stream_), "cublasSetStream", op);
     // Plain fp32 stays fp32: no TF32 tensor-op rounding behind the fp32 mode's back.
     cublas_check(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode", op);
+    // A workspace of its own, set after the stream (cublasSetStream resets it): the same
+    // GEMM kernels whether launched directly or captured into a graph (stage_graphs.hpp),
+    // and no allocation by cuBLAS inside a capture.
+    cuda_check(cudaMalloc(&workspace_, kCublasWorkspaceBytes), "cudaMalloc", op + ": cuBLAS workspace");
+    cublas_check(cublasSetWorkspace(cublas_, workspace_, kCublasWorkspaceBytes), "cublasSetWorkspace", op);
   } catch (...) {
+    if (workspace_ != nullptr) cudaFree(workspace_);
     cublasDestroy(cublas_);
     drop_stream();
     throw;
@@ -49,6 +55,7 @@ CudaContext::~CudaContext() {
   ones_ = DeviceBuffer<float>{};  // stream-ordered free before the stream goes
   if (cudaStreamSynchronize(stream_) != cudaSuccess) std::fprintf(stderr, "pipesim: warning: cudaStreamSynchronize failed\n");
   cublasDestroy(cublas_);
+  cudaFree(workspace_);
   if (own_stream_) cudaStreamDestroy(stream_);
 }
 
@@ -58,6 +65,9 @@ void CudaContext::synchronize(const std::string& op) const {
 
 const float* CudaContext::ones(std::int64_t count) {
   if (ones_.size() < count) {
+    // Made while a graph is captured, it would live in the op's arena and move at replay.
+    if (DeviceArena::current() != nullptr && DeviceArena::current()->reserved())
+      throw CudaError("cuda: the ones vector (" + std::to_string(count) + ") must be made before a graph capture");
     ones_ = DeviceBuffer<float>(count, stream_, "ones vector");
     fill(ones_.data(), 1.0f, count, stream_, "ones vector");
   }

@@ -9,6 +9,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -50,13 +51,16 @@ class CudaContext {
   // failure it reveals.
   void synchronize(const std::string& op) const;
 
-  // A device vector of at least `count` ones (column sums are GEMVs against it).
+  // A device vector of at least `count` ones (column sums are GEMVs against it). Growing it
+  // under an ArenaScope (a graph capture) is a CudaError: make it first.
   const float* ones(std::int64_t count);
 
  private:
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
+  static constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;  // cuBLAS's advice for Hopper
+  void* workspace_ = nullptr;                 // cuBLAS's (cudaMalloc: outlives every capture)
   bool own_stream_ = true;                    // false: made elsewhere, kept alive by stream_owner_
   std::shared_ptr<const void> stream_owner_;
   DeviceBuffer<float> ones_;

@@ -42,6 +42,12 @@ void CudaStage::check_cache(const CudaStageCache& cache, const char* who) const 
   }
 }
 
+std::vector<const void*> CudaStage::addresses() const {
+  std::vector<const void*> out;
+  for (const CudaBlock& b : blocks_) b.append_addresses(out);
+  return out;
+}
+
 DeviceMatrix CudaStage::forward(const DeviceMatrix& x, CudaStageCache& cache) const {
   cache.resize(blocks_.size());
   DeviceMatrix y = blocks_[0].forward(x, cache[0]);

@@ -43,6 +43,8 @@ class CudaStage {
   // Every block's weight_copy() (device to device; no gradients): a kept weight version.
   CudaStage weight_copy() const;
 
+  std::vector<const void*> addresses() const;  // every block's append_addresses, in order
+
   std::vector<BlockParams<float>> params() const;  // copies to the host
   std::vector<BlockParams<float>> grads() const;
 
