@@ -267,3 +267,30 @@ TEST(Cli, ReportFlagErrorsAreOneLine) {
 }
 
 }  // namespace
+
+namespace pipesim {
+namespace {
+
+using testing_cli::run;
+
+// What-if contention (docs/shared-hardware.md): four devices on one core do their 96 ms of
+// work one after another, time-sliced or queued, and interference lengthens the ops.
+TEST(Cli, SharedCoresAndInterferenceSlowTheRunAsTheirClosedForms) {
+  auto makespan = [](const std::string& flags) {
+    const testing_cli::Result r = run("simulate --schedule 1f1b -p 4 -m 8 --fwd 1ms --bwd 2ms --json " + flags);
+    EXPECT_EQ(r.code, 0) << r.out;
+    return nlohmann::json::parse(r.out)["makespan_s"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(makespan(""), 0.033);  // (m + p - 1)(tF + tB)
+  EXPECT_DOUBLE_EQ(makespan("--share-cores 1"), 0.096);  // p m (tF + tB): the core never idles
+  EXPECT_DOUBLE_EQ(makespan("--share-cores 1 --core-sharing queue"), 0.096);
+  EXPECT_DOUBLE_EQ(makespan("--share-cores 4"), 0.033);  // a core each: as without
+  // One device alone never has a busy neighbour: a curve changes nothing for p = 1.
+  const testing_cli::Result alone = run("simulate --schedule 1f1b -p 1 -m 8 --fwd 1ms --bwd 2ms --json --interference 1,2");
+  ASSERT_EQ(alone.code, 0) << alone.out;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(alone.out)["makespan_s"].get<double>(), 0.024);
+  EXPECT_GT(makespan("--interference 1,1.5"), 0.033);
+}
+
+}  // namespace
+}  // namespace pipesim

@@ -24,6 +24,7 @@
 #include "tools/cost_model_registry.hpp"
 #include "tools/fit_advice.hpp"
 #include "tools/hardware_flags.hpp"
+#include "tools/sharing_flags.hpp"
 #include "tools/profiled_flags.hpp"
 #include "tools/report.hpp"
 #include "tools/trace_limit.hpp"
@@ -49,16 +50,19 @@ struct Keep {
   bool breakdown = false;  // where the time goes (sim/breakdown.hpp): --breakdown, --json, --report
 };
 
-// What --trace-budget, --max-trace-ops and --progress say (prepare() reads them).
+// What --trace-budget, --max-trace-ops and --progress say (prepare() reads them), and the
+// what-if contention of tools/sharing_flags.hpp.
 struct TraceAndProgress {
   TraceLimit trace;
   ProgressOptions progress;
+  SharingOptions sharing;
 };
 
 // Simulates one schedule; writes its trace if `trace` is set (tools/trace_limit.hpp), and
 // records where the time goes with `keep.breakdown`.
 RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& model_label, OutputFile* trace,
-                  const TraceAndProgress& flags, Keep keep = {}, const StaticMemoryFn& static_memory = {}) {
+                  const TraceAndProgress& flags, Keep keep = {}, const StaticMemoryFn& static_memory = {},
+                  const SharedHardware* hardware = nullptr) {
   RunOutput out{std::move(schedule), {}, {}, {}, {}};
   std::optional<BreakdownRecorder> parts;
   if (keep.breakdown) parts.emplace(out.schedule.num_devices);
@@ -70,15 +74,15 @@ RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& 
     TraceOptions options;
     options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", model_label}};
     out.result = simulate_with_trace(out.schedule, model, options, *trace, flags.trace, flags.progress,
-                                     keep.timeline ? &out.timeline : nullptr, static_memory, breakdown);
+                                     keep.timeline ? &out.timeline : nullptr, static_memory, breakdown, hardware);
   } else if (!keep.timeline) {
-    out.result = simulate_with_progress(out.schedule, model, breakdown, flags.progress, what);
+    out.result = simulate_with_progress(out.schedule, model, breakdown, flags.progress, what, hardware);
   } else {
     TimelineRecorder recorder;
     ObserverList observers;
     observers.add(&recorder);
     observers.add(breakdown);
-    out.result = simulate_with_progress(out.schedule, model, observers.get(), flags.progress, what);
+    out.result = simulate_with_progress(out.schedule, model, observers.get(), flags.progress, what, hardware);
     out.timeline = std::move(recorder.timeline);
   }
   out.metrics = summarize(out.schedule, out.result);
@@ -218,6 +222,7 @@ void add_output_flags(CLI::App& cmd, OutputFlags& o, const char* json_help) {
                  "Chrome traces show the first N ops to finish instead, whatever the budget; 0 = all. Traces of "
                  "more than 1000000 ops are streamed to the file as the simulation runs");
   o.progress_flag = add_progress_flag(cmd, o.progress_value);
+  add_sharing_flags(cmd, o.show.sharing);
 }
 
 // What prepare() found: the generators the run will use and its cost model.
@@ -284,7 +289,11 @@ ModelRunOutput run_with_costs(const CLI::App& cmd, const ScheduleOptions& so, co
   StaticMemoryFn held;  // what a trace's memory counters add to the activations
   if (costs.machine)
     held = [&costs](const Schedule& s, const SimResult& r) { return static_memory(*costs.machine, s, r); };
-  ModelRunOutput out{run_one(std::move(schedule), *costs.model, costs.label, trace, flags, keep, held), std::nullopt};
+  const std::optional<SharedHardware> hardware =
+      shared_hardware_from_flags(flags.sharing, schedule.num_devices, costs.node_of_device);
+  ModelRunOutput out{run_one(std::move(schedule), *costs.model, costs.label, trace, flags, keep, held,
+                             hardware ? &*hardware : nullptr),
+                     std::nullopt};
   if (costs.machine) out.assessment = assess(*costs.machine, out.run.schedule, out.run.result, out.run.metrics);
   return out;
 }

@@ -17,7 +17,7 @@ class UniformSetup final : public CostModelSetup {
   ScheduleParams params_for(std::string_view, const ScheduleParams& params) const override { return params; }
   ScheduleCosts make(const Schedule& schedule, const std::string&) const override {
     check_stage_costs(config_, schedule);
-    return {std::make_unique<UniformCostModel>(config_), "uniform", nullptr};
+    return {std::make_unique<UniformCostModel>(config_), "uniform", nullptr, {}};
   }
   std::string label() const override { return "uniform"; }
 
@@ -37,7 +37,9 @@ class AnalyticalSetup final : public CostModelSetup {
   ScheduleCosts make(const Schedule& schedule, const std::string& gpu) const override {
     auto model = std::make_unique<AnalyticalCostModel>(analytical_model(hardware_, gpu, schedule, " (reduce -p or -v)"));
     auto machine = std::make_unique<AnalyticalSource>(*model);
-    return {std::move(model), "analytical: " + hardware_.model + " on " + gpu, std::move(machine)};
+    std::vector<int> nodes;
+    for (int d = 0; d < schedule.num_devices; ++d) nodes.push_back(model->node_of_device(d));
+    return {std::move(model), "analytical: " + hardware_.model + " on " + gpu, std::move(machine), std::move(nodes)};
   }
   std::string label() const override { return "analytical"; }
 
@@ -57,7 +59,7 @@ class ProfiledSetup final : public CostModelSetup {
   }
   ScheduleCosts make(const Schedule& schedule, const std::string&) const override {
     check_global_batch(hardware_, schedule, 1);  // a profile measured one machine: dp 1
-    return {model_, model_->label(), nullptr};
+    return {model_, model_->label(), nullptr, {}};
   }
   std::string label() const override { return model_->label(); }
 

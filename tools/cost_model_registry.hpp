@@ -34,6 +34,9 @@ struct ScheduleCosts {
   // What assesses the run (tokens/s, MFU, memory, $): the machine the model knows. Null for
   // a model that knows none. Refers to `model`.
   std::unique_ptr<AssessmentSource> machine;
+  // The node each device is on, as the model places them (the analytical model: by
+  // --gpus-per-node and --tp); empty: the model places none. --nics-per-node reads it.
+  std::vector<int> node_of_device;
 };
 
 // A command's cost model, made once from its flags (a profile is read once) and asked for

@@ -87,12 +87,12 @@ std::string progress_done_text(const std::string& what, std::uint64_t total, con
 }
 
 SimResult simulate_with_progress(const Schedule& schedule, const CostModel& model, SimObserver* observer,
-                                 const ProgressOptions& options, const std::string& what) {
+                                 const ProgressOptions& options, const std::string& what, const SharedHardware* hardware) {
   Progress bar(options, what, schedule.total_ops(), "ops", kSimulateProgressOps);
-  if (!bar.shown()) return simulate(schedule, model, observer);
+  if (!bar.shown()) return simulate(schedule, model, observer, nullptr, hardware);
   SimProgress progress;
   progress.report = [&bar](std::uint64_t done) { bar.update(done); };
-  SimResult result = simulate(schedule, model, observer, &progress);
+  SimResult result = simulate(schedule, model, observer, &progress, hardware);
   bar.finish();
   return result;
 }

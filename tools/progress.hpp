@@ -87,9 +87,11 @@ class Progress {
 // A simulation shows a bar on a terminal from this many ops (~1 s of engine time).
 inline constexpr std::uint64_t kSimulateProgressOps = 10'000'000;
 
-// simulate() with its progress shown as `what` ("simulating 1f1b"), over the schedule's ops.
+// simulate() with its progress shown as `what` ("simulating 1f1b"), over the schedule's ops,
+// on `hardware` (null: nothing shared).
 SimResult simulate_with_progress(const Schedule& schedule, const CostModel& model, SimObserver* observer,
-                                 const ProgressOptions& options, const std::string& what);
+                                 const ProgressOptions& options, const std::string& what,
+                                 const SharedHardware* hardware = nullptr);
 
 // The texts, as pure functions of their numbers (tests/progress_test.cpp).
 // `rate_per_s` <= 0: not known yet ("ETA --").

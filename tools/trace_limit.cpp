@@ -35,14 +35,14 @@ void write_recorded(OutputFile& file, const Schedule& schedule, const Timeline& 
 // file (a run that fails leaves the old file as it was).
 SimResult run_streamed(const Schedule& schedule, const CostModel& model, TraceOptions options, OutputFile& file,
                        std::size_t max_ops, const ProgressOptions& progress, Timeline* timeline,
-                       const StaticMemoryFn& static_memory, SimObserver* also) {
+                       const StaticMemoryFn& static_memory, SimObserver* also, const SharedHardware* hardware) {
   const std::size_t total = schedule.total_ops();
   if (max_ops > 0 && total > max_ops)
     options.metadata.emplace_back("truncated", truncation_notice(max_ops, total, nullptr));
   // The static memory depends on the run (its peak weight versions), and the counters need
   // it from their first event: a run without records first, at the engine's speed (a few
   // percent of the time the trace's JSON takes to write), so both drivers write the same.
-  if (static_memory) options.static_memory_bytes = static_memory(schedule, simulate(schedule, model));
+  if (static_memory) options.static_memory_bytes = static_memory(schedule, simulate(schedule, model, nullptr, nullptr, hardware));
   ChromeTraceStream stream(file.stream(), schedule, options, max_ops);
   TimelineRecorder recorder;
   ObserverList observers;
@@ -50,7 +50,7 @@ SimResult run_streamed(const Schedule& schedule, const CostModel& model, TraceOp
   if (timeline) observers.add(&recorder);
   observers.add(also);
   const SimResult result = simulate_with_progress(schedule, model, observers.get(), progress,
-                                                  "simulating " + schedule.name + " and writing its trace");
+                                                  "simulating " + schedule.name + " and writing its trace", hardware);
   stream.finish();
   file.close();
   if (stream.truncated()) {
@@ -106,19 +106,20 @@ std::string truncation_notice(std::size_t kept_ops, std::size_t total_ops, const
 
 SimResult simulate_with_trace(const Schedule& schedule, const CostModel& model, TraceOptions options,
                               OutputFile& file, const TraceLimit& limit, const ProgressOptions& progress,
-                              Timeline* timeline, const StaticMemoryFn& static_memory, SimObserver* also) {
+                              Timeline* timeline, const StaticMemoryFn& static_memory, SimObserver* also,
+                              const SharedHardware* hardware) {
   const std::size_t total = schedule.total_ops();
   if (const std::string warning = trace_size_warning(limit, total, file.path()); !warning.empty())
     std::cerr << "pipesim: warning: " << one_line(warning) << "\n";
   if (stream_trace(total, limit))
     return run_streamed(schedule, model, options, file, limit.max_ops.value_or(0), progress, timeline, static_memory,
-                        also);
+                        also, hardware);
   TraceRecorder recorder(schedule, limit, timeline != nullptr);
   ObserverList observers;
   observers.add(&recorder);
   observers.add(also);
   const SimResult result =
-      simulate_with_progress(schedule, model, observers.get(), progress, "simulating " + schedule.name);
+      simulate_with_progress(schedule, model, observers.get(), progress, "simulating " + schedule.name, hardware);
   if (static_memory) options.static_memory_bytes = static_memory(schedule, result);
   const TraceRecorder::Selection shown = recorder.select(options);
   if (!shown.note.empty()) note(file, shown.note);

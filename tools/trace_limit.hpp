@@ -96,6 +96,6 @@ using StaticMemoryFn = std::function<std::vector<std::int64_t>(const Schedule&, 
 SimResult simulate_with_trace(const Schedule& schedule, const CostModel& model, TraceOptions options,
                               OutputFile& file, const TraceLimit& limit, const ProgressOptions& progress,
                               Timeline* timeline = nullptr, const StaticMemoryFn& static_memory = {},
-                              SimObserver* also = nullptr);
+                              SimObserver* also = nullptr, const SharedHardware* hardware = nullptr);
 
 }  // namespace pipesim
