@@ -104,6 +104,7 @@ class Run {
     Tick free_at = 0;            // end of the last compute op
     SlotId last_compute = kNoSlot;  // for the critical path
     Tick comm_free_at = 0;       // the communication stream (collectives)
+    bool comm_busy = false;      // shared hardware with overlap: a collective runs on it
     std::int64_t act_bytes = 0;
     std::int32_t act_count = 0;
     std::int32_t peak_activations = 0;
@@ -421,6 +422,11 @@ class Run {
       dev.busy_time = later(dev.busy_time, now_ - running_since);
       return handle(OpFinish{id});
     }
+    if (kind == Sharing::Kind::Collective) {
+      for (SlotId m : slots_.collectives()[payload]) dev_[static_cast<std::size_t>(device_of(m))].comm_busy = false;
+      handle(CollectiveFinish{payload});
+      return start_ready_collectives();
+    }
     const WireTransfer t = wire_[payload];
     free_wire_.push_back(payload);
     std::uint32_t record = TransferArrive::kNoRecord;
@@ -469,6 +475,10 @@ class Run {
     st.last_arrival = id;
     const auto& members = slots_.collectives()[c];
     if (st.arrived < static_cast<int>(members.size())) return;
+    if (sharing_ && sharing_->shares_collectives()) [[unlikely]] {
+      ready_collectives_.push_back(static_cast<std::uint32_t>(c));
+      return start_ready_collectives();
+    }
     // Everyone is here: run on the participants' comm streams once all are free.
     for (SlotId m : members) st.start = std::max(st.start, dev_[static_cast<std::size_t>(device_of(m))].comm_free_at);
     const Op op = op_of(id);
@@ -480,6 +490,40 @@ class Run {
       slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
     }
     queue_.push(later(st.start, dur), CollectiveFinish{static_cast<std::uint32_t>(c)});
+  }
+
+  // Shared hardware with overlap: collectives are activities whose end is not known when
+  // they start, so each participant's communication stream is a FIFO: the ready ones start,
+  // in the order they became ready, once all their participants' streams are free; one that
+  // must wait holds its participants for it (nothing ready later overtakes it there).
+  [[gnu::noinline]] void start_ready_collectives() {
+    std::vector<char> held(dev_.size(), 0);
+    auto is_free = [&](SlotId m) {
+      const auto d = static_cast<std::size_t>(device_of(m));
+      return !dev_[d].comm_busy && !held[d];
+    };
+    for (auto it = ready_collectives_.begin(); it != ready_collectives_.end();) {
+      const std::uint32_t c = *it;
+      const auto& members = slots_.collectives()[c];
+      if (!std::all_of(members.begin(), members.end(), is_free)) {
+        for (SlotId m : members) held[static_cast<std::size_t>(device_of(m))] = 1;
+        ++it;
+        continue;
+      }
+      CollectiveState& st = collectives_[c];
+      st.start = now_;
+      std::vector<int> devices;
+      for (SlotId m : members) {
+        devices.push_back(device_of(m));
+        dev_[static_cast<std::size_t>(device_of(m))].comm_busy = true;
+        slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
+      }
+      const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), costs_.grad_bytes(op_of(members.front()), scale_));
+      PIPESIM_ASSERT(dur >= 0);
+      sharing_->start_collective(devices, dur, now_, c);
+      push_changes();
+      it = ready_collectives_.erase(it);
+    }
   }
 
   void handle(const CollectiveFinish& e) {
@@ -625,6 +669,7 @@ class Run {
   std::vector<WireTransfer> wire_;
   std::vector<std::uint32_t> free_wire_;
   std::unordered_map<std::size_t, SharedLink> shared_links_;
+  std::vector<std::uint32_t> ready_collectives_;  // all arrived, waiting for comm streams
   // Records of transfers in flight, for the observer (TransferArrive::record); free ones.
   std::vector<TransferRecord> in_flight_;
   std::vector<std::uint32_t> free_records_;

@@ -16,8 +16,9 @@
 //             which every transfer leaving (entering) the node shares, max-min fair, each
 //             transfer at most one NIC's rate: its occupancy is the cost model's, at one
 //             NIC's rate. Transfers on one directed link stay FIFO.
-//   overlap   a device computing while a transfer it sends or receives is on the wire: both
-//             take overlap_slowdown times as long (1: overlap is free, as before).
+//   overlap   a device computing while a transfer it sends or receives is on the wire, or a
+//             GradSync it takes part in runs: both take overlap_slowdown times as long (1:
+//             overlap is free, as before).
 //
 // The engine (sim/sharing.hpp) turns ops and transfers into activities whose rates change
 // at every start and finish on what they share; their remaining work carries over.

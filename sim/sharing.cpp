@@ -94,6 +94,22 @@ std::uint32_t Sharing::start_transfer(int src, int dst, Tick work, Tick now, std
   return id;
 }
 
+std::uint32_t Sharing::start_collective(const std::vector<int>& devices, Tick work, Tick now, std::uint32_t payload) {
+  PIPESIM_ASSERT(overlap_);
+  Activity a;
+  a.remaining = static_cast<double>(work);
+  a.since = a.running_since = now;
+  a.kind = Kind::Collective;
+  a.members = devices;
+  a.payload = payload;
+  const std::uint32_t id = add(std::move(a));
+  for (int d : acts_[id].members) wires_[static_cast<std::size_t>(d)].push_back(id);
+  affected_.assign(1, id);
+  affected_by(acts_[id], id);
+  rerate(now);
+  return id;
+}
+
 void Sharing::finish(std::uint32_t id, Tick now) {
   Activity& a = acts_[id];
   PIPESIM_ASSERT(a.active);
@@ -114,6 +130,8 @@ void Sharing::finish(std::uint32_t id, Tick now) {
         members_[static_cast<std::size_t>(a.pool)].push_back(next);
       }
     }
+  } else if (a.kind == Kind::Collective) {
+    for (int d : a.members) drop(wires_[static_cast<std::size_t>(d)]);
   } else {
     if (a.egress >= 0) drop(flows_);
     drop(wires_[static_cast<std::size_t>(a.device)]);
@@ -147,9 +165,12 @@ void Sharing::affected_by(const Activity& a, std::uint32_t self) {
   }
   if (a.egress >= 0)
     for (std::uint32_t f : flows_) add(f);
-  if (overlap_)
-    for (int d : {a.device, a.peer})
-      if (const std::int32_t c = computing_[static_cast<std::size_t>(d)]; c >= 0) add(static_cast<std::uint32_t>(c));
+  auto add_compute = [&](int d) {
+    if (const std::int32_t c = computing_[static_cast<std::size_t>(d)]; c >= 0) add(static_cast<std::uint32_t>(c));
+  };
+  if (overlap_ && a.kind == Kind::Transfer) add_compute(a.device), add_compute(a.peer);
+  if (overlap_ && a.kind == Kind::Collective)
+    for (int d : a.members) add_compute(d);
 }
 
 double Sharing::compute_factor(const Activity& a) const {
@@ -212,16 +233,15 @@ void Sharing::rerate(Tick now) {
     Activity& a = acts_[id];
     PIPESIM_ASSERT(a.active);
     double factor = a.kind == Kind::Compute ? compute_factor(a) : 1.0;
+    auto computes = [&](int d) {
+      const std::int32_t c = computing_[static_cast<std::size_t>(d)];
+      return c >= 0 && !acts_[static_cast<std::size_t>(c)].queued;
+    };
     if (a.kind == Kind::Transfer) {
       if (a.egress >= 0) factor = 1 / nic_share_[id];
-      if (overlap_) {
-        auto computes = [&](int d) {
-          const std::int32_t c = computing_[static_cast<std::size_t>(d)];
-          return c >= 0 && !acts_[static_cast<std::size_t>(c)].queued;
-        };
-        const bool busy = computes(a.device) || computes(a.peer);
-        if (busy) factor *= hw_.overlap_slowdown;
-      }
+      if (overlap_ && (computes(a.device) || computes(a.peer))) factor *= hw_.overlap_slowdown;
+    } else if (a.kind == Kind::Collective) {
+      if (std::any_of(a.members.begin(), a.members.end(), computes)) factor *= hw_.overlap_slowdown;
     }
     if (a.factor > 0) {
       a.remaining = std::max(0.0, a.remaining - static_cast<double>(now - a.since) / a.factor);

@@ -12,6 +12,7 @@
 //   new factor                  max(1, k / cores) x slowdown[kind][k-1] x overlap   (compute;
 //                               a queued pool: 1 x ..., and an op waits for a core)
 //                               1 / max-min share of the NICs x overlap            (transfer)
+//                               overlap if a member computes                       (collective)
 //   changed? generation + 1 and a new finish time, now + ceil(remaining x factor)
 //
 // The engine pushes each new finish as an event stamped with the generation; an event whose
@@ -29,7 +30,7 @@ namespace pipesim {
 
 class Sharing {
  public:
-  enum class Kind : std::uint8_t { Compute, Transfer };
+  enum class Kind : std::uint8_t { Compute, Transfer, Collective };
   // A finish time the engine must (re)schedule.
   struct Finish {
     std::uint32_t activity;
@@ -44,11 +45,15 @@ class Sharing {
   // Sharing; otherwise they take their cost model duration, as without a description.
   bool shares_compute(int device) const;
   bool shares_link(int src, int dst) const;
+  // Whether GradSync collectives are activities too (they overlap compute: overlap_slowdown).
+  bool shares_collectives() const { return overlap_; }
 
   // A compute op of `kind` on `device`, or a transfer src -> dst, starts now with `work` ns
   // of work at full speed; `payload` is the engine's (a slot, a transfer). Returns its id.
   std::uint32_t start_compute(int device, OpKind kind, Tick work, Tick now, std::uint32_t payload);
   std::uint32_t start_transfer(int src, int dst, Tick work, Tick now, std::uint32_t payload);
+  // A collective over `devices` (shares_collectives()).
+  std::uint32_t start_collective(const std::vector<int>& devices, Tick work, Tick now, std::uint32_t payload);
   // The activity has ended (its current finish event came): it leaves what it shares.
   void finish(std::uint32_t activity, Tick now);
 
@@ -77,6 +82,7 @@ class Sharing {
     int pool = -1;         // compute: the device's pool, or -1
     int device = -1;       // compute: its device; transfer: the sender
     int peer = -1;         // transfer: the receiver
+    std::vector<int> members;  // collective: its devices
     int egress = -1, ingress = -1;  // transfer between nodes: the NIC resources (2 node, 2 node + 1)
     std::uint32_t payload = 0;
   };
@@ -92,7 +98,7 @@ class Sharing {
   std::vector<std::vector<std::uint32_t>> members_;  // per pool: running compute activities
   std::vector<std::vector<std::uint32_t>> queued_;   // per pool: ops waiting for a core, oldest first
   std::vector<std::int32_t> computing_;              // per device: its compute activity, or -1
-  std::vector<std::vector<std::uint32_t>> wires_;    // per device: transfers it sends or receives
+  std::vector<std::vector<std::uint32_t>> wires_;    // per device: transfers it sends or receives, its collectives
   std::vector<std::uint32_t> flows_;                 // transfers between nodes, by start
   std::vector<double> nic_share_;                    // per activity: its max-min share (flows)
   std::vector<Activity> acts_;

@@ -254,6 +254,33 @@ TEST(Sharing, OverlapSlowsComputeAndTheTransferBesideIt) {
   EXPECT_EQ(rec.timeline.transfers.front().link_end, 3500);
 }
 
+TEST(Sharing, OverlappedGradientReductionIsNoLongerFree) {
+  // A data-parallel pair: F B, a 10 ms non-blocking GradSync at 2 ms, then F B beside it.
+  // With overlap 2, both devices' 2 ms of compute take 4 ms (2-6 ms) and the reduction does
+  // 2 ms of its work by then and the other 8 ms alone: it ends at 14 ms, not 12.
+  Schedule s;
+  s.num_devices = 2;
+  s.num_stages = 1;
+  s.num_pipelines = 2;
+  s.placement = {{0}, {1}};
+  s.ops = {{*parse_op("0F0"), *parse_op("0B0"), *parse_op("0GRADSYNC"), *parse_op("0F1"), *parse_op("0B1")},
+           {*parse_op("1:0F2"), *parse_op("1:0B2"), *parse_op("1:0GRADSYNC"), *parse_op("1:0F3"), *parse_op("1:0B3")}};
+  UniformCostConfig c = ns_costs(1'000'000, 1'000'000);
+  c.grad_bytes = 10'000'000;
+  c.link_bandwidth = 1e9;  // 10 ms allreduce
+  SharedHardware hw;
+  hw.overlap_slowdown = 2;
+  TimelineRecorder rec;
+  const SimResult r = simulate(s, UniformCostModel(c), &rec, nullptr, &hw);
+  ASSERT_EQ(rec.timeline.collectives.size(), 1u);
+  EXPECT_EQ(rec.timeline.collectives[0].start, 2'000'000);
+  EXPECT_EQ(rec.timeline.collectives[0].end, 14'000'000);
+  EXPECT_EQ(r.devices[0].last_end, 6'000'000);
+  EXPECT_EQ(r.makespan, 14'000'000);
+  // Without overlap's cost: 12 ms, as the fast path has it.
+  EXPECT_EQ(simulate(s, UniformCostModel(c)).makespan, 12'000'000);
+}
+
 // Per-op start and end, by op: what the fast path and the shared path must agree on.
 std::map<std::pair<int, int>, std::pair<Tick, Tick>> times(const Timeline& t) {
   std::map<std::pair<int, int>, std::pair<Tick, Tick>> out;
