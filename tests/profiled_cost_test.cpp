@@ -24,7 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TimingStats at(double seconds) { return TimingStats{seconds, seconds, seconds, seconds, seconds, 3}; }
+TimingStats at(double seconds) { return summarize_timings({seconds, seconds, seconds}); }
 
 // Times t = c0 + c1·b (seconds), in round microseconds so sums compare exactly in ns.
 constexpr double kUs = 1e-6;
@@ -257,9 +257,9 @@ TEST(ProfileFile, EveryMalformedClassHasItsOneLineError) {
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const std::vector<Broken> cases = {
       {"/format", set("/format", "other"), "/format: expected 'pipesim-profile'; got 'other'"},
-      {"/version", set("/version", 2), "/version: this pipesim reads version 1; got 2 (written by another pipesim)"},
+      {"/version", set("/version", 3), "/version: this pipesim reads versions 1 to 2; got 3 (written by another pipesim)"},
       {"/extra", set("/extra", 1), "/: unknown field 'extra' (expected format, version, backend, date, machine, "
-                                   "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link)"},
+                                   "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link, interference)"},
       {"/date", erase("", "date"), "/: missing field 'date'"},
       {"/backend", set("/backend", "tpu"), "/backend: expected 'cpu' or 'cuda'; got 'tpu'"},
       {"/date", set("/date", "yesterday"), "/date: expected a UTC date like 2026-11-30T07:51:38Z; got 'yesterday'"},
