@@ -224,6 +224,38 @@ TEST(ProfiledCost, PiecewisePolicyFollowsABend) {
 
 // ---- the file ---------------------------------------------------------------------------
 
+InterferenceCurve two_points(double alone, double busy) {
+  return {{1, busy / alone}, {at(alone), at(busy)}};
+}
+
+TEST(ProfiledCost, SlowdownCurvesForTheEnginesPools) {
+  ProfiledCostConfig c;
+  c.profile = synthetic(find_model("gpt-tiny"));
+  c.source = "tiny.json";
+  {
+    const ProfiledCostModel none(c);  // no curve in the profile: no interference
+    for (int k = 0; k < kNumOpKinds; ++k) EXPECT_TRUE(none.slowdown(static_cast<OpKind>(k)).empty()) << k;
+    EXPECT_EQ(none.cores(), 2);
+  }
+  ProfileInterference& in = c.profile.interference;
+  in.micro_batch_size = 2;
+  in.block = {two_points(200e-6, 250e-6), two_points(100e-6, 150e-6), two_points(50e-6, 50e-6)};
+  in.embedding = {two_points(1e-6, 3e-6), {}, two_points(1e-6, 1e-6)};
+  in.head = {two_points(6e-5, 9e-5), two_points(4e-5, 4e-5), two_points(4e-5, 4e-5)};
+  const ProfiledCostModel m(c);
+  EXPECT_THAT(m.slowdown(OpKind::F), ::testing::ElementsAre(1, ::testing::DoubleEq(1.25)));
+  EXPECT_THAT(m.slowdown(OpKind::I), ::testing::ElementsAre(1, ::testing::DoubleEq(1.5)));
+  EXPECT_THAT(m.slowdown(OpKind::W), ::testing::ElementsAre(1, 1));
+  ASSERT_EQ(m.slowdown(OpKind::B).size(), 2u);
+  EXPECT_EQ(m.slowdown(OpKind::B)[0], 1);
+  EXPECT_DOUBLE_EQ(m.slowdown(OpKind::B)[1], (150.0 + 50) / (100 + 50));  // the curve of I + W
+  EXPECT_TRUE(m.slowdown(OpKind::OptStep).empty());
+  EXPECT_TRUE(m.slowdown(OpKind::SendF).empty());
+  EXPECT_EQ(&m.slowdowns()[static_cast<std::size_t>(OpKind::I)], &m.slowdown(OpKind::I));
+  // The durations themselves are the times alone: the engine applies the curve.
+  EXPECT_EQ(m.compute_time(make_op(OpKind::F, 0, 0), OpScale{}), model_at(1).compute_time(make_op(OpKind::F, 0, 0), OpScale{}));
+}
+
 TEST(ProfileFile, RoundTrip) {
   const Profile p = synthetic(find_model("gpt-tiny"));
   const std::string path = testing_cli::temp_path("roundtrip.profile.json");
