@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "input_error.hpp"
+#include "synthetic_profile.hpp"
 #include "cost_models/catalog.hpp"
 #include "cost_models/profile.hpp"
-#include "cost_models/transformer.hpp"
 
 namespace pipesim {
 namespace {
@@ -33,32 +33,7 @@ InterferenceCurve curve(double seconds, std::vector<double> slowdown) {
 
 // A valid version-2 profile of gpt-tiny at sizes 1 and 2 with a curve of 2 neighbours.
 Profile sample() {
-  const ModelSpec m = find_model("gpt-tiny");
-  Profile p;
-  p.backend = "cpu";
-  p.date = "2026-12-01T20:00:00Z";
-  p.machine = {"Test CPU", 4, "", "cpu", 1};
-  p.libraries = {"GCC 12.2.0", "3.4.0", ""};
-  p.settings = {4, 1, 1, "wall"};
-  p.model = m;
-  p.model.family = "gpt";
-  p.parameters = {layer_parameters(m), embedding_parameters(m), 2 * m.hidden, static_cast<std::int64_t>(m.vocab) * m.hidden};
-  for (OptimizerTimes* o : {&p.block_optimizer, &p.embedding_optimizer, &p.head_norm_optimizer, &p.head_weight_optimizer})
-    *o = {spread(1e-5), spread(4e-5)};
-  for (int b : {1, 2}) {
-    MicroBatchProfile mb;
-    mb.size = b;
-    const std::int64_t n = static_cast<std::int64_t>(b) * m.seq_len;
-    mb.block = {spread(1e-4 * b), spread(2e-4 * b), spread(1e-4 * b), 1000 * n, 800 * n};
-    mb.embedding = {spread(1e-6 * b), {}, spread(2e-6 * b), 4 * n, 4 * n};
-    mb.head = {spread(3e-5 * b), spread(2e-5 * b), spread(2e-5 * b), 2000 * n, 1500 * n};
-    mb.message_bytes = 4 * n * m.hidden;
-    p.micro_batches.push_back(mb);
-  }
-  p.link.kind = "thread-handoff";
-  p.link.samples = {{4096, spread(2e-6)}, {65536, spread(8e-6)}};
-  p.link.latency = 1e-6;
-  p.link.bandwidth = 10e9;
+  Profile p = synthetic_profile(find_model("gpt-tiny"), {1, 2}, spread);
   ProfileInterference& in = p.interference;
   in.micro_batch_size = 2;
   in.block = {curve(2e-4, {1, 1.1, 1.25}), curve(4e-4, {1, 1.05, 1.2}), curve(2e-4, {1, 1.02, 1.1})};
