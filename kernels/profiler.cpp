@@ -85,7 +85,12 @@ class Neighbours {
  public:
   Neighbours(ProfileBackend& backend, const ModelSpec& model, int b, std::uint64_t seed, int count) {
     for (int slot = 1; slot <= count; ++slot) workloads_.push_back(backend.neighbour(model, b, seed, slot));
-    for (const auto& w : workloads_) threads_.emplace_back([this, w = w.get()] { loop(*w); });
+    try {
+      for (const auto& w : workloads_) threads_.emplace_back([this, w = w.get()] { loop(*w); });
+    } catch (...) {  // no thread for the next one: stop those that started
+      stop();
+      throw;
+    }
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return warm_ == count || error_; });
   }
