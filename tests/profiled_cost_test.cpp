@@ -322,6 +322,17 @@ TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
   EXPECT_THAT(p.out, HasSubstr("fits over b (auto): block F"));
   EXPECT_THAT(p.out, HasSubstr("profile written to " + path));
   EXPECT_NO_THROW(read_profile_file(path));
+  // The interference curve's table (by default cores - 1 neighbours, at b = 2), or why none.
+  if (read_profile_file(path).interference.measured())
+    EXPECT_THAT(p.out, HasSubstr("interference (slowdown with k neighbours busy running block passes, micro-batch "
+                                 "size 2):"));
+  else
+    EXPECT_THAT(p.out, HasSubstr("interference: none in the profile"));
+  const Result none = run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 1 --warmup 0 --link-sizes 4KiB,64KiB "
+                          "--neighbours 0 --quiet --out " + path + ".none");
+  ASSERT_EQ(none.code, 0) << none.out;
+  EXPECT_THAT(none.out, HasSubstr("interference: none in the profile (--neighbours 0, "));
+  EXPECT_FALSE(read_profile_file(path + ".none").interference.measured());
 
   const Result s = run("simulate --schedule 1f1b -p 4 -m 8 --cost " + path + " --micro-batch-size 2");
   ASSERT_EQ(s.code, 0) << s.out;

@@ -84,7 +84,9 @@ std::string fit_text(const SizeFit& f) {
 
 // The curves as a table: one row per pass, one column per number of busy neighbours.
 std::string interference_text(const ProfileInterference& in) {
-  if (!in.measured()) return "interference: not measured (--neighbours 0, or no neighbour fits on this host)\n";
+  if (!in.measured())
+    return "interference: none in the profile (--neighbours 0, no neighbour fits on this host, or a slowdown outside "
+           "0.5..100 that the progress lines on stderr report)\n";
   std::ostringstream out;
   out << "\ninterference (slowdown with k neighbours busy running block passes, micro-batch size "
       << in.micro_batch_size << "):\n";
