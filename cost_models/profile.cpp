@@ -29,6 +29,28 @@ ojson stats_json(const TimingStats& s) {
   j["min_s"] = s.min;
   j["max_s"] = s.max;
   j["repeats"] = s.repeats;
+  if (!s.quantiles.empty()) j["quantiles_s"] = s.quantiles;
+  return j;
+}
+
+ojson curve_json(const InterferenceCurve& c) {
+  ojson j;
+  j["slowdown"] = c.slowdown;
+  ojson& times = j["times"] = ojson::array();
+  for (const TimingStats& t : c.times) times.push_back(stats_json(t));
+  return j;
+}
+
+ojson interference_json(const ProfileInterference& in) {
+  ojson j;
+  j["micro_batch_size"] = in.micro_batch_size;
+  j["block"] = {{"forward", curve_json(in.block.forward)},
+                {"input_grad", curve_json(in.block.input_grad)},
+                {"weight_grad", curve_json(in.block.weight_grad)}};
+  j["embedding"] = {{"forward", curve_json(in.embedding.forward)}, {"weight_grad", curve_json(in.embedding.weight_grad)}};
+  j["head"] = {{"forward", curve_json(in.head.forward)},
+               {"input_grad", curve_json(in.head.input_grad)},
+               {"weight_grad", curve_json(in.head.weight_grad)}};
   return j;
 }
 
@@ -61,7 +83,25 @@ TimingStats summarize_timings(std::vector<double> samples) {
   s.min = samples.front();
   s.max = samples.back();
   s.repeats = static_cast<int>(samples.size());
+  const int count = quantile_count(s.repeats);
+  s.quantiles.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i)
+    s.quantiles.push_back(count == 1 ? samples.front() : percentile(samples, static_cast<double>(i) / (count - 1)));
   return s;
+}
+
+int quantile_count(int repeats) { return std::min(repeats, kMaxQuantiles); }
+
+double TimingStats::at_quantile(double q) const {
+  PIPESIM_ASSERT(q >= 0 && q <= 1);
+  if (!quantiles.empty()) return percentile(quantiles, q);
+  // A version-1 profile: the five summary points, piecewise linear between them.
+  if (q == 1) return max;
+  const double qs[] = {0, 0.1, 0.5, 0.9, 1};
+  const double vs[] = {min, p10, median, p90, max};
+  std::size_t i = 1;
+  while (i < 4 && q > qs[i]) ++i;
+  return vs[i - 1] + (vs[i] - vs[i - 1]) * (q - qs[i - 1]) / (qs[i] - qs[i - 1]);
 }
 
 std::string profile_json_text(const Profile& p) {
@@ -116,6 +156,7 @@ std::string profile_json_text(const Profile& p) {
   link["max_relative_residual"] = p.link.max_relative_residual;
   ojson& samples = link["samples"] = ojson::array();
   for (const LinkSample& s : p.link.samples) samples.push_back({{"bytes", s.bytes}, {"time", stats_json(s.time)}});
+  if (p.interference.measured()) j["interference"] = interference_json(p.interference);
   return j.dump(2) + "\n";
 }
 

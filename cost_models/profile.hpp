@@ -9,10 +9,13 @@
 //   ├── optimizer      per block / embedding / head     SGD and Adam steps (no micro-batch)
 //   ├── micro_batches  one entry per size b             block F I W, embedding F W,
 //   │                                                   head F I W; their bytes; message bytes
-//   └── link           samples of bytes -> seconds, and latency + bytes / bandwidth fitted
+//   ├── link           samples of bytes -> seconds, and latency + bytes / bandwidth fitted
+//   └── interference   (optional) per pass, the slowdown with k = 0..K neighbours busy
 //
 // Times are seconds; every timed quantity is the median of `repeats` runs after warm-up,
-// with its 10th and 90th percentiles. Bytes are exact counts.
+// with its 10th and 90th percentiles and (version 2) its quantile function: the sample
+// distribution. Bytes are exact counts. Version 1 files (no quantiles, no interference)
+// still read.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,17 +25,34 @@
 namespace pipesim {
 
 inline constexpr const char* kProfileFormat = "pipesim-profile";
-inline constexpr int kProfileVersion = 1;
+inline constexpr int kProfileVersion = 2;
+inline constexpr int kOldestProfileVersion = 1;  // read too: no quantiles, no interference
+
+// The most quantiles a TimingStats keeps: up to this many repeats it keeps them all.
+inline constexpr int kMaxQuantiles = 51;
 
 // Summary of repeated runs of one measurement.
 struct TimingStats {
   double median = 0, p10 = 0, p90 = 0, min = 0, max = 0;  // seconds
   int repeats = 0;
+  // The sample distribution: the quantile function at L = min(repeats, kMaxQuantiles)
+  // evenly spaced points q = i / (L - 1) (L = 1: the one sample), so with up to 51 repeats
+  // these are the sorted samples themselves; front() = min, back() = max. Empty: not
+  // recorded (a version-1 profile).
+  std::vector<double> quantiles;
+
+  // Seconds at quantile q in [0, 1] (PIPESIM_ASSERT), by linear interpolation of the
+  // quantiles; without them, of min, p10, median, p90, max at q = 0, 0.1, 0.5, 0.9, 1.
+  // at_quantile(0.5) is the median either way; 0 for a quantity never measured.
+  double at_quantile(double q) const;
 };
 
-// Percentiles with linear interpolation between order statistics (numpy's default).
-// `samples` non-empty (PIPESIM_ASSERT).
+// Percentiles with linear interpolation between order statistics (numpy's default), and
+// the quantiles above. `samples` non-empty (PIPESIM_ASSERT).
 TimingStats summarize_timings(std::vector<double> samples);
+
+// How many quantiles a TimingStats of `repeats` runs keeps (the rule above).
+int quantile_count(int repeats);
 
 struct ProfileMachine {
   std::string cpu;       // /proc/cpuinfo "model name"
@@ -98,6 +118,27 @@ struct LinkProfile {
   double max_relative_residual = 0;
 };
 
+// How one pass slows down while k other devices of the same host (CPU threads, SM groups
+// of one GPU) run block passes of their own: times[k] with k = 0..K neighbours busy, and
+// slowdown[k] = times[k].median / times[0].median (slowdown[0] = 1). Empty: not measured.
+struct InterferenceCurve {
+  std::vector<double> slowdown;
+  std::vector<TimingStats> times;
+};
+
+struct PassInterference {
+  InterferenceCurve forward, input_grad, weight_grad;  // embedding: no input_grad (empty)
+};
+
+// The interference curves, measured at one of the profile's micro-batch sizes (the middle
+// one): a ratio, taken to hold at every size.
+struct ProfileInterference {
+  int micro_batch_size = 0;  // 0: nothing measured (version 1, or --neighbours 0)
+  PassInterference block, embedding, head;
+  bool measured() const { return micro_batch_size > 0; }
+  int neighbours() const { return measured() ? static_cast<int>(block.forward.slowdown.size()) - 1 : 0; }
+};
+
 struct Profile {
   std::string backend;  // "cpu" or "cuda"
   std::string date;     // UTC, ISO 8601: "2026-11-30T07:51:38Z"
@@ -110,14 +151,22 @@ struct Profile {
   OptimizerTimes block_optimizer, embedding_optimizer, head_norm_optimizer, head_weight_optimizer;
   std::vector<MicroBatchProfile> micro_batches;  // by increasing size
   LinkProfile link;
+  ProfileInterference interference;  // version 2, optional
 };
 
 // The JSON text of a profile (2-space indented, fields in the documented order).
 std::string profile_json_text(const Profile& p);
 
-// Reads and validates everything (docs/profile-format.md): format and version, no unknown
-// or missing fields, positive finite times with p10 <= median <= p90, strictly increasing
-// micro-batch sizes, positive byte counts, a consistent model shape and link fit. Every
+// The slowdowns a profile may hold: below 0.5 (twice as fast beside busy neighbours) or
+// above 100 is a broken measurement, not interference.
+inline constexpr double kMinSlowdown = 0.5, kMaxSlowdown = 100;
+
+// Reads and validates everything (docs/profile-format.md): format and version (1 or 2), no
+// unknown or missing fields, positive finite times with p10 <= median <= p90, quantiles
+// non-decreasing from min to max and as many as the repeats say, strictly increasing
+// micro-batch sizes, positive byte counts, a consistent model shape and link fit, and
+// interference curves of one length with slowdown[0] = 1, every slowdown in
+// kMinSlowdown..kMaxSlowdown and equal to its times' median ratio. Every
 // problem is an InputError of one line: "<source>: /micro_batches/1/block/forward/median_s: ...".
 Profile parse_profile(const std::string& json_text, const std::string& source);
 Profile read_profile_file(const std::string& path);

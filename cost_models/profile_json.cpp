@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -35,8 +36,10 @@ std::string shown(const json& v) {
 // so a misspelt field is an error, not a silently missing measurement.
 class Obj {
  public:
-  Obj(const json& value, std::string source, std::string path, std::initializer_list<const char*> allowed)
-      : source_(std::move(source)), path_(std::move(path)) {
+  // `version`: the file's format version, which says which fields there may be.
+  Obj(const json& value, std::string source, std::string path, std::initializer_list<const char*> allowed,
+      int version = kProfileVersion)
+      : source_(std::move(source)), path_(std::move(path)), version_(version) {
     if (!value.is_object()) fail(where(), "expected an object; got " + shown(value));
     for (const auto& item : value.items()) {
       const std::string& key = item.key();
@@ -53,6 +56,7 @@ class Obj {
   std::string where(const char* key) const { return source_ + ": " + path_ + "/" + key; }
   std::string child(const char* key) const { return path_ + "/" + key; }
   const std::string& source() const { return source_; }
+  int version() const { return version_; }
   bool has(const char* key) const { return object_->contains(key); }
 
   const json& at(const char* key) const {
@@ -60,7 +64,28 @@ class Obj {
     return object_->at(key);
   }
   Obj object(const char* key, std::initializer_list<const char*> allowed) const {
-    return Obj(at(key), source_, child(key), allowed);
+    return Obj(at(key), source_, child(key), allowed, version_);
+  }
+  // Element i of the array `array` (the value of field `key`).
+  Obj element(const json& array, const char* key, std::size_t i, std::initializer_list<const char*> allowed) const {
+    return Obj(array[i], source_, child(key) + "/" + std::to_string(i), allowed, version_);
+  }
+  // A non-empty array of finite numbers in [min, max] (`each` says so: "a slowdown in
+  // 0.5..100"), non-decreasing when `sorted`.
+  std::vector<double> numbers(const char* key, double min, double max, bool sorted, const std::string& each) const {
+    const json& v = at(key);
+    if (!v.is_array() || v.empty()) fail(where(key), "expected a non-empty array; got " + shown(v));
+    std::vector<double> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string at_i = where(key) + "/" + std::to_string(i);
+      if (!v[i].is_number() || !std::isfinite(v[i].get<double>()) || v[i].get<double>() < min ||
+          v[i].get<double>() > max)
+        fail(at_i, "expected " + each + "; got " + shown(v[i]));
+      if (sorted && !out.empty() && v[i].get<double>() < out.back())
+        fail(at_i, "expected non-decreasing values; " + shown(v[i]) + " follows " + shown(v[i - 1]));
+      out.push_back(v[i].get<double>());
+    }
+    return out;
   }
   std::string text(const char* key) const {
     const json& v = at(key);
@@ -97,10 +122,10 @@ class Obj {
  private:
   const json* object_ = nullptr;
   std::string source_, path_;
+  int version_;
 };
 
-TimingStats read_stats(const Obj& parent, const char* key) {
-  const Obj o = parent.object(key, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "repeats"});
+TimingStats read_stats(const Obj& o) {
   TimingStats s;
   s.median = o.number("median_s", true, "seconds");
   s.p10 = o.number("p10_s", true, "seconds");
@@ -110,7 +135,76 @@ TimingStats read_stats(const Obj& parent, const char* key) {
   s.repeats = o.count("repeats");
   if (!(s.min <= s.p10 && s.p10 <= s.median && s.median <= s.p90 && s.p90 <= s.max))
     fail(o.where(), "expected min_s <= p10_s <= median_s <= p90_s <= max_s");
+  if (o.has("quantiles_s")) {
+    s.quantiles = o.numbers("quantiles_s", std::numeric_limits<double>::min(), std::numeric_limits<double>::max(), true,
+                            "a positive number of seconds");
+    const int want = quantile_count(s.repeats);
+    if (static_cast<int>(s.quantiles.size()) != want)
+      fail(o.where("quantiles_s"), "expected " + std::to_string(want) + " quantiles for " + std::to_string(s.repeats) +
+                                       " repeats (min(repeats, " + std::to_string(kMaxQuantiles) + ")); got " +
+                                       std::to_string(s.quantiles.size()));
+    // The summary fields are points of the same distribution.
+    const auto agrees = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); };
+    if (!(s.quantiles.front() == s.min && s.quantiles.back() == s.max && agrees(s.at_quantile(0.1), s.p10) &&
+          agrees(s.at_quantile(0.5), s.median) && agrees(s.at_quantile(0.9), s.p90)))
+      fail(o.where("quantiles_s"), "do not agree with min_s, p10_s, median_s, p90_s and max_s");
+  }
   return s;
+}
+
+TimingStats read_stats(const Obj& parent, const char* key) {
+  if (parent.version() < 2) return read_stats(parent.object(key, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "repeats"}));
+  return read_stats(parent.object(key, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "repeats", "quantiles_s"}));
+}
+
+// One curve: slowdown[k] and times[k] for k = 0..K neighbours, K = `neighbours` (-1: this
+// is the first curve read, which sets it).
+InterferenceCurve read_curve(const Obj& parent, const char* key, int& neighbours) {
+  const Obj o = parent.object(key, {"slowdown", "times"});
+  InterferenceCurve c;
+  std::ostringstream range;
+  range << "a slowdown in " << kMinSlowdown << ".." << kMaxSlowdown;
+  c.slowdown = o.numbers("slowdown", kMinSlowdown, kMaxSlowdown, false, range.str());
+  if (c.slowdown.size() < 2)
+    fail(o.where("slowdown"), "expected slowdowns for 0 and at least 1 neighbour; got 1");
+  if (neighbours < 0) neighbours = static_cast<int>(c.slowdown.size()) - 1;
+  if (static_cast<int>(c.slowdown.size()) != neighbours + 1)
+    fail(o.where("slowdown"), "expected " + std::to_string(neighbours + 1) + " slowdowns (0.." +
+                                  std::to_string(neighbours) + " neighbours, as the first curve); got " +
+                                  std::to_string(c.slowdown.size()));
+  if (c.slowdown[0] != 1) fail(o.where("slowdown") + "/0", "expected 1 (the op alone); got " + shown(o.at("slowdown")[0]));
+  const json& times = o.at("times");
+  if (!times.is_array() || times.size() != c.slowdown.size())
+    fail(o.where("times"), "expected an array of " + std::to_string(c.slowdown.size()) + " STATS, one per slowdown; got " +
+                               shown(times));
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    const Obj t = o.element(times, "times", k, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "repeats", "quantiles_s"});
+    c.times.push_back(read_stats(t));
+    const double ratio = c.times.back().median / c.times.front().median;
+    if (!(std::abs(ratio - c.slowdown[k]) <= 1e-6 * ratio)) {
+      std::ostringstream what;
+      what << "expected times[" << k << "].median_s / times[0].median_s = " << ratio << "; got " << c.slowdown[k];
+      fail(o.where("slowdown") + "/" + std::to_string(k), what.str());
+    }
+  }
+  return c;
+}
+
+ProfileInterference read_interference(const Obj& root, const std::vector<MicroBatchProfile>& sizes) {
+  const Obj o = root.object("interference", {"micro_batch_size", "block", "embedding", "head"});
+  ProfileInterference in;
+  in.micro_batch_size = o.count("micro_batch_size");
+  if (std::none_of(sizes.begin(), sizes.end(), [&](const MicroBatchProfile& mb) { return mb.size == in.micro_batch_size; }))
+    fail(o.where("micro_batch_size"), "expected one of the profiled micro-batch sizes; got " +
+                                          std::to_string(in.micro_batch_size));
+  int k = -1;
+  const Obj block = o.object("block", {"forward", "input_grad", "weight_grad"});
+  in.block = {read_curve(block, "forward", k), read_curve(block, "input_grad", k), read_curve(block, "weight_grad", k)};
+  const Obj embedding = o.object("embedding", {"forward", "weight_grad"});
+  in.embedding = {read_curve(embedding, "forward", k), {}, read_curve(embedding, "weight_grad", k)};
+  const Obj head = o.object("head", {"forward", "input_grad", "weight_grad"});
+  in.head = {read_curve(head, "forward", k), read_curve(head, "input_grad", k), read_curve(head, "weight_grad", k)};
+  return in;
 }
 
 OptimizerTimes read_optimizer(const Obj& parent, const char* key) {
@@ -173,15 +267,30 @@ ModelSpec read_model(const Obj& root) {
 
 Profile parse_profile(const std::string& text, const std::string& source) {
   const json root_value = parse_json_input(text, source);
-  const Obj root(root_value, source, "",
-                 {"format", "version", "backend", "date", "machine", "libraries", "settings", "model", "dtype",
-                  "parameters", "optimizer", "micro_batches", "link"});
+  // The version first: it says which fields the file may have.
+  const int version = [&] {
+    if (!root_value.is_object() || !root_value.contains("version")) return kProfileVersion;  // reported below
+    const json only_version = {{"version", root_value.at("version")}};
+    const Obj peek(only_version, source, "", {"version"});
+    const std::int64_t v = peek.integer("version", 1, INT_MAX);
+    if (v < kOldestProfileVersion || v > kProfileVersion)
+      fail(peek.where("version"), "this pipesim reads versions " + std::to_string(kOldestProfileVersion) + " to " +
+                                      std::to_string(kProfileVersion) + "; got " + std::to_string(v) +
+                                      " (written by another pipesim)");
+    return static_cast<int>(v);
+  }();
+  const Obj root = version >= 2 ? Obj(root_value, source, "",
+                                      {"format", "version", "backend", "date", "machine", "libraries", "settings",
+                                       "model", "dtype", "parameters", "optimizer", "micro_batches", "link",
+                                       "interference"},
+                                      version)
+                                : Obj(root_value, source, "",
+                                      {"format", "version", "backend", "date", "machine", "libraries", "settings",
+                                       "model", "dtype", "parameters", "optimizer", "micro_batches", "link"},
+                                      version);
   if (root.text("format") != kProfileFormat)
     fail(root.where("format"), std::string("expected '") + kProfileFormat + "'; got " + shown(root.at("format")));
-  const std::int64_t version = root.integer("version", 1, INT_MAX);
-  if (version != kProfileVersion)
-    fail(root.where("version"), "this pipesim reads version " + std::to_string(kProfileVersion) + "; got " +
-                                    std::to_string(version) + " (written by another pipesim)");
+  (void)root.at("version");  // missing: one line naming it
   Profile p;
   p.backend = root.text("backend");
   if (p.backend != "cpu" && p.backend != "cuda")
@@ -241,7 +350,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   if (!mbs.is_array() || mbs.empty())
     fail(root.where("micro_batches"), "expected a non-empty array of micro-batch sizes; got " + shown(mbs));
   for (std::size_t i = 0; i < mbs.size(); ++i) {
-    const Obj e(mbs[i], source, "/micro_batches/" + std::to_string(i), {"size", "message_bytes", "block", "embedding", "head"});
+    const Obj e = root.element(mbs, "micro_batches", i, {"size", "message_bytes", "block", "embedding", "head"});
     MicroBatchProfile mb;
     mb.size = e.count("size");
     if (mb.size > kMaxMicroBatchSize)
@@ -267,7 +376,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   if (!samples.is_array() || samples.size() < 2)
     fail(link.where("samples"), "expected an array of at least two message sizes; got " + shown(samples));
   for (std::size_t i = 0; i < samples.size(); ++i) {
-    const Obj s(samples[i], source, "/link/samples/" + std::to_string(i), {"bytes", "time"});
+    const Obj s = link.element(samples, "samples", i, {"bytes", "time"});
     LinkSample ls;
     ls.bytes = s.bytes("bytes");
     if (!p.link.samples.empty() && ls.bytes <= p.link.samples.back().bytes)
@@ -276,6 +385,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     ls.time = read_stats(s, "time");
     p.link.samples.push_back(ls);
   }
+  if (root.has("interference")) p.interference = read_interference(root, p.micro_batches);
   return p;
 }
 

@@ -117,6 +117,15 @@ ProfiledCostModel::ProfiledCostModel(ProfiledCostConfig config) : config_(std::m
   for (const MicroBatchProfile& mb : p.micro_batches) messages.push_back(static_cast<double>(mb.message_bytes));
   message_ = SizeFit(sizes, messages, FitPolicy::Line, src + ": message_bytes");
   if (!(p.link.bandwidth > 0) || !(p.link.latency >= 0)) throw InputError(src + ": the link fit is not usable");
+  if (p.interference.measured()) {
+    const PassInterference& block = p.interference.block;
+    slowdowns_[static_cast<std::size_t>(OpKind::F)] = block.forward.slowdown;
+    slowdowns_[static_cast<std::size_t>(OpKind::I)] = block.input_grad.slowdown;
+    slowdowns_[static_cast<std::size_t>(OpKind::W)] = block.weight_grad.slowdown;
+    std::vector<double>& b = slowdowns_[static_cast<std::size_t>(OpKind::B)];
+    const auto backward = [&](std::size_t k) { return block.input_grad.times[k].median + block.weight_grad.times[k].median; };
+    for (std::size_t k = 0; k < block.input_grad.times.size(); ++k) b.push_back(k == 0 ? 1.0 : backward(k) / backward(0));
+  }
   // Evaluate everything once at the configured size, so a size out of reach fails here.
   (void)stage_seconds(OpKind::F, 0, 1, config_.micro_batch_size);
   (void)stage_seconds(OpKind::B, 0, 1, config_.micro_batch_size);

@@ -14,12 +14,17 @@
 //   memory        activation / held-after-I bytes measured from the kernels' caches
 //   links         the fitted latency + bytes / bandwidth; allreduce: a ring over it
 //   GradSync      the stage's fp32 parameters
+//   interference  slowdown(kind): the block's measured curve (F, I, W; B the curve of I + W),
+//                 slowdown[j] with j other devices of the host busy, for the engine's
+//                 shared-hardware pools (sim/resources.hpp); empty without a curve
 //
 // Weights of the tied LM head: on one stage the head multiplies the embedding's own
 // matrix; with several stages the last stage keeps a copy (Megatron), whose optimizer step
 // it pays, and both copies' gradients are summed before the step (a 2-rank allreduce over
 // the link, on stage 0's and the last stage's OptStep) unless `tied_embedding_sync` is off.
+#include <array>
 #include <string>
+#include <vector>
 
 #include "cost_models/cost_model.hpp"
 #include "cost_models/profile.hpp"
@@ -71,6 +76,19 @@ class ProfiledCostModel final : public CostModel {
   // One line for tables and traces: "profiled: gpt-small on cpu (CPU name), 2026-11-30, b=2".
   std::string label() const;
 
+  // The interference curve of `kind`: slowdown[j] = an op's time with j other devices of the
+  // host busy over its time alone (slowdown[0] = 1), measured up to the profile's K
+  // neighbours (past K the last value holds; on a CPU, K <= cores - 1, and sharing cores
+  // beyond is processor sharing's, not the curve's). F, I and W are the block's curves (the
+  // ops a stage spends its time on; the embedding's and head's are in the profile); B is
+  // the curve of I + W (ratio of the sums of their medians). Empty for the other kinds, and
+  // for every kind when the profile has no curve (version 1, --neighbours 0).
+  const std::vector<double>& slowdown(OpKind kind) const { return slowdowns_[static_cast<std::size_t>(kind)]; }
+  // All kinds at once, indexed by OpKind: a ComputePool's `slowdown` (sim/resources.hpp).
+  const std::array<std::vector<double>, kNumOpKinds>& slowdowns() const { return slowdowns_; }
+  // The profiled host's hardware threads (machine.cores): a CPU pool's cores.
+  int cores() const { return config_.profile.machine.cores; }
+
  private:
   double microbatch(int split) const;  // b / split
   StageLayout layout_of(int stage, int num_stages) const;
@@ -79,6 +97,7 @@ class ProfiledCostModel final : public CostModel {
   SizeFit fits_[3][5];
   SizeFit message_;
   double optimizer_block_ = 0, optimizer_embedding_ = 0, optimizer_head_norm_ = 0, optimizer_head_weight_ = 0;
+  std::array<std::vector<double>, kNumOpKinds> slowdowns_{};
 };
 
 }  // namespace pipesim

@@ -305,6 +305,17 @@ std::unique_ptr<LinkProbe> CpuProfileBackend::link(std::int64_t bytes) {
   return std::make_unique<ThreadHandoff>(bytes);
 }
 
+int CpuProfileBackend::max_neighbours() const {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1;
+}
+
+std::unique_ptr<ProfileWorkload> CpuProfileBackend::neighbour(const ModelSpec& model, int b, std::uint64_t seed,
+                                                              int slot) {
+  PIPESIM_ASSERT(slot >= 1 && slot <= max_neighbours());
+  check_gpt_model(model, "profile");
+  return std::make_unique<CpuWorkload>(model, b, seed + static_cast<std::uint64_t>(slot), clock_);
+}
+
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);) {

@@ -12,6 +12,9 @@
 //   link       a hand-off between two threads: the sender copies the message into a shared
 //              buffer and notifies (mutex + condition variable); the receiver wakes and
 //              copies it out. Timed from the start of the first copy to the end of the second.
+//   neighbour  another CpuWorkload (its own parameters and inputs) on another thread: the
+//              OS places it; with at most cores - 1 of them no two share a core while the
+//              machine is otherwise idle
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +36,9 @@ class CpuProfileBackend final : public ProfileBackend {
   std::unique_ptr<ProfileWorkload> workload(const ModelSpec& model, int micro_batch_size, std::uint64_t seed) override;
   std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) override;
   std::unique_ptr<LinkProbe> link(std::int64_t bytes) override;
+  int max_neighbours() const override;  // hardware threads - 1
+  std::unique_ptr<ProfileWorkload> neighbour(const ModelSpec& model, int micro_batch_size, std::uint64_t seed,
+                                             int slot) override;
 
  private:
   CpuClock clock_;

@@ -40,8 +40,9 @@ auto guarded(F&& f) -> decltype(f()) {
 // How every probe gets its context and times its work.
 struct ProbeSetup {
   bool events = false;                    // CUDA events; else host wall clock around call + synchronize
-  std::shared_ptr<SmPartition> partition; // run on its group 0; null: the whole GPU
-  cudaStream_t stream() const { return partition ? partition->stream(0) : nullptr; }
+  std::shared_ptr<SmPartition> partition; // run on its group `group`; null: the whole GPU
+  int group = 0;                          // 0: the timed device; 1..: the curve's neighbours
+  cudaStream_t stream() const { return partition ? partition->stream(group) : nullptr; }
 };
 
 // Seconds of `f`'s work on the context's stream: GPU time between two events, or the host's
@@ -297,6 +298,20 @@ class CudaProfileBackend final : public ProfileBackend {
   std::unique_ptr<LinkProbe> link(std::int64_t bytes) override {
     PIPESIM_ASSERT(bytes > 0);
     return guarded([&] { return std::make_unique<DeviceLink>(bytes, gpus_ >= 2, setup_); });
+  }
+  // The other SM groups of the partition (none without one: the whole GPU has no neighbours).
+  int max_neighbours() const override { return setup_.partition ? setup_.partition->groups() - 1 : 0; }
+  // Untested: no GPU has run it yet. A neighbour's passes run on their own group's stream,
+  // from the profiler's neighbour thread, the only thread that uses its context while it
+  // runs (device 0 is every host thread's current device unless set otherwise).
+  std::unique_ptr<ProfileWorkload> neighbour(const ModelSpec& model, int b, std::uint64_t seed, int slot) override {
+    PIPESIM_ASSERT(slot >= 1 && slot <= max_neighbours());
+    check_gpt_model(model, "profile");
+    ProbeSetup setup = setup_;
+    setup.group = slot;
+    return guarded([&] {
+      return std::make_unique<CudaWorkload>(model, b, seed + static_cast<std::uint64_t>(slot), std::move(setup));
+    });
   }
 
  private:

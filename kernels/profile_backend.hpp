@@ -6,6 +6,8 @@
 //   profiler ──workload(model, b)──> ProfileWorkload   block / embedding / head passes,
 //            ──optimizer(count)────> OptimizerProbe    each timed by the backend's clock
 //            ──link(bytes)─────────> LinkProbe
+//            ──neighbour(model, b, slot)──> ProfileWorkload   block passes looped beside the
+//                                                              timed one (the interference curve)
 //
 // The CPU backend (kernels/cpu_profile_backend.hpp) times with std::chrono::steady_clock
 // on the calling thread. A CUDA backend would run its kernels on a stream and time each
@@ -73,6 +75,16 @@ class ProfileBackend {
                                                     std::uint64_t seed) = 0;
   virtual std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) = 0;
   virtual std::unique_ptr<LinkProbe> link(std::int64_t bytes) = 0;
+
+  // The interference curve's neighbours: how many devices may run beside the timed one on
+  // this host without sharing its processor (cpu: cores - 1, since past the cores the
+  // simulator's processor sharing takes over; cuda: the other SM groups, virtual devices - 1).
+  virtual int max_neighbours() const = 0;
+  // A workload for neighbour `slot` (1..max_neighbours()), whose block passes the profiler
+  // loops on a thread of its own while it times workload()'s passes: on the CPU any thread,
+  // on CUDA SM group `slot` of the partition (its own context and stream).
+  virtual std::unique_ptr<ProfileWorkload> neighbour(const ModelSpec& model, int micro_batch_size,
+                                                     std::uint64_t seed, int slot) = 0;
 };
 
 }  // namespace pipesim

@@ -1,9 +1,14 @@
 #include "kernels/profiler.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <ctime>
+#include <exception>
+#include <mutex>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 #include "cost_models/time_fit.hpp"
 #include "cost_models/transformer.hpp"
@@ -15,6 +20,14 @@ namespace pipesim {
 namespace {
 
 std::string ms(double seconds) { return format_duration(static_cast<Tick>(seconds * 1e9 + 0.5)); }
+
+std::string fixed(double value, int decimals) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(decimals);
+  s << value;
+  return s.str();
+}
 
 // warmup untimed calls, then `repeats` timed ones.
 template <class F>
@@ -66,7 +79,135 @@ OptimizerTimes optimizer_times(const ProfileOptions& o, ProfileBackend& backend,
   return t;
 }
 
+// `count` neighbours looping block passes, each on a thread of its own, from construction
+// (which returns once each has finished one pass: warm, in its steady state) to finish().
+class Neighbours {
+ public:
+  Neighbours(ProfileBackend& backend, const ModelSpec& model, int b, std::uint64_t seed, int count) {
+    for (int slot = 1; slot <= count; ++slot) workloads_.push_back(backend.neighbour(model, b, seed, slot));
+    try {
+      for (const auto& w : workloads_) threads_.emplace_back([this, w = w.get()] { loop(*w); });
+    } catch (...) {  // no thread for the next one: stop those that started
+      stop();
+      throw;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return warm_ == count || error_; });
+  }
+  ~Neighbours() { stop(); }
+  Neighbours(const Neighbours&) = delete;
+  Neighbours& operator=(const Neighbours&) = delete;
+
+  // Stops and joins them; rethrows what a neighbour threw (a GPU failure).
+  void finish() {
+    stop();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void loop(ProfileWorkload& w) {
+    try {
+      bool first = true;
+      while (!stop_.load(std::memory_order_relaxed)) {
+        (void)w.block_pass();
+        if (first) {
+          first = false;
+          const std::lock_guard<std::mutex> lock(mu_);
+          ++warm_;
+          cv_.notify_all();
+        }
+      }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mu_);
+      if (!error_) error_ = std::current_exception();
+      stop_ = true;
+      cv_.notify_all();
+    }
+  }
+  void stop() {
+    stop_ = true;
+    for (std::thread& t : threads_)
+      if (t.joinable()) t.join();
+  }
+
+  std::vector<std::unique_ptr<ProfileWorkload>> workloads_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int warm_ = 0;
+  std::exception_ptr error_;
+};
+
+void add_point(InterferenceCurve& c, const TimingStats& t) {
+  c.times.push_back(t);
+  c.slowdown.push_back(c.times.size() == 1 ? 1.0 : t.median / c.times.front().median);
+}
+
+void add_points(PassInterference& in, const PassProfile& p, bool input_grad) {
+  add_point(in.forward, p.forward);
+  if (input_grad) add_point(in.input_grad, p.input_grad);
+  add_point(in.weight_grad, p.weight_grad);
+}
+
+// The curves of workload `w` (size b, whose passes alone are `alone`): its passes timed again
+// beside 1..K neighbours. Empty (with a line on the log) when a slowdown falls outside what
+// a profile may hold: a measurement the machine's other load broke.
+ProfileInterference interference_curves(const ModelSpec& model, const ProfileOptions& o, ProfileBackend& backend,
+                                        ProfileWorkload& w, const MicroBatchProfile& alone, int neighbours) {
+  ProfileInterference in;
+  in.micro_batch_size = alone.size;
+  add_points(in.block, alone.block, true);
+  add_points(in.embedding, alone.embedding, false);
+  add_points(in.head, alone.head, true);
+  for (int k = 1; k <= neighbours; ++k) {
+    Neighbours busy(backend, model, alone.size, o.seed, k);
+    const std::vector<PassTimes> block = passes(o, &ProfileWorkload::block_pass, w);
+    const std::vector<PassTimes> embedding = passes(o, &ProfileWorkload::embedding_pass, w);
+    const std::vector<PassTimes> head = passes(o, &ProfileWorkload::head_pass, w);
+    busy.finish();
+    add_points(in.block, pass_profile(block, {}, true), true);
+    add_points(in.embedding, pass_profile(embedding, {}, false), false);
+    add_points(in.head, pass_profile(head, {}, true), true);
+    if (o.progress)
+      *o.progress << "profile: " << k << " neighbour" << (k == 1 ? "" : "s") << " busy (micro-batch size "
+                  << alone.size << "): block F x" << fixed(in.block.forward.slowdown.back(), 3) << " I x"
+                  << fixed(in.block.input_grad.slowdown.back(), 3) << " W x"
+                  << fixed(in.block.weight_grad.slowdown.back(), 3) << "; head F x"
+                  << fixed(in.head.forward.slowdown.back(), 3) << std::endl;
+  }
+  for (const InterferenceCurve* c : {&in.block.forward, &in.block.input_grad, &in.block.weight_grad,
+                                     &in.embedding.forward, &in.embedding.weight_grad, &in.head.forward,
+                                     &in.head.input_grad, &in.head.weight_grad})
+    for (double s : c->slowdown)
+      if (!(s >= kMinSlowdown && s <= kMaxSlowdown)) {
+        if (o.progress)
+          *o.progress << "profile: an interference slowdown of " << fixed(s, 3) << " is outside "
+                      << fixed(kMinSlowdown, 1) << ".." << fixed(kMaxSlowdown, 0)
+                      << " (other load on the machine?): the profile gets no interference curve" << std::endl;
+        return {};
+      }
+  return in;
+}
+
 }  // namespace
+
+int default_neighbours(int max_neighbours) { return std::clamp(max_neighbours, 0, 3); }
+
+int profile_neighbours(const ProfileOptions& o, const ProfileBackend& backend) {
+  const int max = backend.max_neighbours();
+  if (!o.neighbours) return default_neighbours(max);
+  const int k = *o.neighbours;
+  if (k < 0) throw InputError("--neighbours: expected 0 or more, got " + std::to_string(k));
+  if (k > max) {
+    const std::string why = backend.name() == "cpu"
+                                ? "this machine's cores - 1 (past the cores the simulator shares them itself)"
+                                : "the other SM groups of --virtual-devices (N devices have N - 1 neighbours)";
+    throw InputError("--neighbours: at most " + std::to_string(max) + " here, " + why + "; got " +
+                     std::to_string(k));
+  }
+  return k;
+}
 
 void check_profile_options(const ModelSpec& model, const ProfileOptions& o) {
   if (o.micro_batch_sizes.empty()) throw InputError("profile: no micro-batch sizes to measure");
@@ -130,6 +271,7 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
   check_gpt_model(model, "profile");
   check_model(model, 1, "profile");
   check_profile_options(model, o);
+  const int neighbours = profile_neighbours(o, backend);
   Profile p;
   p.backend = backend.name();
   p.date = utc_now_iso8601();
@@ -163,6 +305,9 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
            << "): block F " << ms(mb.block.forward.median) << " I " << ms(mb.block.input_grad.median) << " W "
            << ms(mb.block.weight_grad.median) << "; head F " << ms(mb.head.forward.median) << " I "
            << ms(mb.head.input_grad.median) << " W " << ms(mb.head.weight_grad.median) << std::endl;
+    // The curve at the middle size, right after its passes alone, on the same (warm) workload.
+    if (neighbours > 0 && k == sizes.size() / 2)
+      p.interference = interference_curves(model, o, backend, *w, mb, neighbours);
   }
 
   p.block_optimizer = optimizer_times(o, backend, p.parameters.block);

@@ -9,12 +9,17 @@
 //   optimizer, per group:         block, embedding, head norm, head weight; SGD and Adam
 //   link, per message size:       hand-offs around the model's message sizes -> latency +
 //                                 bytes / bandwidth (Eigen least squares, cost_models/time_fit.hpp)
+//   interference, at the middle   for k = 1..K: k neighbours (backend.neighbour) loop block
+//   size:                         passes on threads of their own while the same timed passes
+//                                 run again -> slowdown[k] = median / median alone
 //
 // Cost: about (warmup + repeats) x (F + I + W of one block, the embedding and the head) per
-// size, plus the link sizes; gpt-tiny with 2 repeats takes a few tens of milliseconds.
+// size, plus the link sizes, plus K more rounds at the middle size; gpt-tiny with 2
+// repeats takes a few tens of milliseconds.
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +38,14 @@ struct ProfileOptions {
   std::ostream* progress = nullptr;  // a line per step (stderr from the CLI); null: quiet
   // Refuse sizes whose working set (caches, inputs, head probabilities) exceeds this.
   std::int64_t max_workload_bytes = std::int64_t{8} << 30;
+  // Interference curve: 0..neighbours other devices busy. Unset: the backend's
+  // max_neighbours() up to 3 (past the curve's end its last value holds); 0: no curve.
+  // Negative or more than max_neighbours() is an InputError.
+  std::optional<int> neighbours;
 };
+
+// The neighbours a profile's curve gets by default: min(max_neighbours, 3).
+int default_neighbours(int max_neighbours);
 
 // The largest message the link probes send (three buffers of it are allocated).
 inline constexpr std::int64_t kMaxLinkProbeBytes = std::int64_t{64} << 20;
@@ -45,12 +57,15 @@ inline constexpr std::int64_t kMaxLinkProbeBytes = std::int64_t{64} << 20;
 std::vector<std::int64_t> model_link_sizes(const ModelSpec& model, const std::vector<int>& micro_batch_sizes);
 
 // InputError when the options are out of range (no sizes, a size < 1 or repeated,
-// repeats < 1, warmup < 0, fewer than two link sizes, a working set over the limit) or the
-// model is not one the backend implements.
+// repeats < 1, warmup < 0, fewer than two link sizes, a working set over the limit, more
+// neighbours than the backend has) or the model is not one the backend implements.
 Profile profile_model(const ModelSpec& model, const ProfileOptions& options, ProfileBackend& backend);
 // profile_model's checks of `options`, before it measures anything: InputError for sizes out
 // of range or listed twice, repeats < 1, warmup < 0, link sizes, a workload over the limit.
 void check_profile_options(const ModelSpec& model, const ProfileOptions& options);
+// The curve's K for these options on this backend; InputError when it asks for more than
+// backend.max_neighbours() (naming why the backend has no more) or is negative.
+int profile_neighbours(const ProfileOptions& options, const ProfileBackend& backend);
 
 // Bytes a workload of micro-batch size b holds at its peak (block and head caches, inputs,
 // gradients), for the limit above and the CLI's memory check.

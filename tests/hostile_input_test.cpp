@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -83,6 +84,25 @@ struct Case {
 
 std::string sentinel(const std::string& name) { return "pre-existing " + name + " \x01\xff\n"; }
 
+// The committed version-1 CPU profile made a version-2 file, then changed by `change`.
+std::string version2_profile(const std::function<void(nlohmann::json&)>& change) {
+  std::ifstream in(std::string(PIPESIM_EXAMPLES) + "/../docs/validation/gpt-small-cpu-profile.json");
+  nlohmann::json p = nlohmann::json::parse(in);
+  p["version"] = 2;
+  change(p);
+  return p.dump();
+}
+
+// Every curve's second point 0.1 x (below the reader's floor of 0.5).
+void add_bad_curve(nlohmann::json& p) {
+  const nlohmann::json& mb = p["micro_batches"][0];
+  const nlohmann::json curve = {{"slowdown", {1, 0.1}}, {"times", {mb["block"]["forward"], mb["block"]["forward"]}}};
+  p["interference"] = {{"micro_batch_size", mb["size"]},
+                       {"block", {{"forward", curve}, {"input_grad", curve}, {"weight_grad", curve}}},
+                       {"embedding", {{"forward", curve}, {"weight_grad", curve}}},
+                       {"head", {{"forward", curve}, {"input_grad", curve}, {"weight_grad", curve}}}};
+}
+
 // ---- the cases ---------------------------------------------------------------------------
 
 std::vector<Case> cases() {
@@ -140,6 +160,21 @@ std::vector<Case> cases() {
        {"s.csv", "s.json", "s.html"}, 2, "no valid configuration"},
       {"profile_out_bad_settings", "outputs", {}, "$P profile --model gpt-tiny --out p.json --repeats 0", {"p.json"}, 2,
        "profile: repeats must be at least 1, got 0"},
+      {"profile_too_many_neighbours", "outputs", {}, "$P profile --model gpt-tiny --out p.json --neighbours 100000",
+       {"p.json"}, 2, "cores - 1 (past the cores the simulator shares them itself); got 100000"},
+      {"profile_negative_neighbours", "outputs", {}, "$P profile --model gpt-tiny --out p.json --neighbours -2",
+       {"p.json"}, 2, "--neighbours: expected 0 or more, got -2"},
+      {"profile_slowdown_below_floor", "config", {{"p.json", version2_profile(add_bad_curve)}},
+       "$P simulate --cost p.json", {}, 2,
+       "p.json: /interference/block/forward/slowdown/1: expected a slowdown in 0.5..100; got 0.1"},
+      {"profile_quantiles_decrease", "config",
+       {{"p.json", version2_profile([](nlohmann::json& p) {
+          nlohmann::json& f = p["micro_batches"][0]["block"]["forward"];
+          f["repeats"] = 2;
+          f["quantiles_s"] = {f["max_s"], f["min_s"]};
+        })}},
+       "$P simulate --cost p.json", {}, 2,
+       "p.json: /micro_batches/0/block/forward/quantiles_s/1: expected non-decreasing values; "},
       {"run_trace_bad_settings", "outputs", {}, "$P run --trace t.json --micro-batch-size 0", {"t.json"}, 2,
        "--micro-batch-size: expected at least 1 sequence, got 0"},
       {"validate_report_bad_settings", "outputs", {}, "$P validate --report r.html --repeats 0", {"r.html"}, 2,

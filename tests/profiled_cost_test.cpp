@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "input_error.hpp"
+#include "synthetic_profile.hpp"
 #include "cli_runner.hpp"
 #include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
@@ -24,48 +25,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TimingStats at(double seconds) { return TimingStats{seconds, seconds, seconds, seconds, seconds, 3}; }
-
-// Times t = c0 + c1·b (seconds), in round microseconds so sums compare exactly in ns.
-constexpr double kUs = 1e-6;
-double block_f(double b) { return (10 + 100 * b) * kUs; }
-double block_i(double b) { return (20 + 150 * b) * kUs; }
-double block_w(double b) { return (5 + 80 * b) * kUs; }
-double emb_f(double b) { return (1 + 2 * b) * kUs; }
-double emb_w(double b) { return (2 + 3 * b) * kUs; }
-double head_f(double b) { return (30 + 300 * b) * kUs; }
-double head_i(double b) { return (15 + 120 * b) * kUs; }
-double head_w(double b) { return (12 + 110 * b) * kUs; }
+TimingStats at(double seconds) { return summarize_timings({seconds, seconds, seconds}); }
 
 Profile synthetic(const ModelSpec& m, const std::vector<int>& sizes = {1, 2, 4}) {
-  Profile p;
-  p.backend = "cpu";
-  p.date = "2026-11-30T08:00:00Z";
-  p.machine = {"Test CPU", 2, "", "cpu", 1};
-  p.libraries = {"GCC 12.2.0", "3.4.0", ""};
-  p.settings = {3, 1, 1, "wall"};
-  p.model = m;
-  p.parameters = {layer_parameters(m), embedding_parameters(m), 2 * m.hidden,
-                  static_cast<std::int64_t>(m.vocab) * m.hidden};
-  p.block_optimizer = {at(7 * kUs), at(60 * kUs)};
-  p.embedding_optimizer = {at(3 * kUs), at(22 * kUs)};
-  p.head_norm_optimizer = {at(0.1 * kUs), at(0.5 * kUs)};
-  p.head_weight_optimizer = {at(2 * kUs), at(19 * kUs)};
-  for (int b : sizes) {
-    MicroBatchProfile mb;
-    mb.size = b;
-    const std::int64_t n = static_cast<std::int64_t>(b) * m.seq_len;
-    mb.block = {at(block_f(b)), at(block_i(b)), at(block_w(b)), 1000 * n, 800 * n};
-    mb.embedding = {at(emb_f(b)), {}, at(emb_w(b)), 4 * n, 4 * n};
-    mb.head = {at(head_f(b)), at(head_i(b)), at(head_w(b)), 2000 * n + 64, 1500 * n + 64};
-    mb.message_bytes = 4 * n * m.hidden;
-    p.micro_batches.push_back(mb);
-  }
-  p.link.kind = "thread-handoff";
-  p.link.samples = {{4096, at(2e-6)}, {65536, at(8e-6)}};
-  p.link.latency = 1e-6;
-  p.link.bandwidth = 10e9;
-  return p;
+  return synthetic_profile(m, sizes, at);
 }
 
 ProfiledCostModel model_at(int b, const ModelSpec& m = find_model("gpt-tiny")) {
@@ -224,6 +187,38 @@ TEST(ProfiledCost, PiecewisePolicyFollowsABend) {
 
 // ---- the file ---------------------------------------------------------------------------
 
+InterferenceCurve two_points(double alone, double busy) {
+  return {{1, busy / alone}, {at(alone), at(busy)}};
+}
+
+TEST(ProfiledCost, SlowdownCurvesForTheEnginesPools) {
+  ProfiledCostConfig c;
+  c.profile = synthetic(find_model("gpt-tiny"));
+  c.source = "tiny.json";
+  {
+    const ProfiledCostModel none(c);  // no curve in the profile: no interference
+    for (int k = 0; k < kNumOpKinds; ++k) EXPECT_TRUE(none.slowdown(static_cast<OpKind>(k)).empty()) << k;
+    EXPECT_EQ(none.cores(), 2);
+  }
+  ProfileInterference& in = c.profile.interference;
+  in.micro_batch_size = 2;
+  in.block = {two_points(200e-6, 250e-6), two_points(100e-6, 150e-6), two_points(50e-6, 50e-6)};
+  in.embedding = {two_points(1e-6, 3e-6), {}, two_points(1e-6, 1e-6)};
+  in.head = {two_points(6e-5, 9e-5), two_points(4e-5, 4e-5), two_points(4e-5, 4e-5)};
+  const ProfiledCostModel m(c);
+  EXPECT_THAT(m.slowdown(OpKind::F), ::testing::ElementsAre(1, ::testing::DoubleEq(1.25)));
+  EXPECT_THAT(m.slowdown(OpKind::I), ::testing::ElementsAre(1, ::testing::DoubleEq(1.5)));
+  EXPECT_THAT(m.slowdown(OpKind::W), ::testing::ElementsAre(1, 1));
+  ASSERT_EQ(m.slowdown(OpKind::B).size(), 2u);
+  EXPECT_EQ(m.slowdown(OpKind::B)[0], 1);
+  EXPECT_DOUBLE_EQ(m.slowdown(OpKind::B)[1], (150.0 + 50) / (100 + 50));  // the curve of I + W
+  EXPECT_TRUE(m.slowdown(OpKind::OptStep).empty());
+  EXPECT_TRUE(m.slowdown(OpKind::SendF).empty());
+  EXPECT_EQ(&m.slowdowns()[static_cast<std::size_t>(OpKind::I)], &m.slowdown(OpKind::I));
+  // The durations themselves are the times alone: the engine applies the curve.
+  EXPECT_EQ(m.compute_time(make_op(OpKind::F, 0, 0), OpScale{}), model_at(1).compute_time(make_op(OpKind::F, 0, 0), OpScale{}));
+}
+
 TEST(ProfileFile, RoundTrip) {
   const Profile p = synthetic(find_model("gpt-tiny"));
   const std::string path = testing_cli::temp_path("roundtrip.profile.json");
@@ -257,9 +252,9 @@ TEST(ProfileFile, EveryMalformedClassHasItsOneLineError) {
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const std::vector<Broken> cases = {
       {"/format", set("/format", "other"), "/format: expected 'pipesim-profile'; got 'other'"},
-      {"/version", set("/version", 2), "/version: this pipesim reads version 1; got 2 (written by another pipesim)"},
+      {"/version", set("/version", 3), "/version: this pipesim reads versions 1 to 2; got 3 (written by another pipesim)"},
       {"/extra", set("/extra", 1), "/: unknown field 'extra' (expected format, version, backend, date, machine, "
-                                   "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link)"},
+                                   "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link, interference)"},
       {"/date", erase("", "date"), "/: missing field 'date'"},
       {"/backend", set("/backend", "tpu"), "/backend: expected 'cpu' or 'cuda'; got 'tpu'"},
       {"/date", set("/date", "yesterday"), "/date: expected a UTC date like 2026-11-30T07:51:38Z; got 'yesterday'"},
@@ -327,6 +322,17 @@ TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
   EXPECT_THAT(p.out, HasSubstr("fits over b (auto): block F"));
   EXPECT_THAT(p.out, HasSubstr("profile written to " + path));
   EXPECT_NO_THROW(read_profile_file(path));
+  // The interference curve's table (by default cores - 1 neighbours, at b = 2), or why none.
+  if (read_profile_file(path).interference.measured())
+    EXPECT_THAT(p.out, HasSubstr("interference (slowdown with k neighbours busy running block passes, micro-batch "
+                                 "size 2):"));
+  else
+    EXPECT_THAT(p.out, HasSubstr("interference: none in the profile"));
+  const Result none = run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 1 --warmup 0 --link-sizes 4KiB,64KiB "
+                          "--neighbours 0 --quiet --out " + path + ".none");
+  ASSERT_EQ(none.code, 0) << none.out;
+  EXPECT_THAT(none.out, HasSubstr("interference: none in the profile (--neighbours 0, "));
+  EXPECT_FALSE(read_profile_file(path + ".none").interference.measured());
 
   const Result s = run("simulate --schedule 1f1b -p 4 -m 8 --cost " + path + " --micro-batch-size 2");
   ASSERT_EQ(s.code, 0) << s.out;

@@ -226,6 +226,17 @@ TEST(Profiler, GptTinyOnTheCpu) {
     EXPECT_GT(opt->sgd.median, 0);
     EXPECT_GT(opt->adam.median, 0);
   }
+  // The interference curve (tests/profiler_interference_test.cpp has its exact values on a
+  // fake backend): by default min(cores - 1, 3) neighbours, at the middle size (4 of 1, 4).
+  const int k = std::min(p.machine.cores - 1, 3);
+  EXPECT_EQ(p.interference.neighbours(), k);
+  if (k > 0) {
+    EXPECT_EQ(p.interference.micro_batch_size, 4);
+    EXPECT_EQ(p.interference.block.forward.slowdown.size(), static_cast<std::size_t>(k + 1));
+    EXPECT_EQ(p.interference.block.forward.slowdown[0], 1);
+    EXPECT_EQ(p.interference.head.weight_grad.times[0].median, big.head.weight_grad.median);  // k = 0: alone
+    EXPECT_THAT(log.str(), HasSubstr("profile: 1 neighbour busy (micro-batch size 4): block F x"));
+  }
   ASSERT_EQ(p.link.samples.size(), 2u);
   EXPECT_EQ(p.link.kind, "thread-handoff");
   EXPECT_GE(p.link.latency, 0);
@@ -254,6 +265,10 @@ class FastLinkBackend final : public ProfileBackend {
     return cpu_->optimizer(count, seed);
   }
   std::unique_ptr<LinkProbe> link(std::int64_t bytes) override { return std::make_unique<Link>(bytes); }
+  int max_neighbours() const override { return 0; }  // no curve: this test is about the link
+  std::unique_ptr<ProfileWorkload> neighbour(const ModelSpec& model, int b, std::uint64_t seed, int slot) override {
+    return cpu_->neighbour(model, b, seed, slot);
+  }
 
  private:
   struct Link final : LinkProbe {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -31,6 +32,7 @@ struct ProfileFlags {
   std::string out;
   std::string clock;  // empty: the backend's default
   int virtual_devices = 1;
+  std::optional<int> neighbours;  // unset: the backend's default
   bool quiet = false;
   std::string max_memory;
 };
@@ -80,6 +82,34 @@ std::string fit_text(const SizeFit& f) {
   return s.str();
 }
 
+// The curves as a table: one row per pass, one column per number of busy neighbours.
+std::string interference_text(const ProfileInterference& in) {
+  if (!in.measured())
+    return "interference: none in the profile (--neighbours 0, no neighbour fits on this host, or a slowdown outside "
+           "0.5..100 that the progress lines on stderr report)\n";
+  std::ostringstream out;
+  out << "\ninterference (slowdown with k neighbours busy running block passes, micro-batch size "
+      << in.micro_batch_size << "):\n";
+  Table t;
+  t.add_column("pass");
+  for (int k = 0; k <= in.neighbours(); ++k) t.add_column("k=" + std::to_string(k));
+  const auto row = [&](const char* name, const InterferenceCurve& c) {
+    std::vector<std::string> cells{name};
+    for (double s : c.slowdown) cells.push_back(format_fixed(s, 3) + " x");
+    t.add_row(cells);
+  };
+  row("block F", in.block.forward);
+  row("block I", in.block.input_grad);
+  row("block W", in.block.weight_grad);
+  row("emb F", in.embedding.forward);
+  row("emb W", in.embedding.weight_grad);
+  row("head F", in.head.forward);
+  row("head I", in.head.input_grad);
+  row("head W", in.head.weight_grad);
+  out << t.render();
+  return out.str();
+}
+
 // What a person reads after a run: the medians per size, the optimizer, the link and the fits.
 std::string summary(const Profile& p, const std::string& path) {
   std::ostringstream out;
@@ -114,6 +144,7 @@ std::string summary(const Profile& p, const std::string& path) {
       << "                    block I " << fit_text(model.fit(Piece::Block, Measure::InputGrad)) << "\n"
       << "                    block W " << fit_text(model.fit(Piece::Block, Measure::WeightGrad)) << "\n"
       << "                    head F  " << fit_text(model.fit(Piece::Head, Measure::Forward)) << "\n";
+  out << interference_text(p.interference);
   out << "\nprofile written to " << path << " (use it with: pipesim simulate --cost " << path << ")\n";
   return out.str();
 }
@@ -138,6 +169,10 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--virtual-devices", f->virtual_devices,
                   "cuda: profile on 1/N of the GPU's SMs, as one of N devices of `run --sm-partition` on one GPU")
       ->capture_default_str();
+  cmd->add_option("--neighbours", f->neighbours,
+                  "Interference curve: time the passes again with 1..K other devices busy (cpu: threads on other "
+                  "cores, at most cores - 1; cuda: the other SM groups of --virtual-devices); 0: no curve "
+                  "[default: the most there are, up to 3]");
   cmd->add_option("--out", f->out, "The profile file to write (JSON)")->required();
   cmd->add_flag("--quiet", f->quiet, "No progress lines on stderr");
   cmd->add_option("--max-memory", f->max_memory,
@@ -154,6 +189,7 @@ void add_profile_command(CLI::App& app) {
     o.micro_batch_sizes = parse_sizes(f->sizes);
     o.repeats = f->repeats;
     o.warmup = f->warmup;
+    o.neighbours = f->neighbours;
     if (!f->link_sizes.empty()) o.link_sizes = parse_link_sizes(f->link_sizes);
     o.progress = f->quiet ? nullptr : &std::cerr;
     std::unique_ptr<ProfileBackend> backend = make_profile_backend(f->backend, f->clock, f->virtual_devices);

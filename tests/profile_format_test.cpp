@@ -1,0 +1,208 @@
+// Version 2 of the profile file (cost_models/profile.hpp, docs/profile-format.md): every
+// timed quantity's quantiles and TimingStats::at_quantile, the interference curves, their
+// validation one malformed class at a time, and version-1 files still reading.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "input_error.hpp"
+#include "synthetic_profile.hpp"
+#include "cost_models/catalog.hpp"
+#include "cost_models/profile.hpp"
+
+namespace pipesim {
+namespace {
+
+using ::testing::HasSubstr;
+using J = nlohmann::json;
+
+// Samples spread around `seconds`: 0.9, 1.0, 1.1, 1.2 x.
+TimingStats spread(double seconds) { return summarize_timings({seconds, 1.2 * seconds, 0.9 * seconds, 1.1 * seconds}); }
+
+InterferenceCurve curve(double seconds, std::vector<double> slowdown) {
+  InterferenceCurve c;
+  for (double s : slowdown) c.times.push_back(spread(seconds * s));
+  for (const TimingStats& t : c.times) c.slowdown.push_back(t.median / c.times.front().median);
+  return c;
+}
+
+// A valid version-2 profile of gpt-tiny at sizes 1 and 2 with a curve of 2 neighbours.
+Profile sample() {
+  Profile p = synthetic_profile(find_model("gpt-tiny"), {1, 2}, spread);
+  ProfileInterference& in = p.interference;
+  in.micro_batch_size = 2;
+  in.block = {curve(2e-4, {1, 1.1, 1.25}), curve(4e-4, {1, 1.05, 1.2}), curve(2e-4, {1, 1.02, 1.1})};
+  in.embedding = {curve(2e-6, {1, 0.98, 1.3}), {}, curve(4e-6, {1, 1, 1})};
+  in.head = {curve(6e-5, {1, 1.3, 1.6}), curve(4e-5, {1, 1.1, 1.2}), curve(4e-5, {1, 1.1, 1.2})};
+  return p;
+}
+
+TEST(AtQuantile, InterpolatesTheQuantilesLinearly) {
+  const TimingStats s = summarize_timings({4, 1, 3, 2, 5});  // quantiles: the sorted samples
+  EXPECT_THAT(s.quantiles, ::testing::ElementsAre(1, 2, 3, 4, 5));
+  EXPECT_DOUBLE_EQ(s.at_quantile(0), 1);
+  EXPECT_DOUBLE_EQ(s.at_quantile(1), 5);
+  EXPECT_DOUBLE_EQ(s.at_quantile(0.5), 3);
+  EXPECT_DOUBLE_EQ(s.at_quantile(0.5), s.median);
+  EXPECT_DOUBLE_EQ(s.at_quantile(0.125), 1.5);  // halfway between the first two
+  EXPECT_DOUBLE_EQ(s.at_quantile(0.9), s.p90);
+  EXPECT_DOUBLE_EQ(s.at_quantile(0.1), s.p10);
+  const TimingStats one = summarize_timings({7});
+  EXPECT_THAT(one.quantiles, ::testing::ElementsAre(7));
+  EXPECT_EQ(one.at_quantile(0), 7);
+  EXPECT_EQ(one.at_quantile(0.37), 7);
+  EXPECT_EQ(one.at_quantile(1), 7);
+}
+
+TEST(AtQuantile, ManyRepeatsKeep51EvenlySpacedQuantiles) {
+  std::vector<double> samples;
+  for (int i = 0; i <= 1000; ++i) samples.push_back(1000 - i);  // 0..1000, reversed
+  const TimingStats s = summarize_timings(samples);
+  EXPECT_EQ(s.repeats, 1001);
+  ASSERT_EQ(s.quantiles.size(), 51u);
+  EXPECT_EQ(quantile_count(1001), 51);
+  EXPECT_EQ(quantile_count(50), 50);
+  for (int i = 0; i <= 50; ++i) EXPECT_NEAR(s.quantiles[static_cast<std::size_t>(i)], 20.0 * i, 1e-9) << i;
+  EXPECT_NEAR(s.at_quantile(0.31), 310, 1e-9);  // uniform: the quantile function is linear
+  EXPECT_EQ(s.at_quantile(0), 0);
+  EXPECT_EQ(s.at_quantile(1), 1000);
+}
+
+TEST(AtQuantile, VersionOneStatsFallBackToTheFiveSummaryPoints) {
+  TimingStats s;  // no quantiles, as a version-1 profile reads
+  s.min = 1;
+  s.p10 = 2;
+  s.median = 4;
+  s.p90 = 8;
+  s.max = 10;
+  s.repeats = 10;
+  EXPECT_EQ(s.at_quantile(0), 1);
+  EXPECT_EQ(s.at_quantile(0.1), 2);
+  EXPECT_EQ(s.at_quantile(0.5), 4);
+  EXPECT_EQ(s.at_quantile(0.9), 8);
+  EXPECT_EQ(s.at_quantile(1), 10);
+  EXPECT_DOUBLE_EQ(s.at_quantile(0.05), 1.5);
+  EXPECT_DOUBLE_EQ(s.at_quantile(0.3), 3);
+  EXPECT_DOUBLE_EQ(s.at_quantile(0.7), 6);
+  EXPECT_DOUBLE_EQ(s.at_quantile(0.95), 9);
+  EXPECT_EQ(TimingStats{}.at_quantile(0.5), 0);  // never measured
+}
+
+TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
+  const Profile p = sample();
+  const std::string text = profile_json_text(p);
+  const J j = J::parse(text);
+  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["micro_batches"][0]["block"]["forward"]["quantiles_s"].size(), 4u);
+  EXPECT_EQ(j["interference"]["block"]["forward"]["slowdown"].size(), 3u);
+  const Profile back = parse_profile(text, "v2.json");
+  EXPECT_EQ(profile_json_text(back), text);
+  EXPECT_EQ(back.micro_batches[1].head.input_grad.quantiles, p.micro_batches[1].head.input_grad.quantiles);
+  ASSERT_TRUE(back.interference.measured());
+  EXPECT_EQ(back.interference.neighbours(), 2);
+  EXPECT_EQ(back.interference.micro_batch_size, 2);
+  EXPECT_EQ(back.interference.block.forward.slowdown, p.interference.block.forward.slowdown);
+  EXPECT_EQ(back.interference.block.forward.slowdown[0], 1);
+  EXPECT_NEAR(back.interference.head.forward.slowdown[2], 1.6, 1e-12);
+  EXPECT_TRUE(back.interference.embedding.input_grad.slowdown.empty());
+  // Without a curve there is no "interference" field, and none reads back.
+  Profile flat = p;
+  flat.interference = {};
+  const std::string flat_text = profile_json_text(flat);
+  EXPECT_FALSE(J::parse(flat_text).contains("interference"));
+  EXPECT_FALSE(parse_profile(flat_text, "flat.json").interference.measured());
+}
+
+// The version-1 profile committed with the CPU validation (docs/validation/), as a
+// pipesim of that version wrote it: it reads, with no quantiles and no curve.
+TEST(ProfileVersion1, StillReadsWithoutQuantilesOrCurve) {
+  std::ifstream in(std::string(PIPESIM_EXAMPLES) + "/../docs/validation/gpt-small-cpu-profile.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  ASSERT_EQ(J::parse(text.str())["version"], 1);
+  const Profile p = parse_profile(text.str(), "v1.json");
+  EXPECT_EQ(p.model.name, "gpt-small");
+  EXPECT_FALSE(p.interference.measured());
+  EXPECT_EQ(p.interference.neighbours(), 0);
+  const TimingStats& f = p.micro_batches[0].block.forward;
+  EXPECT_TRUE(f.quantiles.empty());
+  EXPECT_EQ(f.at_quantile(0.5), f.median);
+  EXPECT_EQ(f.at_quantile(0.9), f.p90);
+  // Written again, it is a version-2 file (still without quantiles), which reads back the same.
+  const std::string again = profile_json_text(p);
+  EXPECT_EQ(J::parse(again)["version"], 2);
+  EXPECT_EQ(profile_json_text(parse_profile(again, "again.json")), again);
+  // A version-1 file has none of version 2's fields.
+  J v1 = J::parse(text.str());
+  v1["micro_batches"][0]["block"]["forward"]["quantiles_s"] = J::array({1e-3});
+  EXPECT_EQ(error_of([&] { parse_profile(v1.dump(), "v1.json"); }),
+            "v1.json: /micro_batches/0/block/forward: unknown field 'quantiles_s' (expected median_s, p10_s, p90_s, "
+            "min_s, max_s, repeats)");
+  J v1_curve = J::parse(text.str());
+  v1_curve["interference"] = J::object();
+  EXPECT_THAT(error_of([&] { parse_profile(v1_curve.dump(), "v1.json"); }),
+              HasSubstr("v1.json: /: unknown field 'interference' (expected format, version,"));
+}
+
+struct Broken {
+  std::string pointer;
+  std::function<void(J&)> change;
+  std::string error;  // after "bad.json: "
+};
+
+TEST(ProfileVersion2, EveryMalformedNewFieldHasItsOneLineError) {
+  const J good = J::parse(profile_json_text(sample()));
+  auto set = [](const char* ptr, J value) { return [=](J& j) { j[J::json_pointer(ptr)] = value; }; };
+  auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
+  const char* bf = "/micro_batches/0/block/forward";
+  const double q0 = good[J::json_pointer(std::string(bf) + "/quantiles_s/0")].get<double>();
+  const std::vector<Broken> cases = {
+      {"/version", set("/version", 3), "/version: this pipesim reads versions 1 to 2; got 3 (written by another pipesim)"},
+      {"/version", set("/version", 0), "/version: expected an integer in 1..2147483647; got 0"},
+      {"quantiles", set("/micro_batches/0/block/forward/quantiles_s", J::array()),
+       "/micro_batches/0/block/forward/quantiles_s: expected a non-empty array; got an array"},
+      {"quantiles", set("/micro_batches/0/block/forward/quantiles_s/1", "slow"),
+       "/micro_batches/0/block/forward/quantiles_s/1: expected a positive number of seconds; got 'slow'"},
+      {"quantiles", set("/micro_batches/0/block/forward/quantiles_s/2", q0),
+       "/micro_batches/0/block/forward/quantiles_s/2: expected non-decreasing values; " + J(q0).dump() + " follows " +
+           good[J::json_pointer(std::string(bf) + "/quantiles_s/1")].dump()},
+      {"quantiles", [](J& j) { j["micro_batches"][0]["block"]["forward"]["quantiles_s"].erase(1); },
+       "/micro_batches/0/block/forward/quantiles_s: expected 4 quantiles for 4 repeats (min(repeats, 51)); got 3"},
+      {"quantiles", set("/micro_batches/0/block/forward/quantiles_s/3", 1.0),
+       "/micro_batches/0/block/forward/quantiles_s: do not agree with min_s, p10_s, median_s, p90_s and max_s"},
+      {"interference", set("/interference/micro_batch_size", 3),
+       "/interference/micro_batch_size: expected one of the profiled micro-batch sizes; got 3"},
+      {"interference", erase("/interference", "head"), "/interference: missing field 'head'"},
+      {"interference", set("/interference/block/forward/slowdown/1", 0.1),
+       "/interference/block/forward/slowdown/1: expected a slowdown in 0.5..100; got 0.1"},
+      {"interference", set("/interference/block/forward/slowdown/1", 1e9),
+       "/interference/block/forward/slowdown/1: expected a slowdown in 0.5..100; got 1000000000.0"},
+      {"interference", set("/interference/block/forward/slowdown/0", 1.01),
+       "/interference/block/forward/slowdown/0: expected 1 (the op alone); got 1.01"},
+      {"interference", set("/interference/block/forward/slowdown", J::array({1})),
+       "/interference/block/forward/slowdown: expected slowdowns for 0 and at least 1 neighbour; got 1"},
+      {"interference", [](J& j) { j["interference"]["head"]["weight_grad"]["slowdown"].erase(2); },
+       "/interference/head/weight_grad/slowdown: expected 3 slowdowns (0..2 neighbours, as the first curve); got 2"},
+      {"interference", [](J& j) { j["interference"]["block"]["input_grad"]["times"].erase(2); },
+       "/interference/block/input_grad/times: expected an array of 3 STATS, one per slowdown; got an array"},
+      {"interference", set("/interference/block/input_grad/slowdown/2", 1.3),
+       "/interference/block/input_grad/slowdown/2: expected times[2].median_s / times[0].median_s = 1.2; got 1.3"},
+      {"interference", set("/interference/head/forward/times/1/median_s", -1),
+       "/interference/head/forward/times/1/median_s: expected a positive number of seconds; got -1"},
+      {"interference", set("/interference/embedding/input_grad", J::object()),
+       "/interference/embedding: unknown field 'input_grad' (expected forward, weight_grad)"},
+  };
+  for (const Broken& b : cases) {
+    J j = good;
+    b.change(j);
+    EXPECT_EQ(error_of([&] { parse_profile(j.dump(), "bad.json"); }), "bad.json: " + b.error) << b.pointer;
+  }
+}
+
+}  // namespace
+}  // namespace pipesim
