@@ -19,7 +19,7 @@ nlohmann::ordered_json percentiles_json(const Percentiles& p, double scale) {
 
 }  // namespace
 
-void add_sample_flags(CLI::App& cmd, SampleFlags& f, int default_samples) {
+void add_sample_flags(CLI::App& cmd, SampleFlags& f, int default_samples, bool seed_flag) {
   f.samples = default_samples;
   f.always = default_samples > 0;
   const std::string what = default_samples > 0 ? " [default: " + std::to_string(default_samples) + "]" : "";
@@ -28,6 +28,7 @@ void add_sample_flags(CLI::App& cmd, SampleFlags& f, int default_samples) {
                                      "), each op's duration drawn from the profile's measured distribution; "
                                      "p10/p50/p90 of time per iteration and bubble. Needs a profile (--cost)" +
                                      what);
+  if (!seed_flag) return;
   auto* seed = cmd.add_option("--seed", f.seed, "The draws' seed: the same seed, the same intervals")
                    ->capture_default_str();
   if (default_samples == 0) seed->needs(samples);

@@ -33,8 +33,10 @@ struct SampleFlags {
 };
 inline constexpr int kValidateSamples = 200;
 
-// `default_samples` 0: intervals only when --samples is given.
-void add_sample_flags(CLI::App& cmd, SampleFlags& flags, int default_samples = 0);
+// `default_samples` 0: intervals only when --samples is given. Without `seed_flag` the
+// command's own --seed (validate's, which also seeds the weights) seeds the draws: the caller
+// copies it into SampleFlags::seed.
+void add_sample_flags(CLI::App& cmd, SampleFlags& flags, int default_samples = 0, bool seed_flag = true);
 // The sampling asked for, if any: InputError unless 1 <= N <= kMaxSamples.
 std::optional<Sampling> sampling_of(const SampleFlags& flags);
 // InputError for --samples with a cost model that has no distributions (`model`: its name).

@@ -1,0 +1,43 @@
+#include "tools/validate_verdict.hpp"
+
+#include <fstream>
+
+#include "tools/table.hpp"
+
+namespace pipesim {
+namespace {
+
+std::string load_text(const std::optional<double>& load) { return load ? format_fixed(*load, 2) : "unknown"; }
+
+}  // namespace
+
+std::optional<double> load_average() {
+  std::ifstream in("/proc/loadavg");
+  double one_minute = 0;
+  if (!(in >> one_minute)) return std::nullopt;
+  return one_minute;
+}
+
+std::vector<std::string> validity_warnings(const MachineLoad& load, double spread, double tolerance) {
+  std::vector<std::string> out;
+  const double limit = load.cores - 0.5;
+  for (const auto& [when, value] : {std::pair{"before", load.before}, std::pair{"after", load.after}})
+    if (load.cores > 0 && value && *value > limit) {
+      out.push_back("machine load " + format_fixed(*value, 2) + " " + when + " the runs on " +
+                    std::to_string(load.cores) + " cores (above " + format_fixed(limit, 1) +
+                    "): other work shared the cores, so the measured times say little about the schedule");
+      break;  // one line: before, or else after
+    }
+  if (spread > tolerance)
+    out.push_back("the profile's repeats spread " + format_percent(spread) + " (p10 to p90 of the block's passes), more than "
+                  "the tolerance " + format_percent(tolerance) + ": an error within the tolerance cannot be told from noise");
+  return out;
+}
+
+std::string conditions_line(const MachineLoad& load, double spread) {
+  return "machine load " + load_text(load.before) + " before, " + load_text(load.after) + " after (1-minute average, " +
+         std::to_string(load.cores) + " cores); profile repeats spread " + format_percent(spread) +
+         " ((p90 - p10) / median, median over the block's passes)";
+}
+
+}  // namespace pipesim
