@@ -22,12 +22,12 @@ nlohmann::ordered_json percentiles_json(const Percentiles& p, double scale) {
 void add_sample_flags(CLI::App& cmd, SampleFlags& f, int default_samples, bool seed_flag) {
   f.samples = default_samples;
   f.always = default_samples > 0;
+  const std::string needs = seed_flag ? " Needs a profile (--cost FILE)" : " The draws use --seed";
   const std::string what = default_samples > 0 ? " [default: " + std::to_string(default_samples) + "]" : "";
   auto* samples = f.option = cmd.add_option("--samples", f.samples,
                                  "Prediction intervals: N simulations (1.." + std::to_string(kMaxSamples) +
                                      "), each op's duration drawn from the profile's measured distribution; "
-                                     "p10/p50/p90 of time per iteration and bubble. Needs a profile (--cost)" +
-                                     what);
+                                     "p10/p50/p90 of time per iteration and bubble." + needs + what);
   if (!seed_flag) return;
   auto* seed = cmd.add_option("--seed", f.seed, "The draws' seed: the same seed, the same intervals")
                    ->capture_default_str();
