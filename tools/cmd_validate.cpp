@@ -370,7 +370,8 @@ void add_validate_command(CLI::App& app) {
     }
     OutputFile* report = files.output("--report", f->report);
     if (f->cost.empty()) check_profile_options(model, profile_options(*f, schedules));
-    MachineLoad load{static_cast<int>(std::thread::hardware_concurrency()), load_average(), std::nullopt};
+    MachineLoad load{static_cast<int>(std::thread::hardware_concurrency()), load_average(), std::nullopt, 0};
+    for (const Schedule& s : schedules) load.own_threads = std::max(load.own_threads, std::min(s.num_devices, load.cores));
     const ProfiledCostModel costs(cost_config(*f, model, schedules));
     const std::string cost_label = costs.label();
     std::vector<Validation> all;

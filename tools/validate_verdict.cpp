@@ -21,13 +21,15 @@ std::optional<double> load_average() {
 std::vector<std::string> validity_warnings(const MachineLoad& load, double spread, double tolerance) {
   std::vector<std::string> out;
   const double limit = load.cores - 0.5;
-  for (const auto& [when, value] : {std::pair{"before", load.before}, std::pair{"after", load.after}})
-    if (load.cores > 0 && value && *value > limit) {
-      out.push_back("machine load " + format_fixed(*value, 2) + " " + when + " the runs on " +
-                    std::to_string(load.cores) + " cores (above " + format_fixed(limit, 1) +
-                    "): other work shared the cores, so the measured times say little about the schedule");
-      break;  // one line: before, or else after
-    }
+  const std::string why = "other work shared the cores, so the measured times say little about the schedule";
+  if (load.cores > 0 && load.before && *load.before > limit) {
+    out.push_back("machine load " + format_fixed(*load.before, 2) + " before the runs on " + std::to_string(load.cores) +
+                  " cores (above " + format_fixed(limit, 1) + "): " + why);
+  } else if (load.cores > 0 && load.after && *load.after - load.own_threads > limit) {
+    out.push_back("machine load " + format_fixed(*load.after, 2) + " after the runs on " + std::to_string(load.cores) +
+                  " cores (above " + format_fixed(limit, 1) + " beyond their own " + std::to_string(load.own_threads) +
+                  " device threads): " + why);
+  }
   if (spread > tolerance)
     out.push_back("the profile's repeats spread " + format_percent(spread) + " (p10 to p90 of the block's passes), more than "
                   "the tolerance " + format_percent(tolerance) + ": an error within the tolerance cannot be told from noise");

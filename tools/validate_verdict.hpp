@@ -18,11 +18,16 @@ std::optional<double> load_average();
 struct MachineLoad {
   int cores = 0;  // hardware threads
   std::optional<double> before, after;
+  // The run's own busy threads (its devices, at most the cores), which the 1-minute average
+  // still holds after the runs: a quiet 2-core machine reads about 1.6 after a 90 s run of
+  // two devices.
+  int own_threads = 0;
 };
 
-// One line each (no "pipesim: warning: " prefix): the load above cores - 0.5 before or after
-// the runs (other work shared the cores the device threads ran on), and a repeat spread
-// (cost_models/sampled.hpp's repeat_spread) above the tolerance.
+// One line each (no "pipesim: warning: " prefix): the load above cores - 0.5 before the
+// runs, or after them beyond their own threads (other work shared the cores the device
+// threads ran on), and a repeat spread (cost_models/sampled.hpp's repeat_spread) above the
+// tolerance.
 std::vector<std::string> validity_warnings(const MachineLoad& load, double spread, double tolerance);
 
 // "machine load 0.42 before, 1.87 after (1-minute average, 2 cores); profile repeats spread
