@@ -66,6 +66,19 @@ TEST(SamplesCli, TablesAndReport) {
   EXPECT_FALSE(json::parse(run(kSimulate + "--json").out).contains("prediction_interval"));
 }
 
+TEST(SamplesCli, SavedSettingsKeepTheSamplesAndTheSeed) {
+  const std::string config = testing_cli::temp_path("samples.config.json");
+  const Result saved = run(kSimulate + "--samples 16 --seed 9 --json --save-config " + config);
+  ASSERT_EQ(saved.code, 0) << saved.out;
+  const Result again = run("simulate --json --config " + config);
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_EQ(json::parse(again.out)["prediction_interval"], json::parse(saved.out)["prediction_interval"]);
+  // Saved without --samples, the settings hold no --seed either (it needs --samples).
+  ASSERT_EQ(run(kSimulate + "--save-config " + config).code, 0);
+  EXPECT_FALSE(json::parse(testing_cli::slurp(config)).contains("seed"));
+  EXPECT_EQ(run("simulate --config " + config).code, 0);
+}
+
 TEST(SamplesCli, BadInput) {
   expect_one_line_error(run(kSimulate + "--samples 0"), "--samples: expected a number of simulations in 1..100000, got 0");
   expect_one_line_error(run(kSimulate + "--samples 100001"),

@@ -161,12 +161,6 @@ std::string versions_cell(const PredictionReport& r) {
   return std::to_string(r.version_mismatch_count) + " of " + std::to_string(r.versions_compared) + " DIFFER";
 }
 
-Tick ticks(double ns) { return static_cast<Tick>(std::llround(ns)); }
-
-std::string interval_cell(const PredictionInterval& i) {
-  return format_duration(ticks(i.time_per_iteration.p5)) + " .. " + format_duration(ticks(i.time_per_iteration.p95));
-}
-
 std::string summary_table(const std::vector<Validation>& all) {
   Table t;
   t.add_column("schedule", Table::Align::Left);
@@ -178,7 +172,7 @@ std::string summary_table(const std::vector<Validation>& all) {
   for (const Validation& v : all)
     t.add_row({v.schedule.name, format_duration(v.predicted.time_per_iteration),
                format_duration(v.measured.time_per_iteration), signed_percent(v.report.time_per_iteration_error),
-               interval_cell(v.interval), v.inside ? "yes" : "no", format_percent(v.predicted.bubble_ratio),
+               time_range(v.interval), v.inside ? "yes" : "no", format_percent(v.predicted.bubble_ratio),
                format_percent(v.interval.bubble_ratio.p10) + " .. " + format_percent(v.interval.bubble_ratio.p90),
                format_percent(v.measured.bubble_ratio),
                format_bytes(static_cast<double>(max_peak_activation_bytes(v.predicted))),

@@ -29,8 +29,8 @@ void add_sample_flags(CLI::App& cmd, SampleFlags& f, int default_samples, bool s
                                      "), each op's duration drawn from the profile's measured distribution; "
                                      "p10/p50/p90 of time per iteration and bubble." + needs + what);
   if (!seed_flag) return;
-  auto* seed = cmd.add_option("--seed", f.seed, "The draws' seed: the same seed, the same intervals")
-                   ->capture_default_str();
+  // No default string: --save-config writes --seed only when given (with --samples).
+  auto* seed = cmd.add_option("--seed", f.seed, "The draws' seed (default 0): the same seed, the same intervals");
   if (default_samples == 0) seed->needs(samples);
 }
 
@@ -58,6 +58,10 @@ std::string interval_table(const std::vector<NamedInterval>& rows) {
   const Sampling& s = rows.front().second.sampling;
   return "prediction intervals: " + std::to_string(s.samples) + " simulations on draws of the profile's measured " +
          "distributions, seed " + std::to_string(s.seed) + "\n" + t.render();
+}
+
+std::string time_range(const PredictionInterval& r) {
+  return format_duration(ticks(r.time_per_iteration.p5)) + " .. " + format_duration(ticks(r.time_per_iteration.p95));
 }
 
 nlohmann::ordered_json interval_json(const PredictionInterval& r) {

@@ -45,6 +45,8 @@ std::optional<Sampling> sampling_of(const SampleFlags& flags);
 // One row per schedule: p10, p50 and p90 of the time per iteration and of the bubble.
 using NamedInterval = std::pair<std::string, PredictionInterval>;
 std::string interval_table(const std::vector<NamedInterval>& rows);
+// "1.234 s .. 1.301 s": the time per iteration's p5 .. p95.
+std::string time_range(const PredictionInterval& interval);
 // {"samples", "seed", "time_per_iteration_s": {p5, p10, p50, p90, p95}, "bubble_ratio": {...}}
 nlohmann::ordered_json interval_json(const PredictionInterval& interval);
 std::string interval_report_html(const std::vector<NamedInterval>& rows);
