@@ -19,6 +19,7 @@
 // or some schedule's time per iteration is off by more than --tolerance (default 5 %): the
 // verdict FAIL; 2 for bad input; 0 otherwise.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -364,7 +365,8 @@ void add_validate_command(CLI::App& app) {
     }
     OutputFile* report = files.output("--report", f->report);
     if (f->cost.empty()) check_profile_options(model, profile_options(*f, schedules));
-    MachineLoad load{static_cast<int>(std::thread::hardware_concurrency()), load_average(), std::nullopt, 0};
+    MachineLoad load{static_cast<int>(std::thread::hardware_concurrency()), load_average(), std::nullopt, 0, 0};
+    const auto first_reading = std::chrono::steady_clock::now();
     for (const Schedule& s : schedules) load.own_threads = std::max(load.own_threads, std::min(s.num_devices, load.cores));
     const ProfiledCostModel costs(cost_config(*f, model, schedules));
     const std::string cost_label = costs.label();
@@ -376,7 +378,9 @@ void add_validate_command(CLI::App& app) {
       if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
     }
     load.after = load_average();
+    load.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_reading).count();
     const double spread = repeat_spread(costs.config().profile);
+    const std::optional<double> others = others_during(load);
     for (const std::string& w : validity_warnings(load, spread, f->tolerance()))
       std::cerr << "pipesim: warning: " << w << "\n";
     if (report) write_report(*report, all, *f, cost_label);
@@ -392,7 +396,8 @@ void add_validate_command(CLI::App& app) {
         j = validation_json(all.front(), *f, cost_label);
       }
       j["machine_load"] = {{"cores", load.cores}, {"before", load.before ? nlohmann::ordered_json(*load.before) : nullptr},
-                           {"after", load.after ? nlohmann::ordered_json(*load.after) : nullptr}};
+                           {"after", load.after ? nlohmann::ordered_json(*load.after) : nullptr},
+                           {"others_during", others ? nlohmann::ordered_json(*others) : nullptr}};
       j["profile_repeat_spread"] = spread;
       j["coverage"] = static_cast<double>(verdict.inside) / static_cast<double>(verdict.total);
       j["overall_verdict"] = verdict.failed == 0 && versions_match ? "PASS" : "FAIL";

@@ -1,5 +1,6 @@
 #include "tools/validate_verdict.hpp"
 
+#include <cmath>
 #include <fstream>
 
 #include "tools/table.hpp"
@@ -18,6 +19,13 @@ std::optional<double> load_average() {
   return one_minute;
 }
 
+std::optional<double> others_during(const MachineLoad& load) {
+  if (!load.after) return std::nullopt;
+  const double d = std::exp(-load.seconds / 60);
+  if (load.seconds < 15 || !load.before) return *load.after - load.own_threads * (1 - d);
+  return (*load.after - *load.before * d) / (1 - d) - load.own_threads;
+}
+
 std::vector<std::string> validity_warnings(const MachineLoad& load, double spread, double tolerance) {
   std::vector<std::string> out;
   const double limit = load.cores - 0.5;
@@ -25,10 +33,10 @@ std::vector<std::string> validity_warnings(const MachineLoad& load, double sprea
   if (load.cores > 0 && load.before && *load.before > limit) {
     out.push_back("machine load " + format_fixed(*load.before, 2) + " before the runs on " + std::to_string(load.cores) +
                   " cores (above " + format_fixed(limit, 1) + "): " + why);
-  } else if (load.cores > 0 && load.after && *load.after - load.own_threads > limit) {
+  } else if (const std::optional<double> others = others_during(load); load.cores > 0 && others && *others > limit) {
     out.push_back("machine load " + format_fixed(*load.after, 2) + " after the runs on " + std::to_string(load.cores) +
-                  " cores (above " + format_fixed(limit, 1) + " beyond their own " + std::to_string(load.own_threads) +
-                  " device threads): " + why);
+                  " cores: " + format_fixed(*others, 2) + " threads on average beside their own " +
+                  std::to_string(load.own_threads) + " (above " + format_fixed(limit, 1) + "): " + why);
   }
   if (spread > tolerance)
     out.push_back("the profile's repeats spread " + format_percent(spread) + " (p10 to p90 of the block's passes), more than "

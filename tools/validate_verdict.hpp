@@ -19,15 +19,22 @@ struct MachineLoad {
   int cores = 0;  // hardware threads
   std::optional<double> before, after;
   // The run's own busy threads (its devices, at most the cores), which the 1-minute average
-  // still holds after the runs: a quiet 2-core machine reads about 1.6 after a 90 s run of
-  // two devices.
+  // holds after the runs (a quiet 2-core machine reads about 1.6 after a 90 s run of two
+  // devices), and the seconds between the two readings.
   int own_threads = 0;
+  double seconds = 0;
 };
 
+// The mean number of runnable threads besides the run's own while it ran, from the two
+// readings: the 1-minute load average is an exponential average with a 60 s time constant,
+// so after = before x d + (own + others) x (1 - d), d = exp(-seconds / 60). Runs under 15 s
+// (where d is near 1 and the 5 s sampling of the average dominates): after - own x (1 - d).
+// nullopt without an `after` reading.
+std::optional<double> others_during(const MachineLoad& load);
+
 // One line each (no "pipesim: warning: " prefix): the load above cores - 0.5 before the
-// runs, or after them beyond their own threads (other work shared the cores the device
-// threads ran on), and a repeat spread (cost_models/sampled.hpp's repeat_spread) above the
-// tolerance.
+// runs, or others_during above it (other work shared the cores the device threads ran on),
+// and a repeat spread (cost_models/sampled.hpp's repeat_spread) above the tolerance.
 std::vector<std::string> validity_warnings(const MachineLoad& load, double spread, double tolerance);
 
 // "machine load 0.42 before, 1.87 after (1-minute average, 2 cores); profile repeats spread
