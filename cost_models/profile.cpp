@@ -7,19 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/percentile.hpp"
 
 namespace pipesim {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-double percentile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double frac = pos - static_cast<double>(lo);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
-}
 
 ojson stats_json(const TimingStats& s) {
   ojson j;

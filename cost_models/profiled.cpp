@@ -85,18 +85,17 @@ ProfiledCostModel::ProfiledCostModel(ProfiledCostConfig config) : config_(std::m
   if (config_.micro_batch_size < 1 || config_.micro_batch_size > kMaxMicroBatchSize)
     throw InputError(src + ": micro-batch size must be in 1.." + std::to_string(kMaxMicroBatchSize) + ", got " +
                      std::to_string(config_.micro_batch_size));
-  const TimingStats OptimizerTimes::*step = nullptr;
   if (config_.optimizer == "adam") {
-    step = &OptimizerTimes::adam;
+    step_ = &OptimizerTimes::adam;
   } else if (config_.optimizer == "sgd") {
-    step = &OptimizerTimes::sgd;
+    step_ = &OptimizerTimes::sgd;
   } else {
     throw InputError(src + ": optimizer must be adam or sgd, got " + quote(config_.optimizer));
   }
-  optimizer_block_ = (p.block_optimizer.*step).median;
-  optimizer_embedding_ = (p.embedding_optimizer.*step).median;
-  optimizer_head_norm_ = (p.head_norm_optimizer.*step).median;
-  optimizer_head_weight_ = (p.head_weight_optimizer.*step).median;
+  optimizer_block_ = optimizer_step(p.block_optimizer).median;
+  optimizer_embedding_ = optimizer_step(p.embedding_optimizer).median;
+  optimizer_head_norm_ = optimizer_step(p.head_norm_optimizer).median;
+  optimizer_head_weight_ = optimizer_step(p.head_weight_optimizer).median;
 
   std::vector<double> sizes;
   for (const MicroBatchProfile& mb : p.micro_batches) sizes.push_back(mb.size);
@@ -180,7 +179,7 @@ std::int64_t ProfiledCostModel::stage_parameters(int stage, int num_stages) cons
   if (l.embedding) n += pp.embedding;
   if (l.head) {
     n += pp.head_norm;
-    if (!config_.model.tied_embeddings || num_stages > 1) n += pp.head_weight;  // own matrix or tied copy
+    if (head_holds_weight(num_stages)) n += pp.head_weight;  // own matrix or tied copy
   }
   return n;
 }
@@ -191,7 +190,7 @@ double ProfiledCostModel::optimizer_seconds(int stage, int num_stages) const {
   if (l.embedding) s += optimizer_embedding_;
   if (l.head) {
     s += optimizer_head_norm_;
-    if (!config_.model.tied_embeddings || num_stages > 1) s += optimizer_head_weight_;
+    if (head_holds_weight(num_stages)) s += optimizer_head_weight_;
   }
   if (config_.tied_embedding_sync && config_.model.tied_embeddings && num_stages > 1 && (l.embedding || l.head))
     s += ticks_to_seconds(allreduce_time(2, config_.profile.parameters.head_weight * kElementBytes));

@@ -72,7 +72,12 @@ class ProfiledCostModel final : public CostModel {
   // micro-batch size b (sequences; fractional for split micro-batches).
   double stage_seconds(OpKind kind, int stage, int num_stages, double b) const;
   double optimizer_seconds(int stage, int num_stages) const;
+  // The configured optimizer's step (adam or sgd) of one parameter group's measurements.
+  const TimingStats& optimizer_step(const OptimizerTimes& group) const { return group.*step_; }
   std::int64_t stage_parameters(int stage, int num_stages) const;
+  // Whether the last stage of `num_stages` holds (and steps) an LM head matrix of its own:
+  // untied, or a tied copy on another stage than the embedding's.
+  bool head_holds_weight(int num_stages) const { return !config_.model.tied_embeddings || num_stages > 1; }
   // One line for tables and traces: "profiled: gpt-small on cpu (CPU name), 2026-11-30, b=2".
   std::string label() const;
 
@@ -96,6 +101,7 @@ class ProfiledCostModel final : public CostModel {
   ProfiledCostConfig config_;
   SizeFit fits_[3][5];
   SizeFit message_;
+  const TimingStats OptimizerTimes::*step_ = &OptimizerTimes::adam;
   double optimizer_block_ = 0, optimizer_embedding_ = 0, optimizer_head_norm_ = 0, optimizer_head_weight_ = 0;
   std::array<std::vector<double>, kNumOpKinds> slowdowns_{};
 };

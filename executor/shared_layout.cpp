@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "executor/backend_factory.hpp"
@@ -35,6 +36,13 @@ ExecutorLayout executor_layout(const std::string& backend, int devices, const st
     layout.own_sms = sm_partition != "off";
   }
   return layout;
+}
+
+SlowdownCurves beyond_noise(SlowdownCurves curves, double noise) {
+  for (auto& curve : curves)
+    for (double& s : curve)
+      if (std::abs(s - 1) <= noise) s = 1;
+  return curves;
 }
 
 SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves) {

@@ -49,4 +49,9 @@ ExecutorLayout executor_layout(const std::string& backend, int devices, const st
 // The description for the engine; `curves` from the profile (empty: no interference).
 SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves);
 
+// `curves` with every factor within `noise` of 1 (a profile's repeat spread, (p90 - p10) /
+// median) taken as 1: a slowdown the profile cannot tell from its own noise is not applied
+// (on a quiet 2-core VM gpt-small's measured curve is 1.00 +- 0.13 at spreads of 0.05-0.2).
+SlowdownCurves beyond_noise(SlowdownCurves curves, double noise);
+
 }  // namespace pipesim

@@ -107,6 +107,7 @@ void add_bad_curve(nlohmann::json& p) {
 
 std::vector<Case> cases() {
   const std::string big_config = "{\"fwd\": \"" + std::string(1 << 20, '1') + "ms\"}";
+  const std::string profile = std::string(PIPESIM_EXAMPLES) + "/../docs/validation/gpt-small-cpu-profile.json";
   return {
       // Outputs: nothing is lost.
       {"later_output_folder_missing", "outputs", {}, "$P simulate --trace t.json --report nodir/r.html", {"t.json"}, 2,
@@ -357,6 +358,23 @@ std::vector<Case> cases() {
        "--backend cuda: "},
       {"validate_repeats_with_cost", "semantics", {{"p.json", "{}"}}, "$P validate --cost p.json --repeats 3", {}, 2,
        "--repeats: used only when profiling now (without --cost)"},
+      // --samples (prediction intervals): a number of simulations, and a profile to draw from.
+      {"samples_zero", "outputs", {}, "$P simulate --cost '" + profile + "' -p 2 -m 2 --samples 0 --trace t.json --report r.html",
+       {"t.json", "r.html"}, 2, "--samples: expected a number of simulations in 1..100000, got 0"},
+      {"samples_too_many", "numbers", {}, "$P compare --cost '" + profile + "' -p 2 -m 2 --samples 100001 --report r.html",
+       {"r.html"}, 2, "--samples: expected a number of simulations in 1..100000, got 100001"},
+      {"samples_not_an_integer", "numbers", {}, "$P simulate --cost '" + profile + "' --samples 1e3", {}, 2, "--samples"},
+      {"samples_without_distributions", "semantics", {}, "$P simulate --samples 10 --report r.html", {"r.html"}, 2,
+       "--samples: needs measured distributions, a profile from `pipesim profile` (--cost FILE); the uniform cost "
+       "model has none"},
+      {"samples_with_the_analytical_model", "semantics", {}, "$P compare --model gpt3-1.3b --samples 10 --trace-dir tr",
+       {}, 2, "the analytical cost model has none"},
+      {"seed_without_samples", "semantics", {}, "$P simulate --seed 3 --trace t.json", {"t.json"}, 2,
+       "--seed requires --samples"},
+      {"validate_tolerance_negative", "outputs", {}, "$P validate --tolerance -1 --report r.html", {"r.html"}, 2,
+       "--tolerance: expected a percentage above 0, got -1.00"},
+      {"validate_samples_zero", "outputs", {}, "$P validate --samples 0 --report r.html --trace t.json",
+       {"r.html", "t.json"}, 2, "--samples: expected a number of simulations in 1..100000, got 0"},
   };
 }
 

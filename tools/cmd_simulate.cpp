@@ -27,6 +27,7 @@
 #include "tools/sharing_flags.hpp"
 #include "tools/profiled_flags.hpp"
 #include "tools/report.hpp"
+#include "tools/sample_flags.hpp"
 #include "tools/trace_limit.hpp"
 #include "tools/unused_flags.hpp"
 #include "tools/progress.hpp"
@@ -159,10 +160,11 @@ std::vector<std::pair<std::string, std::string>> report_settings(const ScheduleO
 // `assessments`: one per run on a model, or empty.
 void write_report(const ReportFlags& flags, OutputFile& file, const std::string& title,
                   std::vector<std::pair<std::string, std::string>> settings, const std::vector<RunOutput>& runs,
-                  const std::vector<Assessment>& assessments) {
+                  const std::vector<Assessment>& assessments, const std::vector<NamedInterval>& intervals) {
   PIPESIM_ASSERT(assessments.empty() || assessments.size() == runs.size());
   ReportOptions options;
   options.title = title;
+  options.intro_html = interval_report_html(intervals);
   options.settings = std::move(settings);
   options.generator = "pipesim " PIPESIM_VERSION;
   if (!flags.capacity.empty()) options.capacity_bytes = parse_bytes(flags.capacity, "--report-capacity");
@@ -273,6 +275,8 @@ Prepared prepare(CLI::App& cmd, OutputFlags& o, const ScheduleOptions& so, const
 struct ModelRunOutput {
   RunOutput run;
   std::optional<Assessment> assessment;
+  std::optional<SharedHardware> hardware;  // what the run's devices shared (--share-cores, ...)
+  const SharedHardware* shared() const { return hardware ? &*hardware : nullptr; }
 };
 
 // Generates generator `name` (with --global-batch-size, at the m that makes the batch) or
@@ -293,7 +297,7 @@ ModelRunOutput run_with_costs(const CLI::App& cmd, const ScheduleOptions& so, co
       shared_hardware_from_flags(flags.sharing, schedule.num_devices, costs.node_of_device);
   ModelRunOutput out{run_one(std::move(schedule), *costs.model, costs.label, trace, flags, keep, held,
                              hardware ? &*hardware : nullptr),
-                     std::nullopt};
+                     std::nullopt, hardware};
   if (costs.machine) out.assessment = assess(*costs.machine, out.run.schedule, out.run.result, out.run.metrics);
   return out;
 }
@@ -331,6 +335,15 @@ nlohmann::ordered_json schedule_json(const Metrics& m, const TimeBreakdown& brea
   return a ? assessment_json(*a, std::move(j)) : j;
 }
 
+// --samples: the cost model's distributions, checked before any simulation (InputError for a
+// model without).
+const ProfiledCostModel* sampled_model(const std::optional<Sampling>& sampling, const CostModelSetup& setup,
+                                       const CostModelInfo& info) {
+  if (!sampling) return nullptr;
+  if (setup.measured() == nullptr) refuse_samples(std::string(info.name));
+  return setup.measured();
+}
+
 }  // namespace
 
 void add_simulate_command(CLI::App& app) {
@@ -353,33 +366,45 @@ void add_simulate_command(CLI::App& app) {
   auto cost_model = std::make_shared<std::string>();
   cmd->add_option("--cost-model", *cost_model, cost_model_help());
   add_output_flags(*cmd, *out, "Print one JSON object instead of tables");
+  auto samples = std::make_shared<SampleFlags>();
+  add_sample_flags(*cmd, *samples);
   cmd->callback([=] {
     CommandFiles files;
     const Prepared prepared = prepare(*cmd, *out, *so, *ho, *po, *cost_model, files);
+    const std::optional<Sampling> sampling = sampling_of(*samples);
     const Keep keep = out->keep();
     OutputFile* trace_file = files.output("--trace", *trace);
     OutputFile* report_file = files.output("--report", out->report.path);
     const std::unique_ptr<CostModelSetup> setup = prepared.cost_model.setup({*co, *ho, *po});
     const std::string cost_label = po->cost.empty() ? "" : setup->label();  // --cost: the profiled cost model used
+    const ProfiledCostModel* measured = sampled_model(sampling, *setup, prepared.cost_model);
     const std::vector<std::string> machines = setup->machines();
     if (machines.size() != 1)
       throw InputError("--hardware: simulate takes one GPU type (use compare for several), got " + quote(ho->hardware));
     ModelRunOutput r = run_with_costs(*cmd, *so, so->name, *setup, machines.front(), trace_file, out->show, keep);
     const std::optional<Assessment> assessment = r.assessment;
+    const std::optional<SharedHardware> hardware = r.hardware;
     std::vector<RunOutput> runs;
     runs.push_back(std::move(r.run));
     const RunOutput& run = runs.front();
+    std::vector<NamedInterval> intervals;
+    if (measured) {
+      Simulator simulator;
+      intervals.emplace_back(run.metrics.schedule,
+                             predict_interval(simulator, run.schedule, *measured, *sampling, hardware ? &*hardware : nullptr));
+    }
     std::vector<FitChange> advice;  // what would make it fit, if it does not
     if (assessment && !assessment->fits)
       advice = fit_changes(fit_query(*so, so->name, *ho, ho->hardware, so->file.empty() ? nullptr : &run.schedule));
     if (report_file) {
       const std::vector<Assessment> assessed = assessment ? std::vector<Assessment>{*assessment} : std::vector<Assessment>{};
       write_report(out->report, *report_file, report_title(run.metrics.schedule, *ho, assessed),
-                   report_settings(*so, *co, *ho, cost_label, runs), runs, assessed);
+                   report_settings(*so, *co, *ho, cost_label, runs), runs, assessed, intervals);
     }
     if (out->json) {
       nlohmann::ordered_json j = schedule_json(run.metrics, *run.breakdown, assessment ? &*assessment : nullptr);
       if (!advice.empty()) j["fit_advice"] = fit_advice_json(advice);
+      if (!intervals.empty()) j["prediction_interval"] = interval_json(intervals.front().second);
       j["cost_model"] = setup->label();
       std::cout << json_text(j) << "\n";
     } else {
@@ -388,6 +413,7 @@ void add_simulate_command(CLI::App& app) {
         std::cout << model_settings_line(run.schedule.num_devices, run.schedule.microbatches, run.schedule.iterations,
                                          *ho);
       std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
+      if (!intervals.empty()) std::cout << "\n" << interval_table(intervals);
       if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
       if (!advice.empty()) std::cout << "\n" << fit_advice_text(run.metrics.schedule, fit_status(*assessment), advice);
       if (out->breakdown) std::cout << "\n" << breakdown_table(*run.breakdown);
@@ -418,11 +444,15 @@ void add_compare_command(CLI::App& app) {
   auto cost_model = std::make_shared<std::string>();
   cmd->add_option("--cost-model", *cost_model, cost_model_help());
   add_output_flags(*cmd, *out, "Print a JSON object {\"schedules\": [...]} instead of the table");
+  auto samples = std::make_shared<SampleFlags>();
+  add_sample_flags(*cmd, *samples);
   cmd->callback([=] {
     CommandFiles files;
     const Prepared prepared = prepare(*cmd, *out, *so, *ho, *po, *cost_model, files, names.get());
+    const std::optional<Sampling> sampling = sampling_of(*samples);
     const std::vector<std::string>& list = prepared.generators;
     const std::unique_ptr<CostModelSetup> setup = prepared.cost_model.setup({*co, *ho, *po});
+    const ProfiledCostModel* measured = sampled_model(sampling, *setup, prepared.cost_model);
     const std::string cost_label = po->cost.empty() ? "" : setup->label();  // --cost: the profiled cost model used
     const std::vector<std::string> gpus = setup->machines();
     if (gpus.empty()) throw InputError("--hardware: expected a comma-separated list of GPU types");
@@ -448,12 +478,17 @@ void add_compare_command(CLI::App& app) {
     std::vector<TimeBreakdown> breakdowns;  // one per run, as `all`, with keep.breakdown
     std::vector<std::pair<Assessment, Metrics>> assessed;
     std::vector<RunOutput> kept;  // whole runs, for the report
+    std::vector<NamedInterval> intervals;  // one per run, as `all`, with --samples
+    Simulator sampler;
     for (std::size_t g = 0; g < gpus.size(); ++g) {
       for (std::size_t i = 0; i < list.size(); ++i) {
         OutputFile* trace = trace_files[g].empty() ? nullptr : trace_files[g][i];
         ModelRunOutput r = run_with_costs(*cmd, *so, list[i], *setup, gpus[g], trace, out->show, keep);
         if (r.assessment) assessed.emplace_back(*r.assessment, r.run.metrics);
         RunOutput run = std::move(r.run);
+        if (measured)
+          intervals.emplace_back(run.metrics.schedule,
+                                 predict_interval(sampler, run.schedule, *measured, *sampling, r.shared()));
         all.push_back(run.metrics);
         if (run.breakdown) breakdowns.push_back(*run.breakdown);
         if (keep.timeline) kept.push_back(std::move(run));
@@ -467,7 +502,7 @@ void add_compare_command(CLI::App& app) {
       advice[i] = fit_changes(fit_query(*so, list[i % list.size()], *ho, gpus[i / list.size()], nullptr));
     if (report_file) {
       write_report(out->report, *report_file, report_title("compare", *ho, assessments),
-                   report_settings(*so, *co, *ho, cost_label, kept), kept, assessments);
+                   report_settings(*so, *co, *ho, cost_label, kept), kept, assessments, intervals);
     }
     if (out->json) {
       nlohmann::ordered_json j;
@@ -475,6 +510,7 @@ void add_compare_command(CLI::App& app) {
       for (std::size_t i = 0; i < all.size(); ++i) {
         j["schedules"].push_back(schedule_json(all[i], breakdowns[i], assessed.empty() ? nullptr : &assessed[i].first));
         if (advice.count(i)) j["schedules"].back()["fit_advice"] = fit_advice_json(advice[i]);
+        if (!intervals.empty()) j["schedules"].back()["prediction_interval"] = interval_json(intervals[i].second);
       }
       j["cost_model"] = setup->label();
       std::cout << json_text(j) << "\n";
@@ -483,6 +519,7 @@ void add_compare_command(CLI::App& app) {
         std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
                   << so->params.iterations << "  cost model: " << one_line(cost_label) << "\n\n"
                   << compare_table(all);
+        if (!intervals.empty()) std::cout << "\n" << interval_table(intervals);
       } else if (assessed.empty()) {
         std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
                   << so->params.iterations << "  fwd=" << co->fwd << " bwd=" << co->bwd

@@ -8,19 +8,30 @@
 //                                                                                         +--> compare_runs
 //   schedule ------------------------------------------> run_schedule --> measured ------+
 //
-// Exit code 1 (a Disagreement) when some weight version differs (the staleness would be wrong),
-// 2 for bad input, 0 otherwise: the time errors are reported, not judged.
+// With the prediction, an interval: --samples N simulations (default 200) on draws of the
+// profile's measured distributions (assess/prediction_interval.hpp), and whether the measured
+// time per iteration lies inside its [p5, p95]; over several schedules, the coverage. Before
+// the verdict, the machine's load before and after and the spread of the profile's repeats,
+// with a warning on stderr when either makes the comparison meaningless
+// (tools/validate_verdict.hpp).
+//
+// Exit code 1 (a Disagreement) when some weight version differs (the staleness would be wrong)
+// or some schedule's time per iteration is off by more than --tolerance (default 5 %): the
+// verdict FAIL; 2 for bad input; 0 otherwise.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
 #include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
+#include "cost_models/sampled.hpp"
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
 #include "executor/shared_layout.hpp"
@@ -36,6 +47,8 @@
 #include "tools/commands.hpp"
 #include "tools/report.hpp"
 #include "tools/run_flags.hpp"
+#include "tools/sample_flags.hpp"
+#include "tools/validate_verdict.hpp"
 #include "tools/table.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/html_report.hpp"
@@ -54,6 +67,9 @@ struct ValidateFlags : ExecutorFlags {
   std::string trace_dir;  // several: DIR/<schedule>.validate.trace.json
   std::string report;
   bool json = false;
+  SampleFlags samples;
+  double tolerance_percent = kDefaultTolerance * 100;
+  double tolerance() const { return tolerance_percent / 100; }
 };
 
 // One schedule, predicted and measured.
@@ -64,6 +80,9 @@ struct Validation {
   MeasuredRun measured_run;
   Metrics measured;
   PredictionReport report;
+  PredictionInterval interval;
+  bool inside = false;  // the measured time per iteration inside the interval's [p5, p95]
+  bool pass = false;    // its error within --tolerance
 };
 
 // Micro-batch sizes the simulation asks the profile about: b, and b / split for schedules
@@ -120,21 +139,27 @@ ProfiledCostConfig cost_config(const ValidateFlags& f, const ModelSpec& model, c
 }
 
 Validation validate_one(Schedule schedule, const ProfiledCostModel& costs, const RunOptions& options,
-                        const ModelSpec& model, const ValidateFlags& f) {
+                        const ModelSpec& model, const ValidateFlags& f, const Sampling& sampling) {
   Validation v;
   v.schedule = std::move(schedule);
-  TimelineRecorder recorder;
   // The contention the run will have: its device threads on this machine's cores, or its
-  // virtual devices on one GPU (executor/shared_layout.hpp).
+  // virtual devices on one GPU (executor/shared_layout.hpp), with the profile's interference
+  // curve where it stands out of the profile's noise.
   const Tick forward = costs.compute_time(make_op(OpKind::F, 0, 0), scale_of(v.schedule));
   const SharedHardware hardware =
-      shared_hardware(executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward), SlowdownCurves{});
-  const SimResult predicted = simulate(v.schedule, costs, &recorder, nullptr, &hardware);
+      shared_hardware(executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward),
+                      beyond_noise(costs.slowdowns(), repeat_spread(costs.config().profile)));
+  Simulator simulator;
+  v.interval = predict_interval(simulator, v.schedule, costs, sampling, &hardware);
+  TimelineRecorder recorder;
+  const SimResult predicted = simulator.run(v.schedule, costs, &recorder, nullptr, &hardware);
   v.predicted_timeline = std::move(recorder.timeline);
   v.predicted = summarize(v.schedule, predicted);
   v.measured_run = run_schedule(v.schedule, model, options);
   v.measured = summarize(v.schedule, v.measured_run.result);
   v.report = compare_runs(v.schedule, v.predicted_timeline, v.predicted, v.measured_run.timeline, v.measured);
+  v.inside = v.interval.contains(v.measured.time_per_iteration);
+  v.pass = passes(v.report.time_per_iteration_error, f.tolerance());
   return v;
 }
 
@@ -148,16 +173,52 @@ std::string versions_cell(const PredictionReport& r) {
 std::string summary_table(const std::vector<Validation>& all) {
   Table t;
   t.add_column("schedule", Table::Align::Left);
-  for (const char* c : {"time/iter predicted", "measured", "error", "bubble pred.", "meas.", "peak act. pred.", "meas."})
+  for (const char* c : {"time/iter predicted", "measured", "error", "predicted p5 .. p95", "inside", "bubble pred.",
+                        "p10 .. p90", "meas.", "peak act. pred.", "meas."})
     t.add_column(c);
   t.add_column("weight versions", Table::Align::Left);
+  t.add_column("verdict", Table::Align::Left);
   for (const Validation& v : all)
     t.add_row({v.schedule.name, format_duration(v.predicted.time_per_iteration),
                format_duration(v.measured.time_per_iteration), signed_percent(v.report.time_per_iteration_error),
-               format_percent(v.predicted.bubble_ratio), format_percent(v.measured.bubble_ratio),
+               time_range(v.interval), v.inside ? "yes" : "no", format_percent(v.predicted.bubble_ratio),
+               format_percent(v.interval.bubble_ratio.p10) + " .. " + format_percent(v.interval.bubble_ratio.p90),
+               format_percent(v.measured.bubble_ratio),
                format_bytes(static_cast<double>(max_peak_activation_bytes(v.predicted))),
-               format_bytes(static_cast<double>(max_peak_activation_bytes(v.measured))), versions_cell(v.report)});
+               format_bytes(static_cast<double>(max_peak_activation_bytes(v.measured))), versions_cell(v.report),
+               v.pass && v.report.versions_match() ? "PASS" : "FAIL"});
   return t.render();
+}
+
+// How many schedules passed and how many lie inside their interval.
+struct Tally {
+  std::size_t failed = 0, inside = 0, total = 0;
+  std::string failures;  // "chimera -7.20 %, amp +9.10 %"
+};
+
+Tally tally(const std::vector<Validation>& all) {
+  Tally t;
+  t.total = all.size();
+  for (const Validation& v : all) {
+    t.inside += v.inside;
+    if (v.pass) continue;
+    ++t.failed;
+    t.failures += (t.failures.empty() ? "" : ", ") + one_line(v.schedule.name) + " " +
+                  signed_percent(v.report.time_per_iteration_error);
+  }
+  return t;
+}
+
+std::string verdict_text(const Tally& t, double tolerance, bool versions_match) {
+  const std::string coverage = "measured inside the predicted [p5, p95]: " + std::to_string(t.inside) + " of " +
+                               std::to_string(t.total) + " (" +
+                               format_percent(static_cast<double>(t.inside) / static_cast<double>(t.total)) + ")\n";
+  const bool pass = t.failed == 0 && versions_match;
+  std::string out = coverage + "verdict: " + (pass ? "PASS" : "FAIL") + " (time per iteration within " +
+                    format_percent(tolerance) + ": " + std::to_string(t.total - t.failed) + " of " + std::to_string(t.total);
+  if (t.failed > 0) out += "; off by more: " + t.failures;
+  if (!versions_match) out += "; weight versions differ";
+  return out + ")\n";
 }
 
 std::string kind_table(const std::vector<Validation>& all) {
@@ -189,6 +250,10 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidateFlags&
     mismatches.push_back({{"device", m.ref.device}, {"index", m.ref.index}, {"op", to_string(m.op)},
                           {"predicted", m.predicted}, {"measured", m.measured}});
   j["time_per_iteration_error"] = r.time_per_iteration_error;
+  j["tolerance"] = f.tolerance();
+  j["verdict"] = v.pass && r.versions_match() ? "PASS" : "FAIL";
+  j["prediction_interval"] = interval_json(v.interval);
+  j["inside_interval"] = v.inside;
   j["makespan_error"] = r.makespan_error;
   j["bubble_ratio"] = {{"predicted", v.predicted.bubble_ratio}, {"measured", v.measured.bubble_ratio}};
   j["peak_activation_bytes"] = {{"predicted", max_peak_activation_bytes(v.predicted)}, {"measured", max_peak_activation_bytes(v.measured)}};
@@ -227,6 +292,9 @@ void write_report(OutputFile& file, std::vector<Validation>& all, const Validate
   options.settings = {{"model", f.model}, {"backend", f.backend}, {"micro-batch size", std::to_string(f.micro_batch_size)},
                       {"optimizer", f.optimizer}, {"cost model", cost_label}};
   options.generator = "pipesim " PIPESIM_VERSION;
+  std::vector<NamedInterval> intervals;
+  for (const Validation& v : all) intervals.emplace_back(v.schedule.name, v.interval);
+  options.intro_html = interval_report_html(intervals);
   std::vector<ReportRun> runs;
   for (std::size_t i = 0; i < all.size(); ++i) {
     Validation& v = all[i];
@@ -259,7 +327,16 @@ void add_validate_command(CLI::App& app) {
       ->excludes(trace);
   cmd->add_option("--report", f->report, "Write a self-contained HTML page: error tables and both timelines");
   cmd->add_flag("--json", f->json, "Print JSON (one object, or {\"schedules\": [...]}) instead of tables");
+  add_sample_flags(*cmd, f->samples, kValidateSamples, false);  // the draws use --seed, as the weights do
+  cmd->add_option("--tolerance", f->tolerance_percent,
+                  "Verdict: a schedule passes when its predicted time per iteration is within PCT % of the measured one. "
+                  "Exit codes: 0 every schedule passes, 1 one is off by more or its weight versions differ, 2 bad input")
+      ->capture_default_str();
   cmd->callback([=] {
+    if (!(f->tolerance_percent > 0))
+      throw InputError("--tolerance: expected a percentage above 0, got " + format_fixed(f->tolerance_percent, 2));
+    f->samples.seed = f->seed;
+    const Sampling sampling = *sampling_of(f->samples);
     const RunOptions options = make_run_options(*f, so->max_memory);  // checks --backend first
     const bool several = !f->schedules.empty();
     if (several && !f->trace.empty()) throw InputError("--trace: with --schedules, use --trace-dir");
@@ -296,18 +373,28 @@ void add_validate_command(CLI::App& app) {
     }
     OutputFile* report = files.output("--report", f->report);
     if (f->cost.empty()) check_profile_options(model, profile_options(*f, schedules));
+    MachineLoad load{static_cast<int>(std::thread::hardware_concurrency()), load_average(), std::nullopt, 0, 0};
+    const auto first_reading = std::chrono::steady_clock::now();
+    for (const Schedule& s : schedules) load.own_threads = std::max(load.own_threads, std::min(s.num_devices, load.cores));
     const ProfiledCostModel costs(cost_config(*f, model, schedules));
     const std::string cost_label = costs.label();
     std::vector<Validation> all;
     for (Schedule& s : schedules) {
       warn_if_oversubscribed(s);
       if (!f->json) std::cerr << "pipesim: validating " << one_line(s.name) << " (" << s.total_ops() << " ops)\n";
-      all.push_back(validate_one(std::move(s), costs, options, model, *f));
+      all.push_back(validate_one(std::move(s), costs, options, model, *f, sampling));
       if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
     }
+    load.after = load_average();
+    load.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_reading).count();
+    const double spread = repeat_spread(costs.config().profile);
+    const std::optional<double> others = others_during(load);
+    for (const std::string& w : validity_warnings(load, spread, f->tolerance()))
+      std::cerr << "pipesim: warning: " << w << "\n";
     if (report) write_report(*report, all, *f, cost_label);
     bool versions_match = true;
     for (const Validation& v : all) versions_match = versions_match && v.report.versions_match();
+    const Tally verdict = tally(all);
     if (f->json) {
       nlohmann::ordered_json j;
       if (several) {
@@ -316,12 +403,20 @@ void add_validate_command(CLI::App& app) {
       } else {
         j = validation_json(all.front(), *f, cost_label);
       }
+      j["machine_load"] = {{"cores", load.cores}, {"before", load.before ? nlohmann::ordered_json(*load.before) : nullptr},
+                           {"after", load.after ? nlohmann::ordered_json(*load.after) : nullptr},
+                           {"others_during", others ? nlohmann::ordered_json(*others) : nullptr}};
+      j["profile_repeat_spread"] = spread;
+      j["coverage"] = static_cast<double>(verdict.inside) / static_cast<double>(verdict.total);
+      j["overall_verdict"] = verdict.failed == 0 && versions_match ? "PASS" : "FAIL";
       std::cout << json_text(j) << "\n";
     } else {
       std::cout << "pipesim validate: " << f->model << " on " << f->backend << ", micro-batch size "
-                << f->micro_batch_size << ", " << f->optimizer << "\ncost model: " << cost_label << "\n\n"
+                << f->micro_batch_size << ", " << f->optimizer << "\ncost model: " << cost_label << "\n"
+                << conditions_line(load, spread) << "\nintervals: " << sampling.samples
+                << " simulations on draws of the profile's measured distributions, seed " << sampling.seed << "\n\n"
                 << summary_table(all) << "\nop durations (error = (predicted - measured) / measured):\n"
-                << kind_table(all);
+                << kind_table(all) << "\n" << verdict_text(verdict, f->tolerance(), versions_match);
       if (!f->trace.empty())
         std::cout << "\ntrace written to " << one_line(f->trace) << " (predicted and measured process groups)\n";
       if (!f->trace_dir.empty()) std::cout << "\ntraces written to " << one_line(f->trace_dir) << "/\n";
@@ -330,6 +425,9 @@ void add_validate_command(CLI::App& app) {
     files.commit();  // the outputs show the disagreement too
     if (!versions_match)
       throw Disagreement("weight versions differ between the simulation and the run (see the table)");
+    if (verdict.failed > 0)
+      throw Disagreement("time per iteration off by more than --tolerance " + format_percent(f->tolerance()) + ": " +
+                         verdict.failures);
   });
 }
 

@@ -62,6 +62,7 @@ class ProfiledSetup final : public CostModelSetup {
     return {model_, model_->label(), nullptr, {}};
   }
   std::string label() const override { return model_->label(); }
+  const ProfiledCostModel* measured() const override { return model_.get(); }
 
  private:
   HardwareOptions hardware_;

@@ -12,6 +12,7 @@
 
 #include "assess/assessment.hpp"
 #include "cost_models/cost_model.hpp"
+#include "cost_models/profiled.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/schedule.hpp"
 #include "tools/cli_options.hpp"
@@ -54,6 +55,9 @@ class CostModelSetup {
   virtual ScheduleCosts make(const Schedule& schedule, const std::string& machine) const = 0;
   // What --json's "cost_model" says: the model's name, or a profile's one-line description.
   virtual std::string label() const = 0;
+  // The measured model whose distributions --samples draws from; null for a model without
+  // (uniform, analytical).
+  virtual const ProfiledCostModel* measured() const { return nullptr; }
 };
 
 struct CostModelInfo {

@@ -1,0 +1,21 @@
+#pragma once
+// The prediction intervals of `--samples N` in an HTML report (ReportOptions::intro_html):
+// one row per schedule, p10 / p50 / p90 of the time per iteration and of the bubble over N
+// draws of the profile's measured distributions (assess/prediction_interval.hpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/units.hpp"
+
+namespace pipesim {
+
+struct ReportInterval {
+  std::string schedule;
+  Tick time_p10 = 0, time_p50 = 0, time_p90 = 0;  // per iteration
+  double bubble_p10 = 0, bubble_p50 = 0, bubble_p90 = 0;
+};
+
+std::string intervals_html(const std::vector<ReportInterval>& rows, int samples, std::uint64_t seed);
+
+}  // namespace pipesim
