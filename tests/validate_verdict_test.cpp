@@ -15,8 +15,8 @@ using testing::HasSubstr;
 using testing::IsEmpty;
 
 TEST(ValidityWarnings, LoadBeforeTheRunsAboveCoresMinusAHalf) {
-  EXPECT_THAT(validity_warnings({2, 1.4, 1.4, 2, 1}, 0.01, 0.05), IsEmpty());
-  const auto w = validity_warnings({2, 1.8, 1.0, 2, 1}, 0.01, 0.05);
+  EXPECT_THAT(validity_warnings({2, 1.4, 1.4, 2, 1, {}}, 0.01, 0.05), IsEmpty());
+  const auto w = validity_warnings({2, 1.8, 1.0, 2, 1, {}}, 0.01, 0.05);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0], "machine load 1.80 before the runs on 2 cores (above 1.5): other work shared the cores, so the "
                   "measured times say little about the schedule");
@@ -31,27 +31,42 @@ double average_after(double before, double threads, double seconds) {
 TEST(ValidityWarnings, LoadAfterTheRunsCountsOnlyTheOtherThreadsDuringThem) {
   // A quiet machine after 90 s of the run's own two threads reads 1.55: nothing beside them.
   const double quiet = average_after(0.1, 2, 90);
-  EXPECT_NEAR(*others_during({2, 0.1, quiet, 2, 90}), 0.0, 1e-9);
-  EXPECT_THAT(validity_warnings({2, 0.1, quiet, 2, 90}, 0.01, 0.05), IsEmpty());
+  EXPECT_NEAR(*others_during({2, 0.1, quiet, 2, 90, {}}), 0.0, 1e-9);
+  EXPECT_THAT(validity_warnings({2, 0.1, quiet, 2, 90, {}}, 0.01, 0.05), IsEmpty());
   // 56 s beside two other busy threads, from a quiet start (validate of gpt-small, 2026-12-01):
   // 0.92 before, 2.79 after.
   const double busy = average_after(0.92, 4, 56);
-  EXPECT_NEAR(*others_during({2, 0.92, busy, 2, 56}), 2.0, 1e-9);
-  const auto w = validity_warnings({2, 0.92, busy, 2, 56}, 0.01, 0.05);
+  EXPECT_NEAR(*others_during({2, 0.92, busy, 2, 56, {}}), 2.0, 1e-9);
+  const auto w = validity_warnings({2, 0.92, busy, 2, 56, {}}, 0.01, 0.05);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_THAT(w[0], HasSubstr("after the runs on 2 cores: 2.00 threads on average beside their own 2 (above 1.5)"));
   // A run of a few seconds: what the average holds beyond the run's small share.
-  EXPECT_NEAR(*others_during({2, 0.5, 1.7, 2, 3}), 1.7 - 2 * (1 - std::exp(-0.05)), 1e-9);
-  EXPECT_THAT(validity_warnings({2, std::nullopt, std::nullopt, 2, 60}, 0.01, 0.05), IsEmpty());  // no /proc/loadavg
-  EXPECT_EQ(others_during({2, 0.5, std::nullopt, 2, 60}), std::nullopt);
+  EXPECT_NEAR(*others_during({2, 0.5, 1.7, 2, 3, {}}), 1.7 - 2 * (1 - std::exp(-0.05)), 1e-9);
+  EXPECT_THAT(validity_warnings({2, std::nullopt, std::nullopt, 2, 60, {}}, 0.01, 0.05), IsEmpty());  // no /proc/loadavg
+  EXPECT_EQ(others_during({2, 0.5, std::nullopt, 2, 60, {}}), std::nullopt);
 }
 
 TEST(ValidityWarnings, ASpreadAboveTheTolerance) {
-  EXPECT_THAT(validity_warnings({8, 0.5, 0.5, 2, 1}, 0.05, 0.05), IsEmpty());
-  EXPECT_THAT(validity_warnings({8, 0.5, 0.5, 2, 1}, 0.06, 0.05),
+  EXPECT_THAT(validity_warnings({8, 0.5, 0.5, 2, 1, {}}, 0.05, 0.05), IsEmpty());
+  EXPECT_THAT(validity_warnings({8, 0.5, 0.5, 2, 1, {}}, 0.06, 0.05),
               ElementsAre("the profile's repeats spread 6.00 % (p10 to p90 of the block's passes), more than the "
                           "tolerance 5.00 %: an error within the tolerance cannot be told from noise"));
-  EXPECT_EQ(validity_warnings({2, 1.9, 0.5, 2, 1}, 0.2, 0.05).size(), 2u);  // one line each
+  EXPECT_EQ(validity_warnings({2, 1.9, 0.5, 2, 1, {}}, 0.2, 0.05).size(), 2u);  // one line each
+}
+
+TEST(ValidityWarnings, StolenCpuTimeAboveTwoPercent) {
+  EXPECT_EQ(steal_share(CpuTimes{1000, 10}, CpuTimes{2000, 140}), 0.13);
+  EXPECT_EQ(steal_share(CpuTimes{1000, 10}, std::nullopt), std::nullopt);
+  EXPECT_EQ(steal_share(CpuTimes{1000, 10}, CpuTimes{1000, 10}), std::nullopt);  // no time passed
+  EXPECT_THAT(validity_warnings({2, 0.1, 0.1, 2, 1, 0.02}, 0.01, 0.05), IsEmpty());
+  EXPECT_THAT(validity_warnings({2, 0.1, 0.1, 2, 1, 0.13}, 0.01, 0.05),
+              ElementsAre("the hypervisor took 13.00 % of the CPU time while this ran (steal, /proc/stat): the virtual "
+                          "machine's host ran others on these cores, and op times vary with what it does"));
+  EXPECT_THAT(conditions_line({2, 0.42, 0.5, 2, 1, 0.013}, 0.021), HasSubstr("2 cores), 1.30 % of CPU time stolen; profile"));
+  const std::optional<CpuTimes> now = cpu_times();  // Linux: /proc/stat's first line
+  ASSERT_TRUE(now.has_value());
+  EXPECT_GT(now->total, 0u);
+  EXPECT_LE(now->steal, now->total);
 }
 
 TEST(Verdict, PassesWithinTheToleranceOnBothSides) {
@@ -62,7 +77,7 @@ TEST(Verdict, PassesWithinTheToleranceOnBothSides) {
 }
 
 TEST(ConditionsLine, SaysWhatIsUnknown) {
-  EXPECT_EQ(conditions_line({2, 0.42, std::nullopt, 2, 1}, 0.021),
+  EXPECT_EQ(conditions_line({2, 0.42, std::nullopt, 2, 1, {}}, 0.021),
             "machine load 0.42 before, unknown after (1-minute average, 2 cores); profile repeats spread 2.10 % "
             "((p90 - p10) / median, median over the block's passes)");
 }

@@ -373,7 +373,8 @@ void add_validate_command(CLI::App& app) {
     }
     OutputFile* report = files.output("--report", f->report);
     if (f->cost.empty()) check_profile_options(model, profile_options(*f, schedules));
-    MachineLoad load{static_cast<int>(std::thread::hardware_concurrency()), load_average(), std::nullopt, 0, 0};
+    MachineLoad load{static_cast<int>(std::thread::hardware_concurrency()), load_average(), std::nullopt, 0, 0, std::nullopt};
+    const std::optional<CpuTimes> cpu_before = cpu_times();
     const auto first_reading = std::chrono::steady_clock::now();
     for (const Schedule& s : schedules) load.own_threads = std::max(load.own_threads, std::min(s.num_devices, load.cores));
     const ProfiledCostModel costs(cost_config(*f, model, schedules));
@@ -386,6 +387,7 @@ void add_validate_command(CLI::App& app) {
       if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
     }
     load.after = load_average();
+    load.steal = steal_share(cpu_before, cpu_times());
     load.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_reading).count();
     const double spread = repeat_spread(costs.config().profile);
     const std::optional<double> others = others_during(load);
@@ -405,7 +407,8 @@ void add_validate_command(CLI::App& app) {
       }
       j["machine_load"] = {{"cores", load.cores}, {"before", load.before ? nlohmann::ordered_json(*load.before) : nullptr},
                            {"after", load.after ? nlohmann::ordered_json(*load.after) : nullptr},
-                           {"others_during", others ? nlohmann::ordered_json(*others) : nullptr}};
+                           {"others_during", others ? nlohmann::ordered_json(*others) : nullptr},
+                           {"steal", load.steal ? nlohmann::ordered_json(*load.steal) : nullptr}};
       j["profile_repeat_spread"] = spread;
       j["coverage"] = static_cast<double>(verdict.inside) / static_cast<double>(verdict.total);
       j["overall_verdict"] = verdict.failed == 0 && versions_match ? "PASS" : "FAIL";

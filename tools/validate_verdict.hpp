@@ -4,6 +4,7 @@
 // meaningless), and the verdict against --tolerance: a schedule passes when its time per
 // iteration is within the tolerance of the measured one, and the command fails (exit code 1,
 // tools/exit_codes.hpp) when one does not.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,22 @@ inline constexpr double kDefaultTolerance = 0.05;  // --tolerance 5 (%)
 // The 1-minute load average of /proc/loadavg; nullopt where it cannot be read.
 std::optional<double> load_average();
 
+// The machine's CPU time so far, from the first line of /proc/stat (clock ticks): all of it,
+// and the part the hypervisor gave to others while this VM's CPUs wanted to run (steal).
+struct CpuTimes {
+  std::uint64_t total = 0;
+  std::uint64_t steal = 0;
+};
+std::optional<CpuTimes> cpu_times();
+// The share of CPU time stolen between two readings; nullopt if either is missing or no
+// time passed.
+std::optional<double> steal_share(const std::optional<CpuTimes>& before, const std::optional<CpuTimes>& after);
+
+// Above this share of stolen CPU time, the host of a VM ran others while it profiled or
+// measured: op times vary with what the host does (a 2-core VM measured 13 % under load,
+// with op repeats spreading 20-80 %, and 1 % idle).
+inline constexpr double kStealWarning = 0.02;
+
 struct MachineLoad {
   int cores = 0;  // hardware threads
   std::optional<double> before, after;
@@ -23,6 +40,7 @@ struct MachineLoad {
   // devices), and the seconds between the two readings.
   int own_threads = 0;
   double seconds = 0;
+  std::optional<double> steal;  // steal_share over profiling and runs
 };
 
 // The mean number of runnable threads besides the run's own while it ran, from the two
