@@ -191,6 +191,8 @@ std::vector<Case> cases() {
        "--core-sharing: expected slice or queue, got 'fair'"},
       {"sharing_overlap_below_one", "flags", {}, "$P simulate --schedule 1f1b -p 4 --overlap-slowdown 0.5", {}, 2,
        "--overlap-slowdown: expected a factor between 1 and 1000, got 0.500000"},
+      {"validate_bad_core_sharing", "flags", {}, "$P validate --core-sharing fair --report r.html", {"r.html"}, 2,
+       "--core-sharing: fair not in {auto,slice,queue}"},
       {"sharing_hosts_without_sharing", "flags", {}, "$P simulate --schedule 1f1b -p 4 --devices-per-host 2", {}, 2,
        "--devices-per-host: needs --share-cores or --interference (what the devices of a host share)"},
       // Inputs: only regular files, bounded, every one named.

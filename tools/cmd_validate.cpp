@@ -70,6 +70,7 @@ struct ValidateFlags : ExecutorFlags {
   SampleFlags samples;
   double tolerance_percent = kDefaultTolerance * 100;
   double tolerance() const { return tolerance_percent / 100; }
+  std::string core_sharing = "auto";  // cpu: how the prediction shares cores (executor/shared_layout.hpp)
 };
 
 // One schedule, predicted and measured.
@@ -146,9 +147,10 @@ Validation validate_one(Schedule schedule, const ProfiledCostModel& costs, const
   // virtual devices on one GPU (executor/shared_layout.hpp), with the profile's interference
   // curve where it stands out of the profile's noise.
   const Tick forward = costs.compute_time(make_op(OpKind::F, 0, 0), scale_of(v.schedule));
+  ExecutorLayout layout = executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward);
+  if (f.core_sharing != "auto") layout.time_sliced = f.core_sharing == "slice";
   const SharedHardware hardware =
-      shared_hardware(executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward),
-                      beyond_noise(costs.slowdowns(), repeat_spread(costs.config().profile)));
+      shared_hardware(layout, beyond_noise(costs.slowdowns(), repeat_spread(costs.config().profile)));
   Simulator simulator;
   v.interval = predict_interval(simulator, v.schedule, costs, sampling, &hardware);
   TimelineRecorder recorder;
@@ -328,6 +330,11 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--report", f->report, "Write a self-contained HTML page: error tables and both timelines");
   cmd->add_flag("--json", f->json, "Print JSON (one object, or {\"schedules\": [...]}) instead of tables");
   add_sample_flags(*cmd, f->samples, kValidateSamples, false);  // the draws use --seed, as the weights do
+  cmd->add_option("--core-sharing", f->core_sharing,
+                  "cpu, more devices than cores: how the prediction shares them: auto (ops longer than four kernel "
+                  "time slices are time-sliced, shorter ones queue for a core), slice or queue (docs/shared-hardware.md)")
+      ->check(CLI::IsMember({"auto", "slice", "queue"}))
+      ->capture_default_str();
   cmd->add_option("--tolerance", f->tolerance_percent,
                   "Verdict: a schedule passes when its predicted time per iteration is within PCT % of the measured one. "
                   "Exit codes: 0 every schedule passes, 1 one is off by more or its weight versions differ, 2 bad input")
