@@ -13,6 +13,7 @@
 #include "sim/observer.hpp"
 #include "sim/timeline.hpp"
 #include "tests/same_run.hpp"
+#include "tests/sync_pair.hpp"
 
 namespace pipesim {
 namespace {
@@ -120,13 +121,7 @@ TEST(Engine, CollectiveWaitsForAllParticipantsAndCostsRingAllreduce) {
 }
 
 TEST(Engine, NonBlockingSyncOverlapsComputeAndBlockingSyncStalls) {
-  Schedule s;
-  s.num_devices = 2;
-  s.num_stages = 1;
-  s.num_pipelines = 2;
-  s.placement = {{0}, {1}};
-  s.ops = {{*parse_op("0F0"), *parse_op("0B0"), *parse_op("0GRADSYNC"), *parse_op("0F1"), *parse_op("0B1")},
-           {*parse_op("1:0F2"), *parse_op("1:0B2"), *parse_op("1:0GRADSYNC"), *parse_op("1:0F3"), *parse_op("1:0B3")}};
+  Schedule s = testing_schedules::sync_pair();
   UniformCostConfig c = ms_costs(1, 1);
   c.grad_bytes = 10'000'000;
   c.link_bandwidth = 1e9;  // 10 ms allreduce

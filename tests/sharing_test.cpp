@@ -17,6 +17,7 @@
 #include "sim/resources.hpp"
 #include "sim/timeline.hpp"
 #include "tests/generated.hpp"
+#include "tests/sync_pair.hpp"
 
 namespace pipesim {
 namespace {
@@ -258,13 +259,7 @@ TEST(Sharing, OverlappedGradientReductionIsNoLongerFree) {
   // A data-parallel pair: F B, a 10 ms non-blocking GradSync at 2 ms, then F B beside it.
   // With overlap 2, both devices' 2 ms of compute take 4 ms (2-6 ms) and the reduction does
   // 2 ms of its work by then and the other 8 ms alone: it ends at 14 ms, not 12.
-  Schedule s;
-  s.num_devices = 2;
-  s.num_stages = 1;
-  s.num_pipelines = 2;
-  s.placement = {{0}, {1}};
-  s.ops = {{*parse_op("0F0"), *parse_op("0B0"), *parse_op("0GRADSYNC"), *parse_op("0F1"), *parse_op("0B1")},
-           {*parse_op("1:0F2"), *parse_op("1:0B2"), *parse_op("1:0GRADSYNC"), *parse_op("1:0F3"), *parse_op("1:0B3")}};
+  const Schedule s = testing_schedules::sync_pair();
   UniformCostConfig c = ns_costs(1'000'000, 1'000'000);
   c.grad_bytes = 10'000'000;
   c.link_bandwidth = 1e9;  // 10 ms allreduce
