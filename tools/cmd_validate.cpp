@@ -272,6 +272,7 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidateFlags&
   j["predicted"] = metrics_json(v.predicted);
   j["measured"] = metrics_json(v.measured);
   j["measured"]["iteration_loss"] = v.measured_run.iteration_loss;
+  if (auto launch = launch_json(v.measured_run); !launch.is_null()) j["launch"] = std::move(launch);  // cuda: graphs or direct
   j["warnings"] = v.measured_run.warnings;
   return j;
 }
