@@ -47,6 +47,9 @@ class ProfileWorkload {
   virtual WorkloadBytes head_bytes() const = 0;
   virtual std::int64_t message_bytes() const = 0;  // the activation a stage sends on
   virtual ProfileParameters parameters() const = 0;
+  // A neighbour (ProfileBackend::neighbour) is told when the profiler pauses it between its
+  // passes (true) and lets it go on (false); the real ones need nothing.
+  virtual void paused(bool now_paused) { (void)now_paused; }
 };
 
 // One parameter group of `count` numbers with its gradients and optimizer state.

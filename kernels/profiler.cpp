@@ -81,6 +81,7 @@ OptimizerTimes optimizer_times(const ProfileOptions& o, ProfileBackend& backend,
 
 // `count` neighbours looping block passes, each on a thread of its own, from construction
 // (which returns once each has finished one pass: warm, in its steady state) to finish().
+// pause() returns once none is mid-pass; resume() once every one has begun a pass again.
 class Neighbours {
  public:
   Neighbours(ProfileBackend& backend, const ModelSpec& model, int b, std::uint64_t seed, int count) {
@@ -104,18 +105,42 @@ class Neighbours {
     if (error_) std::rethrow_exception(error_);
   }
 
+  void pause() {
+    std::unique_lock<std::mutex> lock(mu_);
+    paused_ = true;
+    cv_.wait(lock, [&] { return running_ == 0 || error_; });
+    if (error_) std::rethrow_exception(error_);
+    for (const auto& w : workloads_) w->paused(true);
+  }
+  void resume() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (const auto& w : workloads_) w->paused(false);
+    paused_ = false;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return running_ == static_cast<int>(threads_.size()) || error_; });
+    if (error_) std::rethrow_exception(error_);
+  }
+
  private:
   void loop(ProfileWorkload& w) {
     try {
       bool first = true;
       while (!stop_.load(std::memory_order_relaxed)) {
-        (void)w.block_pass();
-        if (first) {
-          first = false;
-          const std::lock_guard<std::mutex> lock(mu_);
-          ++warm_;
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait(lock, [&] { return !paused_ || stop_.load(); });
+          if (stop_.load()) break;
+          ++running_;
           cv_.notify_all();
         }
+        (void)w.block_pass();
+        const std::lock_guard<std::mutex> lock(mu_);
+        --running_;
+        if (first) {
+          first = false;
+          ++warm_;
+        }
+        cv_.notify_all();
       }
     } catch (...) {
       const std::lock_guard<std::mutex> lock(mu_);
@@ -125,7 +150,11 @@ class Neighbours {
     }
   }
   void stop() {
-    stop_ = true;
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      cv_.notify_all();
+    }
     for (std::thread& t : threads_)
       if (t.joinable()) t.join();
   }
@@ -136,6 +165,8 @@ class Neighbours {
   std::mutex mu_;
   std::condition_variable cv_;
   int warm_ = 0;
+  int running_ = 0;  // neighbours mid-pass
+  bool paused_ = false;
   std::exception_ptr error_;
 };
 
@@ -150,26 +181,47 @@ void add_points(PassInterference& in, const PassProfile& p, bool input_grad) {
   add_point(in.weight_grad, p.weight_grad);
 }
 
-// The curves of workload `w` (size b, whose passes alone are `alone`): its passes timed again
-// beside 1..K neighbours. Empty (with a line on the log) when a slowdown falls outside what
-// a profile may hold: a measurement the machine's other load broke.
+// The curves of workload `w` (size b): its passes timed beside 1..K neighbours, in turns
+// with the same passes alone (alone, busy, alone, busy, ...) so that both sides see the same
+// machine: a drift of the host between the two (a VM's steal, a clock change) is in both
+// and cancels in the ratio, where timing the busy passes after the profile's own alone ones
+// gave curves of 1.00 +- 0.13 on a quiet 2-core VM. Time alone (k = 0) is the turns' alone
+// passes of every k. Empty (with a line on the log) when a slowdown falls outside what a
+// profile may hold: a measurement the machine's other load broke.
 ProfileInterference interference_curves(const ModelSpec& model, const ProfileOptions& o, ProfileBackend& backend,
                                         ProfileWorkload& w, const MicroBatchProfile& alone, int neighbours) {
-  ProfileInterference in;
-  in.micro_batch_size = alone.size;
-  add_points(in.block, alone.block, true);
-  add_points(in.embedding, alone.embedding, false);
-  add_points(in.head, alone.head, true);
+  using Pass = PassTimes (ProfileWorkload::*)();
+  const Pass kinds[] = {&ProfileWorkload::block_pass, &ProfileWorkload::embedding_pass, &ProfileWorkload::head_pass};
+  // runs[kind][k]: the pass's times with k neighbours busy.
+  std::vector<std::vector<PassTimes>> runs[3];
+  for (auto& r : runs) r.resize(static_cast<std::size_t>(neighbours) + 1);
+  auto timed = [](PassTimes t) {
+    t.forward = at_least_one_ns(t.forward);
+    t.input_grad = at_least_one_ns(t.input_grad);
+    t.weight_grad = at_least_one_ns(t.weight_grad);
+    return t;
+  };
   for (int k = 1; k <= neighbours; ++k) {
     Neighbours busy(backend, model, alone.size, o.seed, k);
-    const std::vector<PassTimes> block = passes(o, &ProfileWorkload::block_pass, w);
-    const std::vector<PassTimes> embedding = passes(o, &ProfileWorkload::embedding_pass, w);
-    const std::vector<PassTimes> head = passes(o, &ProfileWorkload::head_pass, w);
+    for (std::size_t kind = 0; kind < 3; ++kind) {
+      for (int i = 0; i < o.warmup; ++i) (void)(w.*kinds[kind])();
+      for (int i = 0; i < o.repeats; ++i) {
+        busy.pause();
+        runs[kind][0].push_back(timed((w.*kinds[kind])()));
+        busy.resume();
+        runs[kind][static_cast<std::size_t>(k)].push_back(timed((w.*kinds[kind])()));
+      }
+    }
     busy.finish();
-    add_points(in.block, pass_profile(block, {}, true), true);
-    add_points(in.embedding, pass_profile(embedding, {}, false), false);
-    add_points(in.head, pass_profile(head, {}, true), true);
-    if (o.progress)
+  }
+  ProfileInterference in;
+  in.micro_batch_size = alone.size;
+  for (int k = 0; k <= neighbours; ++k) {
+    const auto at = static_cast<std::size_t>(k);
+    add_points(in.block, pass_profile(runs[0][at], {}, true), true);
+    add_points(in.embedding, pass_profile(runs[1][at], {}, false), false);
+    add_points(in.head, pass_profile(runs[2][at], {}, true), true);
+    if (k > 0 && o.progress)
       *o.progress << "profile: " << k << " neighbour" << (k == 1 ? "" : "s") << " busy (micro-batch size "
                   << alone.size << "): block F x" << fixed(in.block.forward.slowdown.back(), 3) << " I x"
                   << fixed(in.block.input_grad.slowdown.back(), 3) << " W x"

@@ -70,12 +70,19 @@ class FakeBackend final : public ProfileBackend {
     ModelSpec model;
     int size;
   };
-  // A neighbour: busy from its first pass until it is destroyed (after its thread joined).
+  // A neighbour: busy from its first pass until it is destroyed (after its thread joined),
+  // except while the profiler pauses it (the turns of time alone).
   struct Neighbour : Timed {
     using Timed::Timed;
     ~Neighbour() override {
-      if (started) --fake.busy;
+      if (started && !is_paused) --fake.busy;
     }
+    void paused(bool now_paused) override {
+      if (!started || now_paused == is_paused) return;
+      is_paused = now_paused;
+      fake.busy += now_paused ? -1 : 1;
+    }
+    bool is_paused = false;
     PassTimes block_pass() override {
       if (fake.neighbours_fail) throw InputError("profile --backend fake: neighbour 1 lost its device");
       if (!started) ++fake.busy;
@@ -122,7 +129,9 @@ TEST(InterferenceCurve, FollowsTheBusyNeighboursExactly) {
     EXPECT_EQ(c->times[1].repeats, 3);
   }
   EXPECT_TRUE(in.embedding.input_grad.slowdown.empty());
-  // k = 0 is the micro-batch's own measurement alone.
+  // k = 0: the passes alone in turns with the busy ones, 3 per k; the fake's time alone is
+  // the micro-batch's own measurement's.
+  EXPECT_EQ(in.block.forward.times[0].repeats, 9);
   EXPECT_EQ(in.block.forward.times[0].median, p.micro_batches[1].block.forward.median);
   EXPECT_DOUBLE_EQ(in.block.forward.times[3].median, 1.75 * 2e-3);
   EXPECT_THAT(log.str(), HasSubstr("profile: 2 neighbours busy (micro-batch size 2): block F x1.500 I x1.500 W x1.500; "

@@ -228,13 +228,18 @@ TEST(Profiler, GptTinyOnTheCpu) {
   }
   // The interference curve (tests/profiler_interference_test.cpp has its exact values on a
   // fake backend): by default min(cores - 1, 3) neighbours, at the middle size (4 of 1, 4).
+  // On a loaded machine a ratio of a few-microsecond passes can fall outside what a profile
+  // may hold; the profile then has no curve and the log says why (the fake backend's test
+  // checks the drop itself).
   const int k = std::min(p.machine.cores - 1, 3);
-  EXPECT_EQ(p.interference.neighbours(), k);
-  if (k > 0) {
+  const bool dropped = log.str().find("the profile gets no interference curve") != std::string::npos;
+  EXPECT_EQ(p.interference.neighbours(), dropped ? 0 : k);
+  if (k > 0 && !dropped) {
     EXPECT_EQ(p.interference.micro_batch_size, 4);
     EXPECT_EQ(p.interference.block.forward.slowdown.size(), static_cast<std::size_t>(k + 1));
     EXPECT_EQ(p.interference.block.forward.slowdown[0], 1);
-    EXPECT_EQ(p.interference.head.weight_grad.times[0].median, big.head.weight_grad.median);  // k = 0: alone
+    EXPECT_EQ(p.interference.head.weight_grad.times[0].repeats, 2 * k);  // k = 0: alone, in turns with each k
+    EXPECT_EQ(p.interference.head.weight_grad.times[1].repeats, 2);
     EXPECT_THAT(log.str(), HasSubstr("profile: 1 neighbour busy (micro-batch size 4): block F x"));
   }
   ASSERT_EQ(p.link.samples.size(), 2u);
