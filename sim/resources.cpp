@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "core/error.hpp"
@@ -49,35 +48,5 @@ void SharedHardware::check(int devices) const {
     throw InputError("shared hardware: overlap slowdown " + std::to_string(overlap_slowdown) + "; expected a finite factor >= 1");
 }
 
-std::string describe(const SharedHardware& hw) {
-  if (hw.shares_nothing()) return "nothing shared";
-  std::string out;
-  char buf[96];
-  for (const ComputePool& pool : hw.pools) {
-    if (!out.empty()) out += "; ";
-    if (pool.cores > 0)
-      std::snprintf(buf, sizeof buf, "%zu devices on %g cores", pool.devices.size(), pool.cores);
-    else
-      std::snprintf(buf, sizeof buf, "%zu devices on one processor", pool.devices.size());
-    out += buf;
-    const auto& f = pool.slowdown[static_cast<std::size_t>(OpKind::F)];
-    if (f.size() > 1) {
-      out += " (F slowdown";
-      for (std::size_t j = 1; j < f.size(); ++j) std::snprintf(buf, sizeof buf, " %.2fx", f[j]), out += buf;
-      out += " with 1.. neighbours busy)";
-    }
-  }
-  if (!hw.node_of_device.empty()) {
-    int nodes = 0;
-    for (int n : hw.node_of_device) nodes = std::max(nodes, n + 1);
-    std::snprintf(buf, sizeof buf, "%s%d nodes, %d NIC(s) each", out.empty() ? "" : "; ", nodes, hw.nics_per_node);
-    out += buf;
-  }
-  if (hw.overlap_slowdown > 1) {
-    std::snprintf(buf, sizeof buf, "%scompute/communication overlap %.2fx", out.empty() ? "" : "; ", hw.overlap_slowdown);
-    out += buf;
-  }
-  return out;
-}
 
 }  // namespace pipesim

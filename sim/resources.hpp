@@ -63,7 +63,4 @@ struct SharedHardware {
   void check(int devices) const;
 };
 
-// One line for people: "2 devices on 2 cores (interference 1.00/1.18 F), nodes of 8, ...".
-std::string describe(const SharedHardware& hardware);
-
 }  // namespace pipesim

@@ -290,6 +290,13 @@ TEST(Cli, SharedCoresAndInterferenceSlowTheRunAsTheirClosedForms) {
   ASSERT_EQ(alone.code, 0) << alone.out;
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(alone.out)["makespan_s"].get<double>(), 0.024);
   EXPECT_GT(makespan("--interference 1,1.5"), 0.033);
+  // Both say what was shared; nothing is said when nothing is.
+  const testing_cli::Result text = run("simulate --schedule 1f1b -p 4 --share-cores 2 --core-sharing queue");
+  EXPECT_THAT(text.out, testing::HasSubstr("\nshared        the devices share 2 cores (queued)\n"));
+  EXPECT_THAT(run("simulate --schedule 1f1b -p 4").out, testing::Not(testing::HasSubstr("shared")));
+  const testing_cli::Result j = run("compare --schedules 1f1b,amdp -p 4 --json --overlap-slowdown 1.5");
+  ASSERT_EQ(j.code, 0) << j.out;
+  EXPECT_EQ(nlohmann::json::parse(j.out)["shared_hardware"], "compute beside communication x1.50");
 }
 
 }  // namespace

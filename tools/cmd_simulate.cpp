@@ -406,13 +406,17 @@ void add_simulate_command(CLI::App& app) {
       if (!advice.empty()) j["fit_advice"] = fit_advice_json(advice);
       if (!intervals.empty()) j["prediction_interval"] = interval_json(intervals.front().second);
       j["cost_model"] = setup->label();
+      if (const std::string shared = sharing_summary(out->show.sharing); !shared.empty()) j["shared_hardware"] = shared;
       std::cout << json_text(j) << "\n";
     } else {
       if (!cost_label.empty()) std::cout << "cost model    " << one_line(cost_label) << "\n";
       if (assessment)
         std::cout << model_settings_line(run.schedule.num_devices, run.schedule.microbatches, run.schedule.iterations,
                                          *ho);
-      std::cout << summary_text(run.metrics) << "\n" << device_table(run.metrics);
+      std::cout << summary_text(run.metrics);
+      if (const std::string shared = sharing_summary(out->show.sharing); !shared.empty())
+        std::cout << "shared        " << shared << "\n";
+      std::cout << "\n" << device_table(run.metrics);
       if (!intervals.empty()) std::cout << "\n" << interval_table(intervals);
       if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
       if (!advice.empty()) std::cout << "\n" << fit_advice_text(run.metrics.schedule, fit_status(*assessment), advice);
@@ -513,8 +517,11 @@ void add_compare_command(CLI::App& app) {
         if (!intervals.empty()) j["schedules"].back()["prediction_interval"] = interval_json(intervals[i].second);
       }
       j["cost_model"] = setup->label();
+      if (const std::string shared = sharing_summary(out->show.sharing); !shared.empty()) j["shared_hardware"] = shared;
       std::cout << json_text(j) << "\n";
     } else {
+      if (const std::string shared = sharing_summary(out->show.sharing); !shared.empty())
+        std::cout << "shared: " << shared << "\n";
       if (!cost_label.empty()) {
         std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="
                   << so->params.iterations << "  cost model: " << one_line(cost_label) << "\n\n"

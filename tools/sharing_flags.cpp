@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "tools/cli_options.hpp"
+#include "tools/table.hpp"
 
 namespace pipesim {
 
@@ -45,6 +46,25 @@ std::vector<double> interference_curve(const std::string& text) {
 }
 
 }  // namespace
+
+std::string sharing_summary(const SharingOptions& o) {
+  std::vector<std::string> parts;
+  const std::string host = o.devices_per_host > 0 ? "each host of " + std::to_string(o.devices_per_host) + " devices"
+                                                  : "the devices";
+  if (o.share_cores > 0)
+    parts.push_back(host + " share " + format_fixed(o.share_cores, o.share_cores == std::floor(o.share_cores) ? 0 : 2) +
+                    " cores (" + (o.core_sharing == "queue" ? "queued" : "time-sliced") + ")");
+  if (!o.interference.empty())
+    parts.push_back("interference x" + o.interference + " with 0, 1, ... neighbours busy" +
+                    (o.share_cores > 0 ? "" : " (" + host + ")"));
+  if (o.nics_per_node > 0)
+    parts.push_back("transfers between nodes share " + std::to_string(o.nics_per_node) + " NIC(s) per node" +
+                    (o.devices_per_node > 0 ? " (nodes of " + std::to_string(o.devices_per_node) + " devices)" : ""));
+  if (o.overlap_slowdown > 1) parts.push_back("compute beside communication x" + format_fixed(o.overlap_slowdown, 2));
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
 
 std::optional<SharedHardware> shared_hardware_from_flags(const SharingOptions& o, int devices,
                                                          const std::vector<int>& model_nodes) {

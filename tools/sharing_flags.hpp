@@ -41,4 +41,9 @@ void add_sharing_flags(CLI::App& app, SharingOptions& options);
 std::optional<SharedHardware> shared_hardware_from_flags(const SharingOptions& options, int devices,
                                                          const std::vector<int>& model_nodes);
 
+// What the flags share, for people (the line `simulate` prints as "shared", compare above its
+// table, and both as --json's "shared_hardware"): "each host's devices share 2 cores
+// (time-sliced); interference x1,1.1 with 0, 1, ... neighbours busy". Empty: nothing.
+std::string sharing_summary(const SharingOptions& options);
+
 }  // namespace pipesim
