@@ -15,6 +15,49 @@ Sharing::Sharing(const SharedHardware& hardware, int devices)
   hw_.check(devices);
   for (std::size_t p = 0; p < hw_.pools.size(); ++p)
     for (int d : hw_.pools[p].devices) pool_of_[static_cast<std::size_t>(d)] = static_cast<int>(p);
+  lazy_.resize(hw_.pools.size());
+  for (const ComputePool& pool : hw_.pools) {
+    bool one_factor = !pool.queue && !overlap_;
+    for (const auto& curve : pool.slowdown) one_factor = one_factor && curve.empty();
+    is_lazy_.push_back(one_factor);
+  }
+}
+
+double Sharing::pool_factor(int pool) const {
+  const ComputePool& p = hw_.pools[static_cast<std::size_t>(pool)];
+  const auto busy = static_cast<double>(members_[static_cast<std::size_t>(pool)].size());
+  return p.cores > 0 ? std::max(1.0, busy / p.cores) : 1.0;
+}
+
+// A member joins or leaves a lazy pool now: the clock advances at the old factor, the member
+// is added to (or taken from) the ends, and the earliest member's finish is pushed again at
+// the new factor (an earlier head's event goes stale).
+void Sharing::lazy_change(int pool, Tick now, std::uint32_t id, bool joins) {
+  LazyPool& l = lazy_[static_cast<std::size_t>(pool)];
+  auto& members = members_[static_cast<std::size_t>(pool)];
+  if (!members.empty()) l.clock += static_cast<double>(now - l.since) / pool_factor(pool);
+  l.since = now;
+  Activity& a = acts_[id];
+  if (joins) {
+    a.remaining = l.clock + a.remaining;  // a lazy member keeps its end on the clock
+    members.push_back(id);
+    l.ends.emplace(a.remaining, id);
+  } else {
+    members.erase(std::find(members.begin(), members.end(), id));
+    l.ends.erase({a.remaining, id});
+  }
+  if (l.head != ~0u && (l.ends.empty() || l.ends.begin()->second != l.head)) ++acts_[l.head].generation;
+  if (l.ends.empty()) {
+    l.head = ~0u;
+    return;
+  }
+  const auto [end, head] = *l.ends.begin();
+  l.head = head;
+  Activity& h = acts_[head];
+  ++h.generation;
+  const double left = std::ceil((end - l.clock) * pool_factor(pool) - 1e-6);
+  if (!(left < 9.2e18)) throw InputError("simulated time overflows 2^63 ns (292 years): the durations are too large");
+  changes_.push_back(Finish{head, h.generation, now + static_cast<Tick>(std::max(0.0, left))});
 }
 
 bool Sharing::shares_compute(int device) const { return overlap_ || pool_of_[static_cast<std::size_t>(device)] >= 0; }
@@ -60,6 +103,10 @@ std::uint32_t Sharing::start_compute(int device, OpKind kind, Tick work, Tick no
     if (pool.queue && pool.cores > 0 && static_cast<double>(running.size()) + 1 > std::max(1.0, std::floor(pool.cores))) {
       acts_[id].queued = true;  // every core is taken: it waits, and nothing changes yet
       queued_[static_cast<std::size_t>(a.pool)].push_back(id);
+      return id;
+    }
+    if (is_lazy_[static_cast<std::size_t>(a.pool)]) {
+      lazy_change(a.pool, now, id, true);
       return id;
     }
     running.push_back(id);
@@ -116,6 +163,12 @@ void Sharing::finish(std::uint32_t id, Tick now) {
   a.active = false;
   auto drop = [id](std::vector<std::uint32_t>& list) { list.erase(std::find(list.begin(), list.end(), id)); };
   std::uint32_t next = ~0u;
+  if (a.kind == Kind::Compute && a.pool >= 0 && is_lazy_[static_cast<std::size_t>(a.pool)]) {
+    computing_[static_cast<std::size_t>(a.device)] = -1;
+    lazy_change(a.pool, now, id, false);
+    free_.push_back(id);
+    return;
+  }
   if (a.kind == Kind::Compute) {
     computing_[static_cast<std::size_t>(a.device)] = -1;
     if (a.pool >= 0) {

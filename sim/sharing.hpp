@@ -19,7 +19,14 @@
 // generation is no longer the activity's is stale and dropped at its handler (the queue
 // cancels nothing, so ties stay FIFO). Time per unit of work is kept as a factor >= 1, not a
 // rate: k equal ops on C < k cores end at exactly ceil(work x k / C).
+//
+// A pool whose members all run at one factor (processor sharing without interference
+// curves or overlap: --share-cores alone) is kept lazily, as SimGrid does: a virtual clock
+// of the work each member has done, each member's end on it, and one finish event, the
+// earliest member's. A start or finish there costs O(log k), not O(k) new events.
 #include <cstdint>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "core/units.hpp"
@@ -88,6 +95,15 @@ class Sharing {
   };
 
   std::uint32_t add(Activity a);
+  // The lazy pools (see above): the clock, the members' ends on it, the one pushed.
+  struct LazyPool {
+    double clock = 0;  // work each member has done since the pool began
+    Tick since = 0;    // when `clock` was last brought up to date
+    std::set<std::pair<double, std::uint32_t>> ends;  // (clock at its end, activity)
+    std::uint32_t head = ~0u;                          // whose finish event is pushed
+  };
+  double pool_factor(int pool) const;
+  void lazy_change(int pool, Tick now, std::uint32_t id, bool joins);
   void affected_by(const Activity& a, std::uint32_t self);
   void rerate(Tick now);
   double compute_factor(const Activity& a) const;
@@ -97,6 +113,8 @@ class Sharing {
   std::vector<int> pool_of_;                         // per device, -1: own compute
   std::vector<std::vector<std::uint32_t>> members_;  // per pool: running compute activities
   std::vector<std::vector<std::uint32_t>> queued_;   // per pool: ops waiting for a core, oldest first
+  std::vector<LazyPool> lazy_;                       // per pool
+  std::vector<char> is_lazy_;                        // per pool: kept lazily
   std::vector<std::int32_t> computing_;              // per device: its compute activity, or -1
   std::vector<std::vector<std::uint32_t>> wires_;    // per device: transfers it sends or receives, its collectives
   std::vector<std::uint32_t> flows_;                 // transfers between nodes, by start

@@ -309,6 +309,35 @@ TEST(Sharing, FactorsOfOneGiveTheFastPathsTimesForEveryGenerator) {
   }
 }
 
+TEST(Sharing, APoolAtOneFactorKeptLazilyEndsOpsWhereReratingEveryMemberDoes) {
+  // Processor sharing alone is kept on a virtual clock with one finish event (O(log k) per
+  // event); a curve of ones forces the general path, which re-rates every member. They agree
+  // to the nanosecond of rounding on every op of every generator.
+  UniformCostConfig c = ns_costs(1000, 2000);
+  c.link_latency = 70;
+  c.link_bandwidth = 1e9;
+  c.message_bytes = 300;
+  const UniformCostModel model(c);
+  for (const GeneratorInfo& g : generators())
+    for (double cores : {1.0, 1.5, 3.0}) {
+      const Schedule s = testing_schedules::generated(std::string(g.name).c_str(), 4, 8, 2);
+      SharedHardware lazy = pool_of(s.num_devices, cores);
+      SharedHardware general = lazy;
+      general.pools[0].slowdown[static_cast<std::size_t>(OpKind::F)] = {1.0, 1.0};
+      TimelineRecorder a, b;
+      simulate(s, model, &a, nullptr, &lazy);
+      simulate(s, model, &b, nullptr, &general);
+      const auto x = times(a.timeline), y = times(b.timeline);
+      ASSERT_EQ(x.size(), y.size()) << g.name;
+      Tick worst = 0;
+      for (const auto& [op, t] : x) {
+        const auto& u = y.at(op);
+        worst = std::max({worst, std::abs(t.first - u.first), std::abs(t.second - u.second)});
+      }
+      EXPECT_LE(worst, 2) << g.name << " on " << cores << " cores";
+    }
+}
+
 TEST(Sharing, SameInputSameOutput) {
   SharedHardware hw = pool_of(4, 1.5);
   hw.pools[0].slowdown[static_cast<std::size_t>(OpKind::B)] = {1.0, 1.1, 1.3};
