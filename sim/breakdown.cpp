@@ -103,6 +103,7 @@ constexpr std::array<CategoryNames, kNumTimeCategories> kNames = {{{"forward", "
                                                                    {"pipeline", "pipeline"},
                                                                    {"dp_sync", "DP sync"},
                                                                    {"optimizer", "optimizer"},
+                                                                   {"contention", "contention"},
                                                                    {"idle", "idle"}}};
 
 }  // namespace
@@ -175,15 +176,27 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       if (s.end <= out.window.start || s.start >= out.window.end) continue;
       busy += std::min(s.end, out.window.end) - std::max(s.start, out.window.start);
       const Op& op = schedule.ops[static_cast<std::size_t>(d)][static_cast<std::size_t>(s.index)];
-      const ComputeParts parts = costs.compute_parts(op, scale);
-      const Tick own = s.end - s.start - parts.total();
+      ComputeParts parts = costs.compute_parts(op, scale);
+      // Shared hardware (sim/resources.hpp) can make an op take longer than its cost model's
+      // duration (contention) or, with an interference factor below 1, shorter: then its
+      // parts shrink with it.
+      const Tick duration = s.end - s.start, alone = costs.compute_time(op, scale);
+      const Tick contention = std::max<Tick>(0, duration - alone);
+      if (duration < alone && alone > 0) {
+        const auto shrink = [&](Tick& t) {
+          t = static_cast<Tick>(static_cast<long double>(t) * static_cast<long double>(duration) / static_cast<long double>(alone));
+        };
+        shrink(parts.recompute), shrink(parts.tp_comm), shrink(parts.p2p), shrink(parts.grad_sync);
+      }
+      const Tick own = duration - contention - parts.total();
       PIPESIM_ASSERT(own >= 0 && parts.recompute >= 0 && parts.tp_comm >= 0 && parts.p2p >= 0 && parts.grad_sync >= 0);
       Tick at = s.start;
       const std::pair<TimeCategory, Tick> segments[] = {{own_work(op.kind), own},
                                                         {TimeCategory::Recompute, parts.recompute},
                                                         {TimeCategory::TpComm, parts.tp_comm},
                                                         {TimeCategory::Pipeline, parts.p2p},
-                                                        {TimeCategory::DpSync, parts.grad_sync}};
+                                                        {TimeCategory::DpSync, parts.grad_sync},
+                                                        {TimeCategory::Contention, contention}};
       for (const auto& [category, ticks] : segments) {
         account.add(category, at, at + ticks);
         at += ticks;

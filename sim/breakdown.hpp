@@ -8,6 +8,8 @@
 //     tp_comm       tensor-parallel collectives not hidden under the op's kernels
 //     pipeline      the op waiting for its own send (blocking p2p)
 //     dp_sync       gradient reductions inside an OptStep (data-parallel, tied embeddings)
+//     contention    the op's time beyond its cost model's duration: what shared hardware
+//                   (sim/resources.hpp: shared cores, interference, overlap) slowed it by
 //     the rest      the op's own work: forward (F), backward (B), input_grad (I),
 //                   weight_grad (W), optimizer (OptStep)
 //   not busy
@@ -33,19 +35,19 @@
 namespace pipesim {
 
 enum class TimeCategory : std::uint8_t {
-  Forward, Backward, InputGrad, WeightGrad, Recompute, TpComm, Pipeline, DpSync, Optimizer, Idle
+  Forward, Backward, InputGrad, WeightGrad, Recompute, TpComm, Pipeline, DpSync, Optimizer, Contention, Idle
 };
-inline constexpr int kNumTimeCategories = 10;
+inline constexpr int kNumTimeCategories = 11;
 inline constexpr std::array<TimeCategory, kNumTimeCategories> kTimeCategories = {
-    TimeCategory::Forward,  TimeCategory::Backward, TimeCategory::InputGrad, TimeCategory::WeightGrad,
-    TimeCategory::Recompute, TimeCategory::TpComm,  TimeCategory::Pipeline,  TimeCategory::DpSync,
-    TimeCategory::Optimizer, TimeCategory::Idle};
+    TimeCategory::Forward,  TimeCategory::Backward, TimeCategory::InputGrad,  TimeCategory::WeightGrad,
+    TimeCategory::Recompute, TimeCategory::TpComm,  TimeCategory::Pipeline,   TimeCategory::DpSync,
+    TimeCategory::Optimizer, TimeCategory::Contention, TimeCategory::Idle};
 
 // "forward", "backward", "input_grad", "weight_grad", "recompute", "tp_comm", "pipeline",
-// "dp_sync", "optimizer", "idle": JSON keys (docs/json.md).
+// "dp_sync", "optimizer", "contention", "idle": JSON keys (docs/json.md).
 std::string_view time_category_key(TimeCategory c);
 // For tables and charts: "F", "B", "I", "W", "recompute", "TP comm", "pipeline", "DP sync",
-// "optimizer", "idle".
+// "optimizer", "contention", "idle".
 std::string_view time_category_label(TimeCategory c);
 
 // Ticks per category, indexed by TimeCategory.

@@ -290,6 +290,22 @@ TEST(Cli, SharedCoresAndInterferenceSlowTheRunAsTheirClosedForms) {
   ASSERT_EQ(alone.code, 0) << alone.out;
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(alone.out)["makespan_s"].get<double>(), 0.024);
   EXPECT_GT(makespan("--interference 1,1.5"), 0.033);
+  // Where the time goes: each device's own work is its cost model's (8 F + 8 B), what the
+  // shared core added is contention, and the categories still add up to the iteration.
+  const testing_cli::Result shared = run("simulate --schedule 1f1b -p 4 -m 8 --fwd 1ms --bwd 2ms --json --share-cores 1");
+  ASSERT_EQ(shared.code, 0) << shared.out;
+  for (const auto& d : nlohmann::json::parse(shared.out)["time_breakdown"]["per_device"]) {
+    const auto& t = d["window_ns"];
+    EXPECT_EQ(t["forward"], 8'000'000);
+    EXPECT_EQ(t["backward"], 16'000'000);
+    EXPECT_GT(t["contention"].get<long long>(), 0);
+    long long sum = 0;
+    for (const auto& [key, ns] : t.items()) sum += ns.get<long long>();
+    EXPECT_EQ(sum, 96'000'000);
+  }
+  const testing_cli::Result unshared = run("simulate --schedule 1f1b -p 4 -m 8 --fwd 1ms --bwd 2ms --json");
+  for (const auto& d : nlohmann::json::parse(unshared.out)["time_breakdown"]["per_device"])
+    EXPECT_EQ(d["window_ns"]["contention"], 0);
   // Both say what was shared; nothing is said when nothing is.
   const testing_cli::Result text = run("simulate --schedule 1f1b -p 4 --share-cores 2 --core-sharing queue");
   EXPECT_THAT(text.out, testing::HasSubstr("\nshared        the devices share 2 cores (queued)\n"));

@@ -55,8 +55,8 @@ std::string_view work_colour(WorkKind kind) { return style(kind).colour; }
 bool work_light_text(WorkKind kind) { return style(kind).light_text; }
 
 std::string_view time_category_class(TimeCategory c) {
-  static constexpr std::array<std::string_view, kNumTimeCategories> kClasses = {"tF", "tB", "tI", "tW", "tR",
-                                                                                "tT", "tP", "tD", "tO", "tX"};
+  static constexpr std::array<std::string_view, kNumTimeCategories> kClasses = {"tF", "tB", "tI", "tW", "tR", "tT",
+                                                                                "tP", "tD", "tO", "tC", "tX"};
   return kClasses[static_cast<std::size_t>(c)];
 }
 
@@ -71,6 +71,7 @@ std::string_view time_category_colour(TimeCategory c) {
     case TimeCategory::Pipeline: return work_colour(WorkKind::Comm);
     case TimeCategory::DpSync: return work_colour(WorkKind::Sync);
     case TimeCategory::Optimizer: return work_colour(WorkKind::Optimizer);
+    case TimeCategory::Contention: return "#E8A33D";  // amber: waiting on a shared core or link
     case TimeCategory::Idle: return "#D4D4DC";
   }
   return "#000000";
