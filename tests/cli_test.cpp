@@ -294,7 +294,8 @@ TEST(Cli, SharedCoresAndInterferenceSlowTheRunAsTheirClosedForms) {
   // shared core added is contention, and the categories still add up to the iteration.
   const testing_cli::Result shared = run("simulate --schedule 1f1b -p 4 -m 8 --fwd 1ms --bwd 2ms --json --share-cores 1");
   ASSERT_EQ(shared.code, 0) << shared.out;
-  for (const auto& d : nlohmann::json::parse(shared.out)["time_breakdown"]["per_device"]) {
+  const nlohmann::json with = nlohmann::json::parse(shared.out);  // kept: the loop reads into it
+  for (const auto& d : with["time_breakdown"]["per_device"]) {
     const auto& t = d["window_ns"];
     EXPECT_EQ(t["forward"], 8'000'000);
     EXPECT_EQ(t["backward"], 16'000'000);
@@ -304,7 +305,8 @@ TEST(Cli, SharedCoresAndInterferenceSlowTheRunAsTheirClosedForms) {
     EXPECT_EQ(sum, 96'000'000);
   }
   const testing_cli::Result unshared = run("simulate --schedule 1f1b -p 4 -m 8 --fwd 1ms --bwd 2ms --json");
-  for (const auto& d : nlohmann::json::parse(unshared.out)["time_breakdown"]["per_device"])
+  const nlohmann::json without = nlohmann::json::parse(unshared.out);
+  for (const auto& d : without["time_breakdown"]["per_device"])
     EXPECT_EQ(d["window_ns"]["contention"], 0);
   // Both say what was shared; nothing is said when nothing is.
   const testing_cli::Result text = run("simulate --schedule 1f1b -p 4 --share-cores 2 --core-sharing queue");
