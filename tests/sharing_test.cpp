@@ -283,12 +283,17 @@ std::map<std::pair<int, int>, std::pair<Tick, Tick>> times(const Timeline& t) {
   return out;
 }
 
-TEST(Sharing, FactorsOfOneGiveTheFastPathsTimesForEveryGenerator) {
+// Costs for running every generator: F 1 us, B 2 us, messages that hold their link 300 ns.
+UniformCostConfig with_links() {
   UniformCostConfig c = ns_costs(1000, 2000);
   c.link_latency = 70;
   c.link_bandwidth = 1e9;
   c.message_bytes = 300;
-  const UniformCostModel model(c);
+  return c;
+}
+
+TEST(Sharing, FactorsOfOneGiveTheFastPathsTimesForEveryGenerator) {
+  const UniformCostModel model(with_links());
   for (const GeneratorInfo& g : generators()) {
     const Schedule s = testing_schedules::generated(std::string(g.name).c_str(), 4, 8, 2);
     TimelineRecorder fast;
@@ -313,11 +318,7 @@ TEST(Sharing, APoolAtOneFactorKeptLazilyEndsOpsWhereReratingEveryMemberDoes) {
   // Processor sharing alone is kept on a virtual clock with one finish event (O(log k) per
   // event); a curve of ones forces the general path, which re-rates every member. They agree
   // to the nanosecond of rounding on every op of every generator.
-  UniformCostConfig c = ns_costs(1000, 2000);
-  c.link_latency = 70;
-  c.link_bandwidth = 1e9;
-  c.message_bytes = 300;
-  const UniformCostModel model(c);
+  const UniformCostModel model(with_links());
   for (const GeneratorInfo& g : generators())
     for (double cores : {1.0, 1.5, 3.0}) {
       const Schedule s = testing_schedules::generated(std::string(g.name).c_str(), 4, 8, 2);
