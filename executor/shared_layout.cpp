@@ -47,16 +47,13 @@ SlowdownCurves beyond_noise(SlowdownCurves curves, double noise) {
 
 SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves) {
   SharedHardware hw;
-  const int per_pool = layout.backend == "cpu" ? layout.devices : std::max(1, layout.devices_per_gpu);
-  for (int first = 0; first < layout.devices; first += per_pool) {
-    ComputePool pool;
-    for (int d = first; d < std::min(layout.devices, first + per_pool); ++d) pool.devices.push_back(d);
-    if (pool.devices.size() < 2) continue;  // alone on its cores or GPU: nothing shared
-    pool.cores = layout.backend == "cpu" ? layout.cores : layout.own_sms ? 0 : 1;
-    pool.queue = layout.backend == "cpu" && !layout.time_sliced;
-    pool.slowdown = curves;
-    hw.pools.push_back(std::move(pool));
-  }
+  const int per_pool = layout.backend == "cpu" ? std::max(1, layout.devices) : std::max(1, layout.devices_per_gpu);
+  ComputePool each;
+  each.cores = layout.backend == "cpu" ? layout.cores : layout.own_sms ? 0 : 1;
+  each.queue = layout.backend == "cpu" && !layout.time_sliced;
+  each.slowdown = curves;
+  for (ComputePool& pool : consecutive_pools(layout.devices, per_pool, each))
+    if (pool.devices.size() >= 2) hw.pools.push_back(std::move(pool));  // alone on its cores or GPU: nothing shared
   return hw;
 }
 

@@ -57,17 +57,14 @@ PassProfile pass_profile(const std::vector<PassTimes>& runs, const WorkloadBytes
 
 // A timer's zero (a call faster than the clock) would make the profile unreadable.
 double at_least_one_ns(double s) { return std::max(s, 1e-9); }
+PassTimes at_least_one_ns(PassTimes t) {
+  return {at_least_one_ns(t.forward), at_least_one_ns(t.input_grad), at_least_one_ns(t.weight_grad)};
+}
 
 std::vector<PassTimes> passes(const ProfileOptions& o, PassTimes (ProfileWorkload::*pass)(), ProfileWorkload& w) {
   for (int i = 0; i < o.warmup; ++i) (void)(w.*pass)();
   std::vector<PassTimes> out;
-  for (int i = 0; i < o.repeats; ++i) {
-    PassTimes t = (w.*pass)();
-    t.forward = at_least_one_ns(t.forward);
-    t.input_grad = at_least_one_ns(t.input_grad);
-    t.weight_grad = at_least_one_ns(t.weight_grad);
-    out.push_back(t);
-  }
+  for (int i = 0; i < o.repeats; ++i) out.push_back(at_least_one_ns((w.*pass)()));
   return out;
 }
 
@@ -195,21 +192,15 @@ ProfileInterference interference_curves(const ModelSpec& model, const ProfileOpt
   // runs[kind][k]: the pass's times with k neighbours busy.
   std::vector<std::vector<PassTimes>> runs[3];
   for (auto& r : runs) r.resize(static_cast<std::size_t>(neighbours) + 1);
-  auto timed = [](PassTimes t) {
-    t.forward = at_least_one_ns(t.forward);
-    t.input_grad = at_least_one_ns(t.input_grad);
-    t.weight_grad = at_least_one_ns(t.weight_grad);
-    return t;
-  };
   for (int k = 1; k <= neighbours; ++k) {
     Neighbours busy(backend, model, alone.size, o.seed, k);
     for (std::size_t kind = 0; kind < 3; ++kind) {
       for (int i = 0; i < o.warmup; ++i) (void)(w.*kinds[kind])();
       for (int i = 0; i < o.repeats; ++i) {
         busy.pause();
-        runs[kind][0].push_back(timed((w.*kinds[kind])()));
+        runs[kind][0].push_back(at_least_one_ns((w.*kinds[kind])()));
         busy.resume();
-        runs[kind][static_cast<std::size_t>(k)].push_back(timed((w.*kinds[kind])()));
+        runs[kind][static_cast<std::size_t>(k)].push_back(at_least_one_ns((w.*kinds[kind])()));
       }
     }
     busy.finish();

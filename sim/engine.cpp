@@ -118,6 +118,10 @@ class Run {
   };
 
   int device_of(SlotId slot) const { return layout_.device_of(static_cast<OpId>(slot)); }
+  // The directed link (src, dst) as an index: link_free_'s, and the shared links' key.
+  std::size_t link_index(int src, int dst) const {
+    return static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst);
+  }
   OpRef ref_of(SlotId slot) const {
     const int d = device_of(slot);
     return OpRef{d, static_cast<int>(layout_.index_of(static_cast<OpId>(slot), d))};
@@ -343,7 +347,7 @@ class Run {
         is_send(producer.kind) ? costs_.message_bytes(message_of(producer), scale_) : costs_.message_bytes(producer, scale_);
     const TransferCost cost = costs_.transfer(src, dst, bytes);
     PIPESIM_ASSERT(cost.occupancy >= 0 && cost.latency >= 0);
-    const std::size_t pair = static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst);
+    const std::size_t pair = link_index(src, dst);
     if (sharing_ && sharing_->shares_link(src, dst)) [[unlikely]]
       return send_shared(WireTransfer{from, to, src, dst, now_, 0, cost.occupancy, cost.latency, bytes}, pair);
     Tick& link = link_free_.empty() ? sparse_link_free_[pair] : link_free_[pair];
@@ -434,7 +438,7 @@ class Run {
     if (wants_ & kTransferRecords)
       record = keep_record(TransferRecord{ref_of(t.from), ref_of(t.to), t.ready, t.link_start, now_, arrival, t.bytes});
     queue_.push(arrival, TransferArrive{t.from, t.to, record});
-    SharedLink& link = shared_links_[static_cast<std::size_t>(t.src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(t.dst)];
+    SharedLink& link = shared_links_[link_index(t.src, t.dst)];
     if (link.waiting.empty()) {
       link.busy = false;
     } else {

@@ -8,6 +8,17 @@
 
 namespace pipesim {
 
+std::vector<ComputePool> consecutive_pools(int devices, int size, const ComputePool& each) {
+  PIPESIM_ASSERT(size >= 1);
+  std::vector<ComputePool> pools;
+  for (int first = 0; first < devices; first += size) {
+    ComputePool& pool = pools.emplace_back(each);
+    pool.devices.clear();
+    for (int d = first; d < std::min(devices, first + size); ++d) pool.devices.push_back(d);
+  }
+  return pools;
+}
+
 bool SharedHardware::shares_nothing() const {
   if (overlap_slowdown > 1 || !pools.empty()) return false;
   for (std::size_t d = 1; d < node_of_device.size(); ++d)

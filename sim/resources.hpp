@@ -47,6 +47,10 @@ struct ComputePool {
   SlowdownCurves slowdown{};
 };
 
+// Pools of `size` consecutive devices each of 0 .. devices - 1 (the last may hold fewer), each
+// `each` with its devices filled in: hosts of N device threads, GPUs of N virtual devices.
+std::vector<ComputePool> consecutive_pools(int devices, int size, const ComputePool& each);
+
 struct SharedHardware {
   std::vector<ComputePool> pools;
   std::vector<int> node_of_device;  // empty: every link independent

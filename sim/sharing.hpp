@@ -106,7 +106,8 @@ class Sharing {
   void lazy_change(int pool, Tick now, std::uint32_t id, bool joins);
   void affected_by(const Activity& a, std::uint32_t self);
   void rerate(Tick now);
-  double compute_factor(const Activity& a) const;
+  double factor_of(std::uint32_t activity) const;
+  bool crosses_nodes(int src, int dst) const;
   void share_nics();
 
   SharedHardware hw_;

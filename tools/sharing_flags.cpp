@@ -87,16 +87,12 @@ std::optional<SharedHardware> shared_hardware_from_flags(const SharingOptions& o
   SharedHardware hw;
   if (o.share_cores > 0 || !o.interference.empty()) {
     const std::vector<double> curve = o.interference.empty() ? std::vector<double>{} : interference_curve(o.interference);
-    const int per_host = o.devices_per_host > 0 ? o.devices_per_host : devices;
-    for (int first = 0; first < devices; first += per_host) {
-      ComputePool pool;
-      for (int d = first; d < std::min(devices, first + per_host); ++d) pool.devices.push_back(d);
-      pool.cores = o.share_cores;
-      pool.queue = o.core_sharing == "queue";
-      for (int k = 0; k < kNumOpKinds; ++k)
-        if (is_compute(static_cast<OpKind>(k))) pool.slowdown[static_cast<std::size_t>(k)] = curve;
-      hw.pools.push_back(std::move(pool));
-    }
+    ComputePool each;
+    each.cores = o.share_cores;
+    each.queue = o.core_sharing == "queue";
+    for (int k = 0; k < kNumOpKinds; ++k)
+      if (is_compute(static_cast<OpKind>(k))) each.slowdown[static_cast<std::size_t>(k)] = curve;
+    hw.pools = consecutive_pools(devices, o.devices_per_host > 0 ? o.devices_per_host : std::max(1, devices), each);
   }
   if (o.nics_per_node > 0) {
     if (!model_nodes.empty()) {
