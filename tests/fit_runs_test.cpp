@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.hpp"
 #include "cost_models/catalog.hpp"
 #include "input_error.hpp"
@@ -41,7 +43,8 @@ TEST(RunsFile, ReadsRowsIntoConfigsAndSchedules) {
   EXPECT_TRUE(a.config.sequence_parallel);
   EXPECT_EQ(a.microbatches, 8);  // 64 / (4 x 2)
   EXPECT_EQ(a.plan.num_stages, 2);
-  EXPECT_DOUBLE_EQ(a.seconds, 1.5);
+  EXPECT_EQ(a.seconds, 1.5);
+  EXPECT_FALSE(a.activation_memory.has_value());
   EXPECT_EQ(runs[1].name, "quoted, name");
   EXPECT_EQ(runs[1].config.cluster.gpu.name, "h100-sxm");
   EXPECT_EQ(runs[1].plan.num_stages, 8);  // interleaved, 2 chunks by default
@@ -65,7 +68,7 @@ TEST(RunsFile, BadRowsNameFileLineAndColumn) {
   auto err = [](const std::string& text) { return error_of([&] { parse_runs(text, "runs.csv", ""); }); };
   const std::string h = kHeader;
   EXPECT_EQ(err("model,tp\n"), "runs.csv:1: missing column 'hardware' (the required columns are model, hardware, tp, pp, "
-                               "dp, global-batch, micro-batch-size, schedule, recompute, sequence-parallel, seconds)");
+                               "dp, global-batch, micro-batch-size, schedule, recompute, sequence-parallel)");
   EXPECT_THAT(err("model,bogus\n"), HasSubstr("runs.csv:1: unknown column 'bogus' (expected model, hardware"));
   EXPECT_THAT(err(h.substr(0, h.size() - 1) + ",nodes\n"), HasSubstr("runs.csv:1: unknown column 'nodes'"));
   EXPECT_EQ(err("model,model\n"), "runs.csv:1: column 'model' appears twice");
@@ -89,6 +92,16 @@ TEST(RunsFile, BadRowsNameFileLineAndColumn) {
   EXPECT_THAT(err(h + "x,gpt3-1.3b,a100-80g,1,3,1,7,1,interleaved,none,false,1\n"), HasSubstr("runs.csv:2: "));
   EXPECT_EQ(err(h + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,false,1\n" + "y,gpt3-1.3b,a100-80g,4,3,1,8,1,1f1b,none,false,1\n"),
             "runs.csv:3: tp x pp x dp = 12 GPUs is not a whole number of nodes of 8 (gpus-per-node)");
+  const std::string no_time = h.substr(0, h.size() - std::string(",seconds\n").size());
+  EXPECT_EQ(err(no_time + "\n"), "runs.csv:1: no measurement column (expected one or more of seconds, activation-memory, "
+                                 "state-memory)");
+  const std::string mem = no_time + ",seconds,activation-memory,state-memory\n";
+  EXPECT_EQ(err(mem + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,false,,,\n"),
+            "runs.csv:2: nothing measured (give one or more of seconds, activation-memory, state-memory)");
+  EXPECT_THAT(err(mem + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,false,,59.25,\n"),
+              HasSubstr("runs.csv:2: column 'activation-memory': "));
+  EXPECT_EQ(err(mem + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,false,,,0GiB\n"),
+            "runs.csv:2: column 'state-memory': expected a positive size such as 59.25GiB, got '0GiB'");
   EXPECT_EQ(error_of([] { read_runs_file("/no/such/runs.csv"); }), "cannot read runs file '/no/such/runs.csv': No such file or directory");
 }
 
@@ -113,7 +126,7 @@ TEST(RunsFit, RecoversKnownEfficienciesFromSyntheticRuns) {
   ASSERT_EQ(fit.leave_one_out.size(), runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     EXPECT_NEAR(fit.before[i], predict_run_seconds(runs[i], find_gpu("a100-80g").efficiency), 1e-12);
-    EXPECT_NEAR(fit.leave_one_out[i], runs[i].seconds, 1e-3 * runs[i].seconds);  // exact data: every fold agrees
+    EXPECT_NEAR(fit.leave_one_out[i], *runs[i].seconds, 1e-3 * *runs[i].seconds);  // exact data: every fold agrees
   }
 }
 
@@ -158,6 +171,50 @@ TEST(FitCommand, WritesACalibratedGpuThatHardwareReads) {
   const std::string first = slurp(out);
   ASSERT_EQ(run("fit --measurements " + runs_path + " --hardware a100-80g --parameters gemm -o " + out).code, 0);
   EXPECT_EQ(slurp(out), first);
+}
+
+// Memory columns: a run may give a time, memory, or both. The fit uses the timed runs; the
+// memory table is the memory model's activations and state of the fullest GPU, whose parts
+// simulate --json reports (memory_per_device), and the same in --evaluate and in a fit.
+TEST(FitCommand, MemoryColumnsAreEvaluatedAgainstTheMemoryModel) {
+  const std::string head = std::string(kHeader).substr(0, std::string(kHeader).size() - 1) + ",activation-memory,state-memory\n";
+  const std::string runs_path = write("fit_memory.csv", head +
+                                                            "timed,gpt3-1.3b,a100-80g,1,2,1,8,1,1f1b,none,false,1.5,,\n"
+                                                            "both,gpt3-1.3b,a100-80g,1,2,1,8,1,1f1b,none,false,1.4,10GiB,\n"
+                                                            "memory,gpt3-1.3b,a100-80g,2,2,1,8,1,1f1b,full,false,,2GiB,12GiB\n");
+  const std::vector<TrainingRun> runs = read_runs_file(runs_path);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(timed_runs(runs).size(), 2u);
+  const RunMemory m = predict_run_memory(runs[2]);
+  const Result json = run("simulate --model gpt3-1.3b --hardware a100-80g --tp 2 -p 2 --nodes 1 --gpus-per-node 4 -m 8 "
+                          "--recompute full --sequence-parallel false --json");
+  ASSERT_EQ(json.code, 0) << json.out;
+  std::int64_t act = 0, state = 0;
+  const nlohmann::json parsed = nlohmann::json::parse(json.out);  // alive while the loop reads it
+  for (const auto& d : parsed.at("memory_per_device")) {
+    act = std::max(act, d.at("activations_bytes").get<std::int64_t>());
+    state = std::max(state, d.at("weights_bytes").get<std::int64_t>() + d.at("gradients_bytes").get<std::int64_t>() +
+                                d.at("optimizer_bytes").get<std::int64_t>());
+  }
+  EXPECT_EQ(m.activations, act);
+  EXPECT_EQ(m.state, state);
+  EXPECT_GT(m.activations, 0);
+  const Result eval = run("fit --measurements " + runs_path + " --hardware a100-80g --evaluate");
+  ASSERT_EQ(eval.code, 0) << eval.out;
+  EXPECT_THAT(eval.out, HasSubstr("on 3 runs of"));
+  EXPECT_THAT(eval.out, HasSubstr("memory of the GPU that holds the most of each"));
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "%+.1f %%", 100 * (static_cast<double>(state) - 12.0 * (1 << 30)) / (12.0 * (1 << 30)));
+  EXPECT_THAT(eval.out, HasSubstr(expected));
+  EXPECT_THAT(eval.out, HasSubstr("activations    mean |error|"));
+  EXPECT_THAT(eval.out, HasSubstr("state          mean |error|"));
+  const std::string out = temp_path("fit_memory.json");
+  const Result fit = run("fit --measurements " + runs_path + " --hardware a100-80g --parameters gemm -o " + out);
+  ASSERT_EQ(fit.code, 0) << fit.out;
+  EXPECT_THAT(fit.out, HasSubstr("memory of the GPU that holds the most of each"));
+  const std::string untimed = write("fit_untimed.csv", head + "memory,gpt3-1.3b,a100-80g,2,2,1,8,1,1f1b,full,false,,2GiB,\n");
+  expect_one_line_error(run("fit --measurements " + untimed + " --hardware a100-80g -o " + out),
+                        untimed + ": no run has a measured time (column 'seconds'), and the fit needs some");
 }
 
 TEST(FitCommand, FailuresAreOneLineAndLeaveTheOutputAlone) {

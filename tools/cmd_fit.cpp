@@ -45,20 +45,66 @@ struct Summary {
   double mean = 0, worst = 0;
 };
 
-Summary summary(const std::vector<double>& predicted, const std::vector<TrainingRun>& runs) {
+Summary summary(const std::vector<double>& predicted, const std::vector<double>& measured) {
   Summary s;
   for (std::size_t i = 0; i < predicted.size(); ++i) {
-    const double e = std::abs(predicted[i] - runs[i].seconds) / runs[i].seconds;
+    const double e = std::abs(predicted[i] - measured[i]) / measured[i];
     s.mean += e / static_cast<double>(predicted.size());
     s.worst = std::max(s.worst, e);
   }
   return s;
 }
 
+std::vector<double> measured_seconds(const std::vector<TrainingRun>& runs) {
+  std::vector<double> out;
+  for (const TrainingRun& r : runs) out.push_back(*r.seconds);
+  return out;
+}
+
 std::string summary_text(const char* what, const Summary& s) {
   char buf[128];
   std::snprintf(buf, sizeof buf, "%-14s mean |error| %5.2f %%, worst %5.2f %%\n", what, 100 * s.mean, 100 * s.worst);
   return buf;
+}
+
+// The memory table: each run with a measured activation or state memory, predicted by the
+// memory model (independent of the efficiencies, so the same before and after a fit).
+void print_memory(const std::vector<TrainingRun>& runs) {
+  const bool act = std::any_of(runs.begin(), runs.end(), [](const TrainingRun& r) { return r.activation_memory.has_value(); });
+  const bool state = std::any_of(runs.begin(), runs.end(), [](const TrainingRun& r) { return r.state_memory.has_value(); });
+  if (!act && !state) return;
+  Table t;
+  t.add_column("run", Table::Align::Left);
+  for (const char* what : {"activations", "predicted", "error"})
+    if (act) t.add_column(what);
+  for (const char* what : {"state", "predicted", "error"})
+    if (state) t.add_column(what);
+  std::vector<double> act_predicted, act_measured, state_predicted, state_measured;
+  for (const TrainingRun& r : runs) {
+    if (!r.activation_memory && !r.state_memory) continue;
+    const RunMemory m = predict_run_memory(r);
+    std::vector<std::string> row = {r.name};
+    auto cells = [&](const std::optional<std::int64_t>& measured, std::int64_t predicted, std::vector<double>& ps,
+                     std::vector<double>& ms) {
+      if (!measured) {
+        row.insert(row.end(), {"", "", ""});
+        return;
+      }
+      row.push_back(format_bytes(static_cast<double>(*measured)));
+      row.push_back(format_bytes(static_cast<double>(predicted)));
+      row.push_back(error_text(static_cast<double>(predicted), static_cast<double>(*measured)));
+      ps.push_back(static_cast<double>(predicted));
+      ms.push_back(static_cast<double>(*measured));
+    };
+    if (act) cells(r.activation_memory, m.activations, act_predicted, act_measured);
+    if (state) cells(r.state_memory, m.state, state_predicted, state_measured);
+    t.add_row(row);
+  }
+  std::cout << "\nmemory of the GPU that holds the most of each (activations; state = weights + gradients + optimizer "
+               "state)\n\n"
+            << t.render() << "\n";
+  if (act) std::cout << summary_text("activations", summary(act_predicted, act_measured));
+  if (state) std::cout << summary_text("state", summary(state_predicted, state_measured));
 }
 
 std::string value_text(double v) {
@@ -78,13 +124,16 @@ void run_fit(const FitFlags& f) {
   std::vector<EfficiencyParam> params;
   for (const std::string& name : split_list(f.parameters)) params.push_back(parse_efficiency_param(name, "--parameters"));
   if (params.empty()) throw InputError("--parameters: expected a comma-separated list such as gemm,gemm_k_overhead");
-  std::vector<TrainingRun> runs = read_runs_file(f.measurements, f.max_memory);
-  for (TrainingRun& r : runs) {
+  std::vector<TrainingRun> all = read_runs_file(f.measurements, f.max_memory);
+  for (TrainingRun& r : all) {
     if (r.config.cluster.gpu.name != gpu.name)
       throw InputError(r.where + ": column 'hardware': '" + r.config.cluster.gpu.name + "' is not the GPU being fitted ('" +
                        gpu.name + "', --hardware); a runs file for one fit holds one GPU type");
     r.config.cluster.gpu = gpu;  // --hardware's peaks, SMs and efficiencies
   }
+  const std::vector<TrainingRun> runs = timed_runs(all);
+  if (!f.evaluate && runs.empty())
+    throw InputError(f.measurements + ": no run has a measured time (column 'seconds'), and the fit needs some");
   if (!f.evaluate && runs.size() < params.size())
     throw InputError(f.measurements + ": " + std::to_string(runs.size()) + " run(s) cannot determine " +
                      std::to_string(params.size()) + " parameters (--parameters); give at least as many runs");
@@ -112,25 +161,29 @@ void run_fit(const FitFlags& f) {
   }
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const TrainingRun& r = runs[i];
-    std::vector<std::string> row = {r.name, seconds_text(r.seconds), seconds_text(result.before[i]),
-                                    error_text(result.before[i], r.seconds)};
+    std::vector<std::string> row = {r.name, seconds_text(*r.seconds), seconds_text(result.before[i]),
+                                    error_text(result.before[i], *r.seconds)};
     if (!f.evaluate) {
       row.push_back(seconds_text(result.fit.predicted[i]));
-      row.push_back(error_text(result.fit.predicted[i], r.seconds));
+      row.push_back(error_text(result.fit.predicted[i], *r.seconds));
     }
     if (loo) {
       row.push_back(seconds_text(result.leave_one_out[i]));
-      row.push_back(error_text(result.leave_one_out[i], r.seconds));
+      row.push_back(error_text(result.leave_one_out[i], *r.seconds));
     }
     t.add_row(row);
   }
-  std::cout << (f.evaluate ? "evaluating " : "fitting " + f.parameters + " of ") << gpu.name << " on " << runs.size()
-            << " runs of " << f.measurements << "\n\n"
-            << t.render() << "\n"
-            << summary_text(f.evaluate ? "predicted" : "before the fit", summary(result.before, runs));
+  const std::vector<double> measured = measured_seconds(runs);
+  std::cout << (f.evaluate ? "evaluating " : "fitting " + f.parameters + " of ") << gpu.name << " on " << all.size()
+            << " runs of " << f.measurements << "\n";
+  if (!runs.empty())
+    std::cout << "\n"
+              << t.render() << "\n"
+              << summary_text(f.evaluate ? "predicted" : "before the fit", summary(result.before, measured));
+  print_memory(all);
   if (f.evaluate) return files.commit();
-  std::cout << summary_text("fitted", summary(result.fit.predicted, runs));
-  if (loo) std::cout << summary_text("left out", summary(result.leave_one_out, runs));
+  std::cout << summary_text("fitted", summary(result.fit.predicted, measured));
+  if (loo) std::cout << summary_text("left out", summary(result.leave_one_out, measured));
   std::cout << "\n";
   Table p;
   p.add_column("parameter", Table::Align::Left);

@@ -12,6 +12,8 @@
 #include "core/decimal.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/units.hpp"
+#include "cost_models/memory_model.hpp"
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
 #include "tools/cli_checks.hpp"
@@ -23,8 +25,11 @@ namespace {
 
 // Columns of a runs file that are not analytical flags.
 const std::vector<std::string> kRequired = {"model", "hardware", "tp", "pp", "dp", "global-batch", "micro-batch-size",
-                                            "schedule", "recompute", "sequence-parallel", "seconds"};
-const std::vector<std::string> kOwn = {"pp", "dp", "global-batch", "schedule", "seconds", "name", "source", "chunks"};
+                                            "schedule", "recompute", "sequence-parallel"};
+// What was measured: a runs file has at least one of these columns, each run at least one value.
+const std::vector<std::string> kMeasured = {"seconds", "activation-memory", "state-memory"};
+const std::vector<std::string> kOwn = {"pp",   "dp",     "global-batch", "schedule", "seconds", "activation-memory",
+                                       "state-memory", "name", "source", "chunks"};
 
 // One CSV line into fields: commas separate, "..." quotes (with "" for a quote).
 std::vector<std::string> split_csv(std::string_view line, const std::string& where) {
@@ -145,7 +150,8 @@ std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& so
         } catch (const CLI::OptionNotFound&) {
         }
         if (!own && !flag)
-          throw InputError(where + ": unknown column '" + f + "' (expected " + joined(kRequired) +
+          throw InputError(where + ": unknown column '" + f + "' (expected " + joined(kRequired) + ", one or more of " +
+                           joined(kMeasured) +
                            ", and optionally name, source, chunks, gpus-per-node or an analytical flag of `pipesim "
                            "simulate` without its dashes; nodes is tp x pp x dp / gpus-per-node)");
         if (std::count(fields.begin(), fields.end(), f) > 1) throw InputError(where + ": column '" + f + "' appears twice");
@@ -153,6 +159,9 @@ std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& so
       for (const std::string& r : kRequired)
         if (std::find(fields.begin(), fields.end(), r) == fields.end())
           throw InputError(where + ": missing column '" + r + "' (the required columns are " + joined(kRequired) + ")");
+      if (std::none_of(kMeasured.begin(), kMeasured.end(),
+                       [&](const std::string& m) { return std::find(fields.begin(), fields.end(), m) != fields.end(); }))
+        throw InputError(where + ": no measurement column (expected one or more of " + joined(kMeasured) + ")");
       header = fields;
       continue;
     }
@@ -187,13 +196,19 @@ std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& so
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used != value.size() || !(r.seconds > 0) || !std::isfinite(r.seconds))
+        if (used != value.size() || !(*r.seconds > 0) || !std::isfinite(*r.seconds))
           throw InputError(at + ": expected a positive number of seconds, got '" + value + "'");
+      } else if (col == "activation-memory" || col == "state-memory") {
+        const std::int64_t bytes = parse_bytes(value, at);
+        if (bytes <= 0) throw InputError(at + ": expected a positive size such as 59.25GiB, got " + quote(value));
+        (col == "activation-memory" ? r.activation_memory : r.state_memory) = bytes;
       } else {
         const bool file = col == "model" || col == "hardware" || col == "intra-link" || col == "inter-link";
         args.push_back("--" + col + "=" + (file ? relative_to(value, base_dir) : value));
       }
     }
+    if (!r.seconds && !r.activation_memory && !r.state_memory)
+      throw InputError(where + ": nothing measured (give one or more of " + joined(kMeasured) + ")");
     if (r.pp > 1 << 16 || r.dp > 1 << 20) throw InputError(where + ": pp or dp is too large");
     try {
       std::reverse(args.begin(), args.end());  // CLI11 takes its arguments last first
@@ -230,13 +245,36 @@ double predict_run_seconds(const TrainingRun& run, const Efficiency& e) {
   return ticks_to_seconds(simulate(run.plan, model).makespan);
 }
 
+RunMemory predict_run_memory(const TrainingRun& run) {
+  AnalyticalConfig c = run.config;
+  apply_efficiency_overrides(c.efficiency, run.options.efficiency, run.where + ": column 'efficiency'");
+  const AnalyticalCostModel model(c);
+  const SimResult result = simulate(run.plan, model);
+  RunMemory out;
+  for (int d = 0; d < run.plan.num_devices; ++d) {
+    const DeviceStats& stats = result.devices[static_cast<std::size_t>(d)];
+    const DeviceMemory m = device_memory(model, run.plan, d, stats.peak_activation_bytes, stats.peak_weight_versions);
+    out.activations = std::max(out.activations, m.activations);
+    out.state = std::max(out.state, m.weights + m.gradients + m.optimizer);
+  }
+  return out;
+}
+
+std::vector<TrainingRun> timed_runs(std::vector<TrainingRun> runs) {
+  std::erase_if(runs, [](const TrainingRun& r) { return !r.seconds; });
+  return runs;
+}
+
 RunsFit fit_runs(const std::vector<TrainingRun>& runs, const Efficiency& start, const std::vector<EfficiencyParam>& params,
                  bool leave_one_out) {
   RunsFit out;
   for (const TrainingRun& r : runs) out.before.push_back(predict_run_seconds(r, start));
   auto fit_subset = [&](const std::vector<std::size_t>& rows) {
     std::vector<double> measured;
-    for (std::size_t i : rows) measured.push_back(runs[i].seconds);
+    for (std::size_t i : rows) {
+      PIPESIM_ASSERT(runs[i].seconds.has_value());  // timed_runs
+      measured.push_back(*runs[i].seconds);
+    }
     return fit_efficiency([&](int k, const Efficiency& e) { return predict_run_seconds(runs[rows[static_cast<std::size_t>(k)]], e); },
                           measured, start, params);
   };

@@ -6,7 +6,10 @@
 // columns, each further line is one run (fields may be "quoted", "" inside for a quote).
 // Columns (a '_' in a name reads as '-'):
 //   required  model, hardware, tp, pp, dp, global-batch, micro-batch-size, schedule,
-//             recompute, sequence-parallel, seconds (the measured iteration time)
+//             recompute, sequence-parallel, and at least one measurement:
+//   measured  seconds (the iteration time), activation-memory and state-memory (sizes such
+//             as 59.25GiB: the activations, and the weights + gradients + optimizer state,
+//             of the GPU that holds the most of each); a run may leave some empty, not all
 //   optional  name, source (free text), chunks (v of interleaved schedules, default 2), gpus-per-node,
 //             and every analytical flag of `pipesim simulate` by its name without dashes
 //             (dtype, flash-attention, zero1, intra-link, inter-link, blocking-p2p,
@@ -18,6 +21,8 @@
 // iteration is simulated (1F1B, interleaved, ... with m = global-batch / (dp ·
 // micro-batch-size) micro-batches) and its makespan, optimizer step included, is the
 // prediction. Every problem is an InputError "runs.csv:LINE: column 'tp': ...".
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,7 +44,9 @@ struct TrainingRun {
   int chunks = ScheduleParams{}.v;  // v of interleaved schedules (pipesim simulate -v's default)
   long long global_batch = 0;
   int microbatches = 0;     // global-batch / (dp · micro-batch-size)
-  double seconds = 0;       // measured time per iteration
+  std::optional<double> seconds;                 // measured time per iteration
+  std::optional<std::int64_t> activation_memory;  // measured bytes, on the GPU that holds the most
+  std::optional<std::int64_t> state_memory;       // weights + gradients + optimizer state, likewise
   // Built from the row (and checked when it was read): the config and the schedule.
   AnalyticalConfig config;
   Schedule plan;
@@ -56,6 +63,17 @@ std::vector<TrainingRun> read_runs_file(const std::string& path, const std::stri
 // efficiency column applied on top).
 double predict_run_seconds(const TrainingRun& run, const Efficiency& e);
 
+// The memory model's bytes for `run` (cost_models/memory_model.hpp, over one simulated
+// iteration): the most any GPU holds of activations, and of weights + gradients + optimizer
+// state (weight copies included), as the activation-memory and state-memory columns mean.
+struct RunMemory {
+  std::int64_t activations = 0, state = 0;
+};
+RunMemory predict_run_memory(const TrainingRun& run);
+
+// The runs with a measured time, in file order: what fit_runs and the time table use.
+std::vector<TrainingRun> timed_runs(std::vector<TrainingRun> runs);
+
 struct RunsFit {
   EfficiencyFit fit;
   std::vector<double> before;         // predictions with the starting efficiencies
@@ -64,7 +82,7 @@ struct RunsFit {
 };
 
 // Fits `params` of `start` to the runs (fit_efficiency), and with `leave_one_out` also
-// refits once without each run and predicts it.
+// refits once without each run and predicts it. Every run has a measured time (timed_runs).
 RunsFit fit_runs(const std::vector<TrainingRun>& runs, const Efficiency& start, const std::vector<EfficiencyParam>& params,
                  bool leave_one_out);
 
