@@ -294,6 +294,15 @@ std::vector<Case> cases() {
        "r.csv:2: 1f1b with p=64, m=1048576 (with the runs before it) has ~1.3e8 ops and needs"},
       {"fit_output_kept", "outputs", {{"r.csv", "name,model\n"}},
        "$P fit --measurements r.csv --hardware a100-80g -o gpu.json", {"gpu.json"}, 2, "r.csv:1: missing column"},
+      {"fit_memory_only_runs", "outputs",
+       {{"r.csv", "name,model,hardware,tp,pp,dp,global-batch,micro-batch-size,schedule,recompute,sequence-parallel,"
+                  "activation-memory\nx,gpt3-1.3b,a100-80g,1,2,1,8,1,1f1b,none,false,2GiB\n"}},
+       "$P fit --measurements r.csv --hardware a100-80g -o gpu.json", {"gpu.json"}, 2,
+       "r.csv: no run has a measured time (column 'seconds'), and the fit needs some"},
+      {"fit_bad_memory_size", "inputs",
+       {{"r.csv", "name,model,hardware,tp,pp,dp,global-batch,micro-batch-size,schedule,recompute,sequence-parallel,"
+                  "state-memory\nx,gpt3-1.3b,a100-80g,1,2,1,8,1,1f1b,none,false,12 parsecs\n"}},
+       "$P fit --measurements r.csv --hardware a100-80g --evaluate", {}, 2, "r.csv:2: column 'state-memory': "},
       {"runs_file_is_a_fifo", "inputs", {}, "mkfifo r.csv && $P fit --measurements r.csv --hardware a100-80g --evaluate",
        {}, 2, "cannot read runs file 'r.csv': a FIFO (named pipe)"},
       // Config files: the checks and messages of flags, with file and key.
