@@ -1,5 +1,5 @@
 // The runs_csv fuzz target: `pipesim fit --measurements` files (tools/fit_runs.hpp), then the
-// prediction of each run that the fit starts from.
+// prediction of each run that the fit starts from, and its memory.
 #include <cmath>
 #include <string>
 
@@ -18,7 +18,13 @@ void runs_csv(std::string_view bytes) {
   for (const TrainingRun& r : runs) ops += r.plan.total_ops();
   if (ops > kMaxSimulatedOps) return;
   for (const TrainingRun& r : runs) {
-    require(r.seconds > 0 && std::isfinite(r.seconds), r.where + ": measured seconds " + std::to_string(r.seconds));
+    require(r.seconds || r.activation_memory || r.state_memory, r.where + ": a run with nothing measured");
+    if (r.seconds) require(*r.seconds > 0 && std::isfinite(*r.seconds), r.where + ": measured seconds " + std::to_string(*r.seconds));
+    for (const auto& m : {r.activation_memory, r.state_memory})
+      if (m) require(*m > 0, r.where + ": measured memory " + std::to_string(*m));
+    RunMemory memory;
+    if (parses([&] { memory = predict_run_memory(r); }, "predict_run_memory"))
+      require(memory.activations >= 0 && memory.state >= 0, r.where + ": predicted memory is negative");
     double predicted = 0;
     if (!parses([&] { predicted = predict_run_seconds(r, r.config.cluster.gpu.efficiency); }, "predict_run_seconds"))
       continue;

@@ -113,12 +113,13 @@ TEST(MegatronValidation, KorthikantiFigureSevenActivations) {
 }
 
 // The runs the model does not describe well (docs/validation/analytical.md says why:
-// DeepSpeed's pipeline engine, fp8 without Transformer Engine's casts). Printed for the
-// record; the bounds only catch a change that makes them worse than documented.
+// DeepSpeed's pipeline engine, fp8 without Transformer Engine's casts, Llama 3's unpublished
+// settings). Printed for the record; the bounds only catch a change that makes them worse than documented.
 TEST(MegatronValidation, OtherPublishedRuns) {
   EXPECT_LE(check("mt-nlg.csv", a100()).worst, 0.20);
   EXPECT_LE(check("bigscience-bloom.csv", a100()).worst, 0.10);
   EXPECT_LE(check("nemo-h100-fp8.csv", find_gpu("h100-sxm").efficiency).worst, 0.36);
+  EXPECT_LE(check("llama3-405b.csv", find_gpu("h100-sxm").efficiency).worst, 0.07);
 }
 
 }  // namespace
