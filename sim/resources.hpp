@@ -15,7 +15,8 @@
 //             two nodes goes through the sender node's NICs and the receiver node's NICs,
 //             which every transfer leaving (entering) the node shares, max-min fair, each
 //             transfer at most one NIC's rate: its occupancy is the cost model's, at one
-//             NIC's rate. Transfers on one directed link stay FIFO.
+//             NIC's rate. Transfers on one directed link stay FIFO. A GradSync collective
+//             spanning nodes is one such flow on the egress and ingress NICs of each node.
 //   overlap   a device computing while a transfer it sends or receives is on the wire, or a
 //             GradSync it takes part in runs: both take overlap_slowdown times as long (1:
 //             overlap is free, as before).

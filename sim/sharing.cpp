@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "core/error.hpp"
 
@@ -29,6 +30,7 @@ Sharing::Sharing(const SharedHardware& hardware, int devices)
       computing_(static_cast<std::size_t>(devices), -1), wires_(static_cast<std::size_t>(devices)),
       overlap_(hardware.overlap_slowdown > 1) {
   hw_.check(devices);
+  nodes_ = static_cast<int>(std::set<int>(hw_.node_of_device.begin(), hw_.node_of_device.end()).size());
   for (std::size_t p = 0; p < hw_.pools.size(); ++p)
     for (int d : hw_.pools[p].devices) pool_of_[static_cast<std::size_t>(d)] = static_cast<int>(p);
   lazy_.resize(hw_.pools.size());
@@ -139,12 +141,11 @@ std::uint32_t Sharing::start_transfer(int src, int dst, Tick work, Tick now, std
   a.device = src;
   a.peer = dst;
   a.payload = payload;
-  if (crosses_nodes(src, dst)) {
-    a.egress = 2 * hw_.node_of_device[static_cast<std::size_t>(src)];
-    a.ingress = 2 * hw_.node_of_device[static_cast<std::size_t>(dst)] + 1;
-  }
-  const std::uint32_t id = add(a);
-  if (a.egress >= 0) flows_.push_back(id);
+  if (crosses_nodes(src, dst))
+    a.nics = {2 * hw_.node_of_device[static_cast<std::size_t>(src)], 2 * hw_.node_of_device[static_cast<std::size_t>(dst)] + 1};
+  const bool flow = !a.nics.empty();
+  const std::uint32_t id = add(std::move(a));
+  if (flow) flows_.push_back(id);
   wires_[static_cast<std::size_t>(src)].push_back(id);
   if (dst != src) wires_[static_cast<std::size_t>(dst)].push_back(id);
   affected_.assign(1, id);
@@ -154,14 +155,22 @@ std::uint32_t Sharing::start_transfer(int src, int dst, Tick work, Tick now, std
 }
 
 std::uint32_t Sharing::start_collective(const std::vector<int>& devices, Tick work, Tick now, std::uint32_t payload) {
-  PIPESIM_ASSERT(overlap_);
+  PIPESIM_ASSERT(shares_collectives());
   Activity a;
   a.remaining = static_cast<double>(work);
   a.since = a.running_since = now;
   a.kind = Kind::Collective;
   a.members = devices;
   a.payload = payload;
+  if (nodes_ > 1) {
+    std::set<int> spanned;
+    for (int d : devices) spanned.insert(hw_.node_of_device[static_cast<std::size_t>(d)]);
+    if (spanned.size() > 1)
+      for (int n : spanned) a.nics.push_back(2 * n), a.nics.push_back(2 * n + 1);
+  }
+  const bool flow = !a.nics.empty();
   const std::uint32_t id = add(std::move(a));
+  if (flow) flows_.push_back(id);
   for (int d : acts_[id].members) wires_[static_cast<std::size_t>(d)].push_back(id);
   affected_.assign(1, id);
   affected_by(acts_[id], id);
@@ -196,9 +205,10 @@ void Sharing::finish(std::uint32_t id, Tick now) {
       }
     }
   } else if (a.kind == Kind::Collective) {
+    if (!a.nics.empty()) drop(flows_);
     for (int d : a.members) drop(wires_[static_cast<std::size_t>(d)]);
   } else {
-    if (a.egress >= 0) drop(flows_);
+    if (!a.nics.empty()) drop(flows_);
     drop(wires_[static_cast<std::size_t>(a.device)]);
     if (a.peer != a.device) drop(wires_[static_cast<std::size_t>(a.peer)]);
   }
@@ -215,8 +225,8 @@ bool Sharing::current(std::uint32_t activity, std::uint32_t generation) const {
 }
 
 // What a start or finish of `a` can change the rate of: its pool's members and the
-// transfers on its device (compute), or the NIC flows and the compute of both ends (a
-// transfer). Not `a` itself (a start adds it first; a finish has removed it).
+// transfers on its device (compute), or the NIC flows and the compute of its devices (a
+// transfer or a collective). Not `a` itself (a start adds it first; a finish has removed it).
 void Sharing::affected_by(const Activity& a, std::uint32_t self) {
   auto add = [&](std::uint32_t other) {
     if (other != self && !acts_[other].queued) affected_.push_back(other);
@@ -228,7 +238,7 @@ void Sharing::affected_by(const Activity& a, std::uint32_t self) {
       for (std::uint32_t w : wires_[static_cast<std::size_t>(a.device)]) add(w);
     return;
   }
-  if (a.egress >= 0)
+  if (!a.nics.empty())
     for (std::uint32_t f : flows_) add(f);
   auto add_compute = [&](int d) {
     if (const std::int32_t c = computing_[static_cast<std::size_t>(d)]; c >= 0) add(static_cast<std::uint32_t>(c));
@@ -247,9 +257,9 @@ void Sharing::affected_by(const Activity& a, std::uint32_t self) {
     return c >= 0 && !acts_[static_cast<std::size_t>(c)].queued;
   };
   const double overlap = overlap_ ? hw_.overlap_slowdown : 1.0;
-  if (a.kind == Kind::Transfer)
-    return (a.egress >= 0 ? 1 / nic_share_[id] : 1.0) * (computes(a.device) || computes(a.peer) ? overlap : 1.0);
-  if (a.kind == Kind::Collective) return std::any_of(a.members.begin(), a.members.end(), computes) ? overlap : 1.0;
+  const double nic = a.nics.empty() ? 1.0 : 1 / nic_share_[id];
+  if (a.kind == Kind::Transfer) return nic * (computes(a.device) || computes(a.peer) ? overlap : 1.0);
+  if (a.kind == Kind::Collective) return nic * (std::any_of(a.members.begin(), a.members.end(), computes) ? overlap : 1.0);
   double factor = 1;
   if (a.pool >= 0) {
     const ComputePool& pool = hw_.pools[static_cast<std::size_t>(a.pool)];
@@ -267,11 +277,13 @@ void Sharing::affected_by(const Activity& a, std::uint32_t self) {
 void Sharing::share_nics() {
   if (flows_.empty()) return;
   int resources = 0;
-  for (std::uint32_t f : flows_) resources = std::max({resources, acts_[f].egress + 1, acts_[f].ingress + 1});
+  for (std::uint32_t f : flows_)
+    for (int r : acts_[f].nics) resources = std::max(resources, r + 1);
   std::vector<double> left(static_cast<std::size_t>(resources), hw_.nics_per_node);
   std::vector<int> open(static_cast<std::size_t>(resources), 0);
   std::vector<std::uint32_t> unfrozen = flows_;
-  for (std::uint32_t f : unfrozen) ++open[static_cast<std::size_t>(acts_[f].egress)], ++open[static_cast<std::size_t>(acts_[f].ingress)];
+  for (std::uint32_t f : unfrozen)
+    for (int r : acts_[f].nics) ++open[static_cast<std::size_t>(r)];
   while (!unfrozen.empty()) {
     double level = 1;
     for (int r = 0; r < resources; ++r)
@@ -280,8 +292,8 @@ void Sharing::share_nics() {
     std::vector<std::uint32_t> rest;
     std::vector<std::uint32_t> frozen;
     for (std::uint32_t f : unfrozen) {
-      const Activity& a = acts_[f];
-      if (level >= 1 || full(a.egress) || full(a.ingress))
+      const std::vector<int>& nics = acts_[f].nics;
+      if (level >= 1 || std::any_of(nics.begin(), nics.end(), full))
         frozen.push_back(f);
       else
         rest.push_back(f);
@@ -289,7 +301,7 @@ void Sharing::share_nics() {
     PIPESIM_ASSERT(!frozen.empty());
     for (std::uint32_t f : frozen) {
       nic_share_[f] = level;
-      for (int r : {acts_[f].egress, acts_[f].ingress}) {
+      for (int r : acts_[f].nics) {
         left[static_cast<std::size_t>(r)] -= level;
         --open[static_cast<std::size_t>(r)];
       }
@@ -303,7 +315,7 @@ void Sharing::share_nics() {
 void Sharing::rerate(Tick now) {
   std::sort(affected_.begin(), affected_.end());
   affected_.erase(std::unique(affected_.begin(), affected_.end()), affected_.end());
-  if (!flows_.empty() && std::any_of(affected_.begin(), affected_.end(), [&](std::uint32_t id) { return acts_[id].egress >= 0; }))
+  if (!flows_.empty() && std::any_of(affected_.begin(), affected_.end(), [&](std::uint32_t id) { return !acts_[id].nics.empty(); }))
     share_nics();
   for (std::uint32_t id : affected_) {
     Activity& a = acts_[id];

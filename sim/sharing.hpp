@@ -12,7 +12,8 @@
 //   new factor                  max(1, k / cores) x slowdown[kind][k-1] x overlap   (compute;
 //                               a queued pool: 1 x ..., and an op waits for a core)
 //                               1 / max-min share of the NICs x overlap            (transfer)
-//                               overlap if a member computes                       (collective)
+//                               1 / max-min share of the NICs (across nodes)
+//                                 x overlap if a member computes                   (collective)
 //   changed? generation + 1 and a new finish time, now + ceil(remaining x factor)
 //
 // The engine pushes each new finish as an event stamped with the generation; an event whose
@@ -52,8 +53,10 @@ class Sharing {
   // Sharing; otherwise they take their cost model duration, as without a description.
   bool shares_compute(int device) const;
   bool shares_link(int src, int dst) const;
-  // Whether GradSync collectives are activities too (they overlap compute: overlap_slowdown).
-  bool shares_collectives() const { return overlap_; }
+  // Whether GradSync collectives are activities too: they overlap compute (overlap_slowdown),
+  // or the devices sit on several nodes, where a collective spanning nodes is a flow on each
+  // of their NICs, sharing them max-min with the transfers and other collectives there.
+  bool shares_collectives() const { return overlap_ || nodes_ > 1; }
 
   // A compute op of `kind` on `device`, or a transfer src -> dst, starts now with `work` ns
   // of work at full speed; `payload` is the engine's (a slot, a transfer). Returns its id.
@@ -90,7 +93,11 @@ class Sharing {
     int device = -1;       // compute: its device; transfer: the sender
     int peer = -1;         // transfer: the receiver
     std::vector<int> members;  // collective: its devices
-    int egress = -1, ingress = -1;  // transfer between nodes: the NIC resources (2 node, 2 node + 1)
+    // Between nodes: the NIC resources it takes one flow's worth of (a node's egress 2 n,
+    // its ingress 2 n + 1): a transfer's sender egress and receiver ingress; a collective's
+    // egress and ingress of every node it spans (a ring sends and receives on each). Empty:
+    // inside one node.
+    std::vector<int> nics;
     std::uint32_t payload = 0;
   };
 
@@ -118,13 +125,14 @@ class Sharing {
   std::vector<char> is_lazy_;                        // per pool: kept lazily
   std::vector<std::int32_t> computing_;              // per device: its compute activity, or -1
   std::vector<std::vector<std::uint32_t>> wires_;    // per device: transfers it sends or receives, its collectives
-  std::vector<std::uint32_t> flows_;                 // transfers between nodes, by start
+  std::vector<std::uint32_t> flows_;                 // transfers and collectives between nodes, by start
   std::vector<double> nic_share_;                    // per activity: its max-min share (flows)
   std::vector<Activity> acts_;
   std::vector<std::uint32_t> free_;
   std::vector<std::uint32_t> affected_;
   std::vector<Finish> changes_;
   bool overlap_ = false;
+  int nodes_ = 0;  // distinct nodes of node_of_device (0: no node table)
 };
 
 }  // namespace pipesim

@@ -66,7 +66,7 @@ std::string model_with(const std::string& extra) {
 
 TEST(BuiltinCatalog, EveryEntryHasASourceAndUniqueName) {
   const Catalog& c = builtin_catalog();
-  EXPECT_EQ(c.models.size(), 23u);
+  EXPECT_EQ(c.models.size(), 24u);
   EXPECT_EQ(c.gpus.size(), 6u);
   EXPECT_EQ(c.links.size(), 9u);
   std::set<std::string> names;

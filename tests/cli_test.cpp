@@ -146,7 +146,7 @@ TEST(Cli, CatalogTablesCarryUnits) {
   EXPECT_THAT(gpus.out, testing::Not(HasSubstr("llama2-7b")));
   const Result all = run("catalog");
   ASSERT_EQ(all.code, 0) << all.out;
-  for (const char* s : {"models (23)", "gpus (6)", "links (9)", "megatron-gpt-1t", "1.008T", "145.6B", "6.738B",
+  for (const char* s : {"models (24)", "gpus (6)", "links (9)", "megatron-gpt-1t", "1.008T", "145.6B", "6.738B",
                         "nvlink4", "450 GB/s", "3.400 us"})
     EXPECT_THAT(all.out, HasSubstr(s));
   // Every GPU has a price, and the table says which are assumptions.
@@ -161,7 +161,7 @@ TEST(Cli, CatalogJsonReadsBackAsACatalogFile) {
   const Result r = run("catalog --json");
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["models"].size(), 23u);
+  EXPECT_EQ(j["models"].size(), 24u);
   EXPECT_EQ(j["models"][15]["name"], "llama2-7b");
   const auto& h100 = j["gpus"][2];
   EXPECT_EQ(h100["name"], "h100-sxm");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "cost_models/uniform.hpp"
@@ -234,6 +235,46 @@ TEST(Sharing, MaxMinGivesAFlowTheShareItsOtherBottleneckLeaves) {
     if (t.from.device > 1) {
       EXPECT_EQ(t.link_end - t.link_start, 6000);
     }
+}
+
+// Two pipelines of two stages, one per node (devices 0, 1 on node 0; 2, 3 on node 1): each
+// stage's GradSync is a collective across both nodes. Stage 1's starts at 3 us, stage 0's at
+// 4 us, 10 us of work each. On one NIC per node they share it half and half from 4 us: stage 1
+// does 1 us alone, the other 9 us at half speed (ends 22 us); stage 0 then has 1 us left alone
+// (ends 23 us). On two NICs each has its own, as without sharing: 13 and 14 us.
+TEST(Sharing, CollectivesAcrossNodesShareTheNicsWithEachOther) {
+  Schedule s;
+  s.name = "two-pipelines-two-nodes";
+  s.num_devices = 4;
+  s.num_stages = 2;
+  s.num_pipelines = 2;
+  s.placement = {{0, 1}, {2, 3}};
+  for (const char* list : {"0F0 0B0 0GRADSYNC", "1F0 1B0 1GRADSYNC", "1:0F1 1:0B1 1:0GRADSYNC", "1:1F1 1:1B1 1:1GRADSYNC"}) {
+    s.ops.emplace_back();
+    std::istringstream in(list);
+    for (std::string op; in >> op;) s.ops.back().push_back(*parse_op(op));
+  }
+  UniformCostConfig c = ns_costs(1000, 1000);
+  c.link_bandwidth = 1e9;
+  c.grad_bytes = 10'000;  // a 10 us allreduce of two
+  const UniformCostModel model(c);
+  auto ends = [&](int nics) {
+    SharedHardware hw;
+    hw.node_of_device = {0, 0, 1, 1};
+    hw.nics_per_node = nics;
+    TimelineRecorder rec;
+    simulate(s, model, &rec, nullptr, &hw);
+    std::map<Tick, Tick> out;  // start -> end
+    for (const CollectiveRecord& r : rec.timeline.collectives) out[r.start] = r.end;
+    return out;
+  };
+  EXPECT_EQ(ends(1), (std::map<Tick, Tick>{{3000, 22'000}, {4000, 23'000}}));
+  EXPECT_EQ(ends(2), (std::map<Tick, Tick>{{3000, 13'000}, {4000, 14'000}}));
+  TimelineRecorder fast;
+  simulate(s, model, &fast);
+  std::map<Tick, Tick> unshared;
+  for (const CollectiveRecord& r : fast.timeline.collectives) unshared[r.start] = r.end;
+  EXPECT_EQ(unshared, ends(2));
 }
 
 TEST(Sharing, OverlapSlowsComputeAndTheTransferBesideIt) {
