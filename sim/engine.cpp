@@ -416,11 +416,14 @@ class Run {
     const Sharing::Kind kind = sharing_->kind(e.activity);
     const std::uint32_t payload = sharing_->payload(e.activity);
     const Tick running_since = sharing_->running_since(e.activity);
+    const std::uint32_t core_from = sharing_->core_from(e.activity);
     sharing_->finish(e.activity, now_);
     push_changes();
     if (kind == Sharing::Kind::Compute) {
       // The op ran from when it had a core (a queued pool: after waiting for one) to now.
       const SlotId id{payload};
+      // An op that waited for a core was held up last by the op that gave it the core.
+      if (core_from != ~0u && running_since > slots_[id].released) slots_[id].cause = SlotId{core_from};
       slots_[id].released = running_since;
       DeviceState& dev = dev_[static_cast<std::size_t>(device_of(id))];
       dev.busy_time = later(dev.busy_time, now_ - running_since);

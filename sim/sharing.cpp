@@ -201,6 +201,7 @@ void Sharing::finish(std::uint32_t id, Tick now) {
         Activity& b = acts_[next];
         b.queued = false;
         b.since = b.running_since = now;
+        b.core_from = a.payload;
         members_[static_cast<std::size_t>(a.pool)].push_back(next);
       }
     }

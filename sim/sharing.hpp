@@ -70,6 +70,9 @@ class Sharing {
   bool current(std::uint32_t activity, std::uint32_t generation) const;
   // When the activity began to run: its start, or when a queued op got its core.
   Tick running_since(std::uint32_t activity) const { return acts_[activity].running_since; }
+  // A queued op that waited for a core: the payload of the compute op whose end gave it the
+  // core (what it waited for last), else ~0u.
+  std::uint32_t core_from(std::uint32_t activity) const { return acts_[activity].core_from; }
   Kind kind(std::uint32_t activity) const { return acts_[activity].kind; }
   std::uint32_t payload(std::uint32_t activity) const { return acts_[activity].payload; }
 
@@ -85,6 +88,7 @@ class Sharing {
     Tick since = 0;        // when remaining was last brought up to date
     Tick running_since = 0;
     bool queued = false;   // waiting for a core (ComputePool::queue)
+    std::uint32_t core_from = ~0u;  // the payload of the op whose end gave it its core
     std::uint32_t generation = 0;
     Kind kind = Kind::Compute;
     OpKind op_kind = OpKind::F;

@@ -106,6 +106,19 @@ TEST(Sharing, AQueuedPoolRunsOpsAtFullSpeedOnCoresOfTheirOwnInArrivalOrder) {
     EXPECT_EQ(f[d].end, start[d] + 1000) << d;
     EXPECT_EQ(r.devices[static_cast<std::size_t>(d)].busy, 1000) << d;
   }
+  // The critical path explains the makespan from time 0: an op that waited for a core is
+  // caused by the op whose end gave it the core, so each op on the path starts when the one
+  // before it ends (device 4's F started at 2000 because a core freed then, not because of
+  // a dependency: without the core as a cause the path would begin at 2000).
+  std::map<std::pair<int, int>, OpRecord> by_ref;
+  for (const OpRecord& o : rec.timeline.ops) by_ref[{o.ref.device, o.ref.index}] = o;
+  ASSERT_GE(r.critical_path.size(), 2u);
+  EXPECT_EQ(by_ref.at({r.critical_path.front().device, r.critical_path.front().index}).start, 0);
+  for (std::size_t i = 1; i < r.critical_path.size(); ++i)
+    EXPECT_EQ(by_ref.at({r.critical_path[i].device, r.critical_path[i].index}).start,
+              by_ref.at({r.critical_path[i - 1].device, r.critical_path[i - 1].index}).end)
+        << i;
+  EXPECT_EQ(by_ref.at({r.critical_path.back().device, r.critical_path.back().index}).end, r.makespan);
   // With an interference curve the running ops are slowed by their neighbours only: one
   // neighbour at most on 2 cores.
   hw = pool_of(3, 2);
