@@ -2,7 +2,11 @@
 
 #include <mpi.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -36,6 +40,45 @@ void share_thread_memory(const MpiJob& job, SweepWork& work) {
   std::optional<MemoryLimit> limit;
   if (v[0] != 0) limit = MemoryLimit{v[1], v[2] != 0, v[3], v[4]};
   work.set_thread_memory(limit);
+}
+
+// ---- a rank that dies ---------------------------------------------------------------------
+
+// "pipesim: error: rank 1 died (signal 11, Segmentation fault) on configuration 17 (...)" on
+// stderr, written by the dying rank itself (the launcher then ends the job: rank 0 never
+// learns why). Only async-signal-safe calls: write(2), and the text prepared before.
+char death_prefix[64];  // "pipesim: error: rank 1 died (signal "
+std::size_t death_prefix_size = 0;
+
+void put(const char* text, std::size_t n) {
+  while (n > 0) {
+    const ssize_t k = ::write(STDERR_FILENO, text, n);
+    if (k <= 0) return;
+    text += k, n -= static_cast<std::size_t>(k);
+  }
+}
+void put(std::string_view text) { put(text.data(), text.size()); }
+
+extern "C" void report_death(int sig) {
+  put(death_prefix, death_prefix_size);
+  char digits[8];
+  std::size_t n = 0;
+  for (int v = sig; v > 0 && n < sizeof digits; v /= 10) digits[sizeof digits - 1 - n++] = static_cast<char>('0' + v % 10);
+  put(digits + sizeof digits - n, n);
+  put(", ");
+  put(sig == SIGSEGV ? "Segmentation fault" : sig == SIGABRT ? "Aborted" : sig == SIGBUS ? "Bus error"
+      : sig == SIGFPE ? "Floating point exception" : "Illegal instruction");
+  const std::string_view where = SweepWork::in_progress();
+  if (where.empty()) put(") between configurations\n");
+  else put(") on "), put(where), put("\n");
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void report_deaths(int rank) {
+  const int n = std::snprintf(death_prefix, sizeof death_prefix, "pipesim: error: rank %d died (signal ", rank);
+  death_prefix_size = n > 0 ? static_cast<std::size_t>(n) : 0;
+  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, report_death);
 }
 
 double seconds_now() {
@@ -226,6 +269,7 @@ void serve_rank0(const SweepWork& work) {
 std::optional<SweepResult> run_sweep_on_ranks(const MpiJob& job, SweepWork& work, const RanksProgress& progress) {
   share_thread_memory(job, work);
   work.set_rank(job.rank());
+  report_deaths(job.rank());  // after MPI_Init, whose own handlers print a stack trace instead
   if (job.rank() == 0) return coordinate(job, work, progress);
   serve_rank0(work);
   return std::nullopt;

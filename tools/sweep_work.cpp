@@ -45,6 +45,8 @@ TestFailure test_failure() {
   return t;
 }
 
+thread_local std::string in_progress_text;  // SweepWork::in_progress()
+
 }  // namespace
 
 // Everything the workers read; immutable while they run.
@@ -210,6 +212,7 @@ void run_group(const Plan& plan, const Group& group, GroupOutcome& out, std::ato
           // The constructor checks the whole config first; anything after it is the engine's
           // or the memory model's.
           SkipReason reason = SkipReason::CostModel;
+          in_progress_text = configuration_text(g, index);
           try {
             if (plan.test_failure.rank == plan.rank) {
               if (plan.test_failure.abort) std::abort();
@@ -225,6 +228,7 @@ void run_group(const Plan& plan, const Group& group, GroupOutcome& out, std::ato
           } catch (const std::exception& e) {
             throw SweepFailure(index, configuration_text(g, index), bounded_line(e.what()), exit_code::kInternalError);
           }
+          in_progress_text.clear();
         }
 }
 
@@ -296,6 +300,8 @@ SweepWork::SweepWork(const SweepSettings& settings, const SweepGrid& grid, int t
 }
 
 SweepWork::~SweepWork() = default;
+
+std::string_view SweepWork::in_progress() { return in_progress_text; }
 
 const SweepGrid& SweepWork::grid() const { return plan_->grid; }
 const SweepSettings& SweepWork::settings() const { return plan_->settings; }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,10 @@ class SweepWork {
   // Evaluates one group, adding one to `done` per combination. Thread-safe. SweepFailure when
   // a combination fails for a reason of its own making (bad input skips it instead).
   GroupOutcome evaluate(std::size_t group, std::atomic<std::size_t>& done) const;
+
+  // configuration_text() of the combination this thread evaluates now, empty between them:
+  // what a rank that dies of a signal names (tools/sweep_ranks.cpp reads it in its handler).
+  static std::string_view in_progress();
 
   struct Plan;  // tools/sweep_work.cpp's
 
