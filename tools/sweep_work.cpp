@@ -18,6 +18,7 @@
 #include "sim/metrics.hpp"
 #include "tools/analytical_setup.hpp"
 #include "tools/exit_codes.hpp"
+#include "tools/stage_costs.hpp"
 
 namespace pipesim {
 namespace {
@@ -90,10 +91,11 @@ SweepRow evaluate_one(Simulator& simulator, const Plan& plan, const AnalyticalCo
   row.index = index;
   row.point = point;
   BreakdownRecorder parts(schedule.num_devices);  // no timeline is kept: only where the time goes
-  const AssessedRun run = assess_configuration(simulator, schedule, model, AnalyticalSource(model), &parts);
+  const StageCosts costs(model);                   // the model's answers, asked once per stage
+  const AssessedRun run = assess_configuration(simulator, schedule, costs, AnalyticalSource(model), &parts);
   const Metrics& metrics = run.metrics;
   const Assessment& a = run.assessment;
-  const TimeBreakdown breakdown = time_breakdown(schedule, run.result, model, parts);
+  const TimeBreakdown breakdown = time_breakdown(schedule, run.result, costs, parts);
   for (TimeCategory c : kTimeCategories)
     row.time_parts[static_cast<std::size_t>(c)] = breakdown.mean_per_iteration_s(c);
   row.tp = a.tp;
@@ -132,7 +134,9 @@ void run_group(const Plan& plan, const Group& group, GroupOutcome& out, std::ato
   const SweepVariant& variant = g.variants[group.variant];
   const int pp = g.pp[group.pp];
   std::optional<Schedule> schedule;
-  Simulator simulator;  // one per group: the points of a group simulate one schedule again and again
+  // One per group: the points of a group simulate one schedule again and again, and only the
+  // first walks its dependencies (the others differ in costs alone).
+  Simulator simulator(true);
   int generated_m = 0;   // m of `schedule` (0: none generated yet)
   std::string schedule_error;
   SkipReason schedule_reason = SkipReason::Schedule;
@@ -187,7 +191,7 @@ void run_group(const Plan& plan, const Group& group, GroupOutcome& out, std::ato
             schedule_reason = SkipReason::TooLarge;
             schedule_error = memory_refusal(describe_generation(variant.schedule, params),
                                             estimate_ops(variant.schedule, params),
-                                            {kSimulateBytesPerOp + kBreakdownBytesPerOp, 0, 0},
+                                            {kSimulateBytesPerOp + kBreakdownBytesPerOp + kReusedWalkBytesPerOp, 0, 0},
                                             plan.thread_memory,
                                             "make the grid's pp, m or --iterations smaller, or use fewer --jobs")
                                  .value_or("");
