@@ -57,6 +57,8 @@ class Folder {
 
 const std::string kPipesim = PIPESIM_CLI;
 
+#if PIPESIM_TEST_MPI
+
 // The output without the line that times the sweep ("sweep: ... in 0.21 s on 2 threads").
 std::string without_timing(const std::string& out) {
   std::string kept;
@@ -66,7 +68,6 @@ std::string without_timing(const std::string& out) {
   return kept + out.substr(at);
 }
 
-#if PIPESIM_TEST_MPI
 
 // mpirun with N ranks on however few cores this machine has; as root where that is who runs.
 std::string mpirun(int ranks, const std::string& env = "") {
@@ -106,60 +107,61 @@ TEST_F(SweepRanks, OutputsAreTheSingleProcessesBytes) {
 
 TEST_F(SweepRanks, ProgressNamesTheRanksWorking) {
   const Folder dir("progress");
-  const Result r = dir.run(mpirun(2) + kPipesim + " " + kGrid + " --jobs 1 --progress 1ms");
+  // 40 iterations: long enough (~0.3 s) for rank 0's progress calls, 0.1 s apart, to see both ranks at work.
+  const Result r = dir.run(mpirun(2) + kPipesim + " " + kGrid + " --iterations 40 --jobs 1 --progress 1ms");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("pipesim: progress: sweep, 2 of 2 ranks working: "));
   EXPECT_THAT(r.out, HasSubstr("pipesim: progress: sweep on 2 ranks: done, 240 combinations in "));
 }
 
-// Existing outputs, a failing run, and what must hold after it.
-void expect_nothing_lost(const Folder& dir) {
-  EXPECT_EQ(slurp(dir.path("s.csv")), "before\n");
-  EXPECT_EQ(slurp(dir.path("s.json")), "before\n");
-  EXPECT_EQ(dir.files(), (std::vector<std::string>{"s.csv", "s.json"})) << "temporary files left";
-}
+// A folder whose outputs exist before a run that must fail, and what must hold after it.
+class Existing : public Folder {
+ public:
+  explicit Existing(const std::string& name) : Folder(name) {
+    for (const char* f : {"s.csv", "s.json"}) std::ofstream(path(f)) << "before\n";
+  }
+  // The grid on two ranks of one thread with PIPESIM_SWEEP_TEST_FAIL=`hook` on every rank.
+  Result run_failing(const std::string& hook) const {
+    return run("PIPESIM_SWEEP_TEST_FAIL=" + hook + " " + mpirun(2, "PIPESIM_SWEEP_TEST_FAIL") + kPipesim + " " +
+               kGrid + " --jobs 1 --csv s.csv --json s.json");
+  }
+  void expect_nothing_lost() const {
+    EXPECT_EQ(slurp(path("s.csv")), "before\n");
+    EXPECT_EQ(slurp(path("s.json")), "before\n");
+    EXPECT_EQ(files(), (std::vector<std::string>{"s.csv", "s.json"})) << "temporary files left";
+  }
+};
 
 TEST_F(SweepRanks, AFailingRankEndsTheJobWithOneLineNamingItAndTheConfiguration) {
-  const Folder dir("fails");
-  std::ofstream(dir.path("s.csv")) << "before\n";
-  std::ofstream(dir.path("s.json")) << "before\n";
-  const Result r = dir.run("PIPESIM_SWEEP_TEST_FAIL=1 " + mpirun(2, "PIPESIM_SWEEP_TEST_FAIL") + kPipesim + " " +
-                           kGrid + " --jobs 1 --csv s.csv --json s.json");
+  const Existing dir("fails");
+  const Result r = dir.run_failing("1");
   EXPECT_EQ(r.code, 5) << r.out;
   EXPECT_THAT(r.out, MatchesRegex("pipesim: internal error: rank 1 failed on configuration [0-9]+ \\(h100-sxm, "
                                   "[a-z0-9-]+( v=2)?, tp [12], pp [24], m [0-9]+, b [12], recompute (none|full)\\): a "
                                   "failure injected by PIPESIM_SWEEP_TEST_FAIL \\(a bug in pipesim; please report it "
                                   "with the command\\)\n"));
-  expect_nothing_lost(dir);
+  dir.expect_nothing_lost();
 }
 
 TEST_F(SweepRanks, AFailureOnRankZeroNamesRankZero) {
-  const Folder dir("fails0");
-  std::ofstream(dir.path("s.csv")) << "before\n";
-  std::ofstream(dir.path("s.json")) << "before\n";
-  const Result r = dir.run("PIPESIM_SWEEP_TEST_FAIL=0 " + mpirun(2, "PIPESIM_SWEEP_TEST_FAIL") + kPipesim + " " +
-                           kGrid + " --jobs 1 --csv s.csv --json s.json");
+  const Existing dir("fails0");
+  const Result r = dir.run_failing("0");
   EXPECT_EQ(r.code, 5) << r.out;
   EXPECT_THAT(r.out, MatchesRegex("pipesim: internal error: rank 0 failed on configuration [0-9]+ \\(.*\\): a failure "
                                   "injected by PIPESIM_SWEEP_TEST_FAIL \\(a bug in pipesim; .*\\)\n"));
-  expect_nothing_lost(dir);
+  dir.expect_nothing_lost();
 }
 
 TEST_F(SweepRanks, ARankThatDiesLeavesEveryOutputAsItWas) {
-  const Folder dir("dies");
-  std::ofstream(dir.path("s.csv")) << "before\n";
-  std::ofstream(dir.path("s.json")) << "before\n";
-  const Result r = dir.run("PIPESIM_SWEEP_TEST_FAIL=1:abort " + mpirun(2, "PIPESIM_SWEEP_TEST_FAIL") + kPipesim +
-                           " " + kGrid + " --jobs 1 --csv s.csv --json s.json");
+  const Existing dir("dies");
+  const Result r = dir.run_failing("1:abort");
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("pipesim: error: rank 1 died (signal 6, Aborted) on configuration ")) << r.out;
-  expect_nothing_lost(dir);
+  dir.expect_nothing_lost();
 }
 
 TEST_F(SweepRanks, BadInputIsOneLineFromRankZero) {
-  const Folder dir("input");
-  std::ofstream(dir.path("s.csv")) << "before\n";
-  std::ofstream(dir.path("s.json")) << "before\n";
+  const Existing dir("input");
   // The same on every rank: rank 0 says it once.
   Result r = dir.run(mpirun(2) + kPipesim + " " + kGrid + " --jobs 0 --csv s.csv --json s.json");
   EXPECT_EQ(r.code, 2) << r.out;
@@ -172,7 +174,7 @@ TEST_F(SweepRanks, BadInputIsOneLineFromRankZero) {
   r = dir.run(mpirun(1) + kPipesim + " " + kGrid + " --csv s.csv : -np 1 " + kPipesim + " " + kGrid + " --top 0");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_EQ(r.out, "pipesim: error: rank 1: --top must be at least 1, got 0\n");
-  expect_nothing_lost(dir);
+  dir.expect_nothing_lost();
 }
 
 #else  // no MPI in this build
