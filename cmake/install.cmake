@@ -64,6 +64,10 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 # Run time: the C++ runtime; the Python module needs Debian's python3 and numpy. Building
 # against the installed headers needs the -dev packages pipesim itself builds with.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libstdc++6, libgcc-s1, zlib1g")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, python3-numpy")
+if(pipesim_have_mpi)  # the binary links Open MPI (PIPESIM_MPI); mpirun comes with openmpi-bin
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libopenmpi3")
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openmpi-bin, ")
+endif()
+string(APPEND CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, python3-numpy")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libboost-graph-dev, nlohmann-json3-dev, libeigen3-dev, zlib1g-dev, cmake")
 include(CPack)

@@ -40,10 +40,25 @@ class Buffer {
 };
 
 // What a Simulator keeps between runs: the slots, and the schedule's ops in slot order.
+// With reuse_walks, also the last schedule it walked, its slots as the walk filled them and
+// the walk's links: a run of an equal schedule starts from copies of those.
 struct Buffers {
   Buffer<Slot> slots;
   Buffer<Op> ops;
+  bool reuse_walks = false;
+  std::optional<Schedule> walked;
+  std::vector<Slot> filled;
+  SlotTable::Links links;
 };
+
+// Equal for the dependency walk and the engine: everything but the name and the CSV cells
+// (which only messages read, from the run's own schedule).
+bool same_walk(const Schedule& a, const Schedule& b) {
+  return a.num_devices == b.num_devices && a.num_stages == b.num_stages && a.num_pipelines == b.num_pipelines &&
+         a.microbatches == b.microbatches && a.iterations == b.iterations &&
+         a.blocking_grad_sync == b.blocking_grad_sync && a.weight_policy == b.weight_policy &&
+         a.microbatch_split == b.microbatch_split && a.placement == b.placement && a.ops == b.ops;
+}
 
 // One run of the engine. All per-op state lives in a SlotTable (sim/slots.hpp), filled
 // straight from the dependency rules; the dependency graph (build_dependencies) is built
@@ -56,9 +71,20 @@ class Run {
         progress_(progress && progress->report ? progress : nullptr),
         next_report_(progress_ ? std::max<std::uint64_t>(1, progress_->every) : kNever), scale_(scale_of(schedule)),
         layout_(checked(schedule), OpNumbering::Order::Interleaved),
-        ops_(in_id_order(buffers.ops.get(layout_.size()))), versions_(schedule),
-        slots_(buffers.slots.get(layout_.size()), schedule, layout_, ops_, problems_) {
-    init_state();
+        walked_(buffers.walked && same_walk(*buffers.walked, schedule)),
+        ops_(walked_ ? buffers.ops.get(layout_.size()) : in_id_order(buffers.ops.get(layout_.size()))),
+        versions_(schedule),
+        slots_(walked_ ? SlotTable(buffers.slots.get(layout_.size()), buffers.filled.data(), buffers.links, layout_,
+                                   problems_)
+                       : SlotTable(buffers.slots.get(layout_.size()), schedule, layout_, ops_, problems_)) {
+    if (!walked_) buffers.walked.reset();  // its ops are gone from buffers.ops
+    init_state();  // throws for a schedule with problems, which is then not kept
+    if (buffers.reuse_walks && !walked_ && layout_.size() > 0) {
+      const Slot* slots = &slots_[SlotId{0}];
+      buffers.filled.assign(slots, slots + layout_.size());
+      buffers.links = slots_.links();
+      buffers.walked = schedule;
+    }
     if (hardware) {
       hardware->check(s_.num_devices);
       if (!hardware->shares_nothing()) sharing_.emplace(*hardware, s_.num_devices);
@@ -658,6 +684,7 @@ class Run {
   std::uint64_t next_report_;
   const OpScale scale_;
   const OpNumbering layout_;  // op -> slot
+  const bool walked_;         // the Simulator's last walk was of an equal schedule: copied
   const Op* const ops_;       // the schedule's ops, by slot
   VersionTracker versions_;
   std::vector<DependencyProblem> problems_;  // found while filling the slots: not runnable
@@ -691,7 +718,9 @@ struct Simulator::Workspace {
   Buffers buffers;
 };
 
-Simulator::Simulator() : workspace_(std::make_unique<Workspace>()) {}
+Simulator::Simulator(bool reuse_walks) : workspace_(std::make_unique<Workspace>()) {
+  workspace_->buffers.reuse_walks = reuse_walks;
+}
 Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;

@@ -82,7 +82,10 @@ SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver
 // Simulator per thread. The memory is held until the Simulator goes away.
 class Simulator {
  public:
-  Simulator();
+  // reuse_walks: also keep the last schedule's dependency walk (a copy of the schedule and of
+  // its slots, 48 more bytes per op), so that a run of an equal schedule (one schedule with
+  // many cost models: a sweep) copies it instead of walking the dependencies again.
+  explicit Simulator(bool reuse_walks = false);
   ~Simulator();
   Simulator(Simulator&&) noexcept;
   Simulator& operator=(Simulator&&) noexcept;

@@ -102,6 +102,22 @@ class SlotTable {
     }
   }
 
+  // What the walk leaves besides the slots: the longer successor lists and the collectives.
+  struct Links {
+    std::unordered_map<SlotId, std::vector<SlotId>> more_successors;
+    std::vector<std::vector<SlotId>> collectives;
+  };
+  // The table a walk of the same schedule would fill, from a copy of one it filled before:
+  // `filled` (layout.size() slots, as the walk left them) and its links(). What a Simulator
+  // that runs one schedule with many cost models does instead of walking again (sim/engine.cpp).
+  SlotTable(Slot* slots, const Slot* filled, const Links& links, const OpNumbering& layout,
+            std::vector<DependencyProblem>& problems)
+      : slots_(slots), layout_(layout), more_successors_(links.more_successors), collectives_(links.collectives),
+        problems_(problems) {
+    std::copy_n(filled, layout.size(), slots);
+  }
+  Links links() const { return {more_successors_, collectives_}; }
+
   Slot& operator[](SlotId slot) { return slots_[at(slot)]; }
   const Slot& operator[](SlotId slot) const { return slots_[at(slot)]; }
   // The ops that need `slot`, in graph order (slots_[slot].successors of them).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 
 #include "cost_models/uniform.hpp"
 #include "core/error.hpp"
@@ -257,6 +258,49 @@ TEST(Simulator, RunsAfterRunLikeSimulateWhateverCameBefore) {
   expect_same_run(generate("chimera", large), costs, simulator);
   Simulator moved = std::move(simulator);
   expect_same_run(generate("gpipe", small), costs, moved);
+}
+
+TEST(Simulator, ReusingWalksRunsAnEqualScheduleWithOtherCostsAndNoticesAChangedOne) {
+  // reuse_walks: the second run of an equal schedule copies the first one's walk. A schedule
+  // changed in place (same address: a sweep regenerates into one std::optional) or one with
+  // another m must be walked again, and a run that throws must not be kept.
+  UniformCostConfig c = ms_costs(1, 2);
+  c.link_latency = 10 * kNsPerUs;
+  c.link_bandwidth = 1e9;
+  c.message_bytes = 1'000'000;
+  const UniformCostModel costs(c), slower(ms_costs(3, 5));
+  ScheduleParams params;
+  params.p = 4;
+  params.m = 8;
+  params.iterations = 2;
+  Simulator simulator(true);
+  std::optional<Schedule> s = generate("chimera", params);
+  expect_same_run(*s, costs, simulator);
+  expect_same_run(*s, slower, simulator);  // the walk reused: only the costs differ
+  expect_same_run(*s, costs, simulator);
+  s->ops[1].erase(s->ops[1].begin() + 2);   // the same object, no longer the same schedule
+  EXPECT_THROW(simulator.run(*s, costs), InputError);
+  s.reset();
+  params.m = 12;
+  s = generate("zb-v", params);
+  expect_same_run(*s, costs, simulator);
+  s = generate("interleaved", params);
+  expect_same_run(*s, slower, simulator);
+  std::swap(s->ops[0][0], s->ops[0][1]);     // two ops of one device swapped: walked again
+  TimelineRecorder once, again;
+  const SimResult a = [&] {
+    try {
+      return simulate(*s, costs, &once);
+    } catch (const InputError&) {
+      return SimResult{};
+    }
+  }();
+  try {
+    const SimResult b = simulator.run(*s, costs, &again);
+    expect_same_run(a, once.timeline, b, again.timeline);
+  } catch (const InputError&) {
+    EXPECT_EQ(a.makespan, 0) << "the reused walk accepted what a fresh one refused";
+  }
 }
 
 TEST(Engine, SameInputSameOutput) {

@@ -16,13 +16,15 @@
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
 #include "tools/exit_codes.hpp"
+#include "tools/mpi_job.hpp"
 #include "tools/version.hpp"
 
 namespace pipesim {
 namespace {
 
+// Only one process of an MPI job prints: rank 0 (tools/mpi_job.hpp).
 int fail(const std::string& line, int code) {
-  std::cerr << "pipesim: " << line << "\n";
+  if (!line.empty() && mpi_launch().rank == 0) std::cerr << "pipesim: " << line << "\n";
   return code;
 }
 
@@ -77,28 +79,39 @@ int run_cli(int argc, const char* const* argv) {
     }
     flush_stdout();
     return code;
+  } catch (...) {
+    const auto [code, line] = failure_of(std::current_exception());
+    return fail(line, code);
+  }
+}
+
+std::pair<int, std::string> failure_of(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const ExitWith& e) {
+    return {e.code(), e.what()};
   } catch (const CudaUnavailable& e) {
-    return fail(std::string("error: ") + e.what(), exit_code::kNoCuda);
+    return {exit_code::kNoCuda, std::string("error: ") + e.what()};
   } catch (const InputError& e) {
-    return fail(std::string("error: ") + e.what(), exit_code::kBadInput);
+    return {exit_code::kBadInput, std::string("error: ") + e.what()};
   } catch (const Disagreement& e) {
-    return fail(e.what(), exit_code::kDisagrees);
+    return {exit_code::kDisagrees, e.what()};
   } catch (const OutputError& e) {
-    return fail(std::string("error: ") + e.what(), exit_code::kOutputFailed);
+    return {exit_code::kOutputFailed, std::string("error: ") + e.what()};
   } catch (const CLI::Error& e) {  // from a command's own use of CLI11 (a --config value)
-    return fail("error: " + bounded_line(e.what()), exit_code::kBadInput);
+    return {exit_code::kBadInput, "error: " + bounded_line(e.what())};
   } catch (const std::bad_alloc&) {
     const std::string what = Activity::current();
-    return fail("error: out of memory" + (what.empty() ? std::string() : " while " + what) +
-                    ": the run needs more memory than this machine gives it; make it smaller (--max-memory "
-                    "tells pipesim how much it may use)",
-                exit_code::kOutOfMemory);
+    return {exit_code::kOutOfMemory,
+            "error: out of memory" + (what.empty() ? std::string() : " while " + what) +
+                ": the run needs more memory than this machine gives it; make it smaller (--max-memory "
+                "tells pipesim how much it may use)"};
   } catch (const std::exception& e) {
-    return fail("internal error: " + bounded_line(e.what()) + " (a bug in pipesim; please report it with the command)",
-                exit_code::kInternalError);
+    return {exit_code::kInternalError,
+            "internal error: " + bounded_line(e.what()) + " (a bug in pipesim; please report it with the command)"};
   } catch (...) {
-    return fail("internal error: an unknown exception (a bug in pipesim; please report it with the command)",
-                exit_code::kInternalError);
+    return {exit_code::kInternalError,
+            "internal error: an unknown exception (a bug in pipesim; please report it with the command)"};
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -15,7 +16,12 @@
 #include "tools/config_file.hpp"
 #include "tools/progress.hpp"
 #include "tools/report.hpp"
+#include "tools/mpi_job.hpp"
 #include "tools/sweep.hpp"
+#include "tools/sweep_work.hpp"
+#if PIPESIM_HAVE_MPI
+#include "tools/sweep_ranks.hpp"
+#endif
 #include "tools/sweep_output.hpp"
 #include "tools/table.hpp"
 
@@ -139,66 +145,92 @@ void add_sweep_command(CLI::App& app) {
   auto f = std::make_shared<SweepFlags>();
   add_sweep_flags(*cmd, *f);
   cmd->callback([f, cmd] {
+    const MpiJob job;  // one of several ranks under mpirun or srun (tools/sweep_ranks.hpp)
     CommandFiles files;
-    files.input("--config", f->config);
-    if (!f->config.empty()) apply_config_file(*cmd, f->config);
-    for (const char* flag : {"--model", "--gpus"})  // on the command line or in --config
-      if (!given(*cmd, flag)) throw InputError(std::string(flag) + " is required (see pipesim sweep --help)");
     SweepSettings& s = f->settings;
-    if (f->synchronous_only) {
-      if (s.max_mismatch > 0 || s.max_delay > 0)
-        throw InputError("--synchronous-only: not with --max-mismatch or --max-delay above 0");
-      s.max_mismatch = s.max_delay = 0;
-    }
-    if (s.max_mismatch < -1 || s.max_delay < -1)
-      throw InputError("--max-mismatch and --max-delay: expected a number of optimizer steps (0 or more)");
-    const SweepGrid grid = make_grid(*f);
-    if (f->jobs < 1) throw InputError("--jobs must be at least 1, got " + std::to_string(f->jobs));
-    if (f->jobs > kMaxJobs)
-      throw InputError("--jobs: at most " + std::to_string(kMaxJobs) + " threads, got " + std::to_string(f->jobs));
-    if (f->top < 1) throw InputError("--top must be at least 1, got " + std::to_string(f->top));
-    if (s.iterations < 1) throw InputError("--iterations must be at least 1, got " + std::to_string(s.iterations));
-    if (s.iterations > kMaxIterations)
-      throw InputError("--iterations: at most " + std::to_string(kMaxIterations) + " (the time per iteration is the steady "
-                       "state, reached from iteration 2 on), got " + std::to_string(s.iterations));
-    std::tie(s.hardware.nodes, s.hardware.gpus_per_node) = sweep_cluster_shape(f->gpus, s.hardware.gpus_per_node);
-    const bool json_to_stdout = f->json_option->count() > 0 && f->json.empty();
-    files.catalog_input("--model", s.hardware.model);
-    for (const std::string& gpu : grid.hardware) files.catalog_input("--hardware", gpu);
-    files.catalog_input("--intra-link", s.hardware.intra_link);
-    files.catalog_input("--inter-link", s.hardware.inter_link);
-    OutputFile* csv = files.output("--csv", f->csv);
-    OutputFile* json = files.output("--json", f->json);
-    OutputFile* report = files.output("--report", f->report);
-    if (OutputFile* saved = files.output("--save-config", f->save_config)) saved->stream() << config_text(*cmd);
+    SweepGrid grid;
+    std::unique_ptr<SweepWork> work;
+    OutputFile *csv = nullptr, *json = nullptr, *report = nullptr;
+    bool json_to_stdout = false;
+    job.agree([&] {  // the same on every rank but the outputs, which only rank 0 writes
+      files.input("--config", f->config);
+      if (!f->config.empty()) apply_config_file(*cmd, f->config);
+      for (const char* flag : {"--model", "--gpus"})  // on the command line or in --config
+        if (!given(*cmd, flag)) throw InputError(std::string(flag) + " is required (see pipesim sweep --help)");
+      if (f->synchronous_only) {
+        if (s.max_mismatch > 0 || s.max_delay > 0)
+          throw InputError("--synchronous-only: not with --max-mismatch or --max-delay above 0");
+        s.max_mismatch = s.max_delay = 0;
+      }
+      if (s.max_mismatch < -1 || s.max_delay < -1)
+        throw InputError("--max-mismatch and --max-delay: expected a number of optimizer steps (0 or more)");
+      grid = make_grid(*f);
+      if (f->jobs < 1) throw InputError("--jobs must be at least 1, got " + std::to_string(f->jobs));
+      if (f->jobs > kMaxJobs)
+        throw InputError("--jobs: at most " + std::to_string(kMaxJobs) + " threads, got " + std::to_string(f->jobs));
+      if (f->top < 1) throw InputError("--top must be at least 1, got " + std::to_string(f->top));
+      if (s.iterations < 1) throw InputError("--iterations must be at least 1, got " + std::to_string(s.iterations));
+      if (s.iterations > kMaxIterations)
+        throw InputError("--iterations: at most " + std::to_string(kMaxIterations) + " (the time per iteration is the "
+                         "steady state, reached from iteration 2 on), got " + std::to_string(s.iterations));
+      std::tie(s.hardware.nodes, s.hardware.gpus_per_node) = sweep_cluster_shape(f->gpus, s.hardware.gpus_per_node);
+      json_to_stdout = f->json_option->count() > 0 && f->json.empty();
+      files.catalog_input("--model", s.hardware.model);
+      for (const std::string& gpu : grid.hardware) files.catalog_input("--hardware", gpu);
+      files.catalog_input("--intra-link", s.hardware.intra_link);
+      files.catalog_input("--inter-link", s.hardware.inter_link);
+      if (job.rank() == 0) {
+        csv = files.output("--csv", f->csv);
+        json = files.output("--json", f->json);
+        report = files.output("--report", f->report);
+        if (OutputFile* saved = files.output("--save-config", f->save_config)) saved->stream() << config_text(*cmd);
+      }
+      work = std::make_unique<SweepWork>(s, grid, f->jobs);
+    });
 
     const auto start = std::chrono::steady_clock::now();
-    Progress bar(progress_options(f->progress_flag, f->progress), "sweep", grid.size(), "combinations");
-    const SweepResult result = run_sweep(
-        s, grid, f->jobs, bar.shown() ? SweepProgress([&bar](std::size_t done, std::size_t) { bar.update(done); }) : SweepProgress());
+    Progress bar(job.rank() == 0 ? progress_options(f->progress_flag, f->progress) : ProgressOptions{}, "sweep",
+                 grid.size(), "combinations");
+    std::optional<SweepResult> result;
+    if (job.size() == 1) {
+      result = run_sweep(*work, bar.shown() ? SweepProgress([&bar](std::size_t done, std::size_t) { bar.update(done); })
+                                            : SweepProgress());
+    } else {
+#if PIPESIM_HAVE_MPI
+      result = run_sweep_on_ranks(job, *work, [&bar, &job](std::size_t done, std::size_t, int working) {
+        bar.set_what("sweep, " + std::to_string(working) + " of " + std::to_string(job.size()) + " ranks working");
+        bar.update(done);
+      });
+#endif
+    }
+    bar.set_what(job.size() == 1 ? "sweep" : "sweep on " + std::to_string(job.size()) + " ranks");
     bar.finish();
+    if (!result) return;  // not rank 0: rank 0 writes and prints
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (result.rows.empty()) {
+    if (result->rows.empty()) {
       std::string reasons;
       for (int r = 0; r < kNumSkipReasons; ++r) {
-        const SkipCount& c = result.skipped[static_cast<std::size_t>(r)];
+        const SkipCount& c = result->skipped[static_cast<std::size_t>(r)];
         if (c.count > 0)
           reasons += (reasons.empty() ? "" : "; ") + std::to_string(c.count) + " " +
                      std::string(skip_reason_text(static_cast<SkipReason>(r))) + " (e.g. " + c.example + ")";
       }
-      throw InputError("no valid configuration: all " + std::to_string(result.combinations) +
+      throw InputError("no valid configuration: all " + std::to_string(result->combinations) +
                        " combinations were skipped: " + reasons);
     }
-    std::fprintf(stderr, "sweep: %zu combinations (%zu evaluated, %zu skipped) in %.2f s on %zu threads\n",
-                 result.combinations, result.rows.size(), result.skipped_total(), seconds, result.threads);
+    const std::string on = job.size() == 1 ? std::to_string(result->threads) + " threads"
+                                           : std::to_string(job.size()) + " ranks x " + std::to_string(result->threads) +
+                                                 (result->threads == 1 ? " thread" : " threads");
+    std::fprintf(stderr, "sweep: %zu combinations (%zu evaluated, %zu skipped) in %.2f s on %s\n", result->combinations,
+                 result->rows.size(), result->skipped_total(), seconds, on.c_str());
 
-    const SweepSelection selection = select_rows(s, grid, result, static_cast<std::size_t>(f->top));
-    if (csv) write_sweep_csv(csv->stream(), grid, result);
+    const SweepSelection selection = select_rows(s, grid, *result, static_cast<std::size_t>(f->top));
+    if (csv) write_sweep_csv(csv->stream(), grid, *result);
     if (json || json_to_stdout)
-      (json ? json->stream() : std::cout) << json_text(sweep_json(s, grid, result, selection)) << "\n";
-    if (report) write_html_sweep(report->stream(), sweep_page(s, grid, result, selection));
+      (json ? json->stream() : std::cout) << json_text(sweep_json(s, grid, *result, selection)) << "\n";
+    if (report) write_html_sweep(report->stream(), sweep_page(s, grid, *result, selection));
     if (!json_to_stdout) {
-      std::cout << sweep_text(s, grid, result, selection);
+      std::cout << sweep_text(s, grid, *result, selection);
       if (csv) std::cout << "\ncsv: " << one_line(f->csv) << "\n";
       if (json) std::cout << (csv ? "" : "\n") << "json: " << one_line(f->json) << "\n";
       if (report) std::cout << (csv || json ? "" : "\n") << "report: " << one_line(f->report) << " (open in a browser)\n";

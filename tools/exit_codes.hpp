@@ -15,6 +15,7 @@ inline constexpr int kNoCuda = 6;          // --backend cuda (or --check-cuda) c
 }  // namespace pipesim::exit_code
 
 #include <stdexcept>
+#include <string>
 
 namespace pipesim {
 
@@ -23,6 +24,18 @@ namespace pipesim {
 class Disagreement : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A failure that knows its exit code and its whole line ("error: ...", "internal error: ...";
+// run_cli prefixes "pipesim: "). An empty line prints nothing: the other ranks of an MPI job
+// whose rank 0 reports the failure (tools/mpi_job.hpp).
+class ExitWith : public std::runtime_error {
+ public:
+  ExitWith(const std::string& line, int code) : std::runtime_error(line), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
 };
 
 }  // namespace pipesim

@@ -31,6 +31,9 @@ inline constexpr std::uint64_t kTraceBytesPerOp = 600;      // records + trace e
 // grow by doubling; measured 36 (RSS of `simulate --json` over `simulate`, 1F1B p=16 at 1.05
 // and 4.2 M ops), rounded up to the 48 of a vector that just doubled.
 inline constexpr std::uint64_t kBreakdownBytesPerOp = 48;
+// A sweep's Simulator keeps its last walk for the next configuration (Simulator's
+// reuse_walks): a copy of the schedule's ops (16 bytes per op) and of the filled slots (32).
+inline constexpr std::uint64_t kReusedWalkBytesPerOp = 48;
 
 // simulate / compare: the engine, plus the whole timeline for an HTML report, the records
 // of up to `max_trace_ops` ops (0: all) for a Chrome trace and the time breakdown's.

@@ -62,6 +62,8 @@ class Progress {
   // `done` of `total` units so far. Cheap when nothing is due (one clock read). Lines are
   // due at start + k x interval; a late call prints one line, not one per missed interval.
   void update(std::uint64_t done);
+  // What the step is, from the next line on ("sweep, 2 of 4 ranks working").
+  void set_what(std::string what) { what_ = std::move(what); }
   // Erases the bar, or prints the closing log line. Called by the destructor too, unless an
   // exception ends the step (then the bar is erased and no "done" line printed).
   void finish();

@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "executor/cuda_plugin.hpp"
+#include "tools/mpi_job.hpp"
 
 namespace pipesim {
 namespace {
@@ -49,7 +50,8 @@ std::string version_text() {
   text += rows({{"build", (type.empty() ? "no build type" : type) + ", " + compiler() + ", C++20"},
                 {"zlib", std::string(zlibVersion()) + " (gzip outputs)"},
                 {"python", PIPESIM_PYTHON_MODULE ? "module built (python/README.md)" : "module not built"},
-                {"cuda", cuda_line()}});
+                {"cuda", cuda_line()},
+                {"mpi", mpi_version_line()}});
   text.pop_back();  // CLI11 prints the version with its own newline
   return text;
 }
