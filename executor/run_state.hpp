@@ -55,6 +55,14 @@ struct WorkerStatus {
   std::atomic<int> send_to{-1};
 };
 
+// A copy of one stage's weights of pipeline 0 at a validation point (validate_every).
+struct WeightSnapshot {
+  std::int32_t stage = 0;
+  std::int32_t version = 0;
+  Tick time = 0;
+  std::vector<float> weights;
+};
+
 // What one device recorded; read only after its thread has been joined.
 struct DeviceLog {
   std::vector<OpRecord> ops;              // compute ops that finished, in list order
@@ -62,6 +70,7 @@ struct DeviceLog {
   std::vector<MemoryRecord> memory;       // activation memory after each change
   std::vector<LossRecord> losses;
   std::int32_t peak_weight_versions = 0;
+  std::vector<WeightSnapshot> snapshots;
 };
 
 struct Fault {
