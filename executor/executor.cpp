@@ -35,6 +35,8 @@ void check_options(const RunOptions& o) {
   if (o.validate_every < 0)
     throw InputError("--validate-every: expected a number of iterations >= 1 (or 0: no validation), got " +
                      std::to_string(o.validate_every));
+  if (o.validation_sequences < 1)
+    throw InputError("validation sequences: expected at least 1, got " + std::to_string(o.validation_sequences));
 }
 
 ModelSetup run_setup(const Schedule& schedule, const ModelSpec& model, const RunOptions& options) {

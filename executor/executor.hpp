@@ -63,6 +63,7 @@ struct RunOptions {
   // Validation loss of pipeline 0's weights before the first optimizer step and after every
   // `validate_every` steps of each stage (MeasuredRun::validation); 0: none.
   int validate_every = 0;
+  int validation_sequences = 16;  // of seq_len tokens each (executor/text_corpus.hpp)
 };
 
 // The loss of one micro-batch (op), computed by its last stage's forward.

@@ -27,7 +27,7 @@ Validator::Validator(const ModelSpec& model, const RunOptions& options, int micr
     : backend_(whole_model_setup(model, options, microbatch_split)) {
   const ModelSetup setup = whole_model_setup(model, options, microbatch_split);
   backend_.create_replica(whole_model_replica(model));
-  batches_ = validation_batches(setup, executor_block_config(setup).batch);
+  batches_ = validation_batches(setup, options.validation_sequences, executor_block_config(setup).batch);
 }
 
 double Validator::loss(const std::vector<float>& whole_model) {

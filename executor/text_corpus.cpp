@@ -112,10 +112,10 @@ MicrobatchData corpus_microbatch(const TextCorpus& c, std::uint64_t seed, int mi
   return d;
 }
 
-std::vector<MicrobatchData> corpus_validation(const TextCorpus& c, int sequences, int seq_len) {
+std::vector<MicrobatchData> corpus_validation(const TextCorpus& c, int windows, int sequences, int seq_len) {
   const auto s = static_cast<std::size_t>(seq_len);
-  PIPESIM_ASSERT(sequences > 0 && c.validation.size() > s);
-  const int count = std::max(sequences, kValidationSequences / sequences * sequences);
+  PIPESIM_ASSERT(sequences > 0 && windows > 0 && c.validation.size() > s);
+  const int count = (windows + sequences - 1) / sequences * sequences;
   const std::size_t last_start = c.validation.size() - s - 1;
   std::vector<MicrobatchData> out;
   for (int k = 0; k < count; ++k) {

@@ -15,7 +15,7 @@
 //            (training bytes - seq_len): a pure function of (seed, micro-batch), like the
 //            synthetic data (executor/synthetic_data.hpp), so every pipeline shape and
 //            thread timing trains on the same numbers
-//   validate up to kValidationSequences windows of seq_len + 1 bytes, evenly spaced over
+//   validate RunOptions::validation_sequences windows of seq_len + 1 bytes, evenly spaced over
 //            the validation split (the same for every seed)
 //
 // `fortunes` names the corpus of the Debian package fortunes (+ fortunes-min, installed by
@@ -32,7 +32,6 @@
 namespace pipesim {
 
 inline constexpr const char* kFortunesDir = "/usr/share/games/fortunes";
-inline constexpr int kValidationSequences = 32;
 inline constexpr int kByteVocabulary = 256;
 
 struct TextCorpus {
@@ -56,7 +55,8 @@ void check_corpus_fits(const TextCorpus& corpus, const ModelSpec& model);
 MicrobatchData corpus_microbatch(const TextCorpus& corpus, std::uint64_t seed, int microbatch, int sequences,
                                  int seq_len);
 
-// The validation windows, as micro-batches of `sequences` each (the last may be shorter).
-std::vector<MicrobatchData> corpus_validation(const TextCorpus& corpus, int sequences, int seq_len);
+// `count` validation windows (rounded up to whole micro-batches), as micro-batches of
+// `sequences` each.
+std::vector<MicrobatchData> corpus_validation(const TextCorpus& corpus, int count, int sequences, int seq_len);
 
 }  // namespace pipesim

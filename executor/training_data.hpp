@@ -17,12 +17,13 @@ inline MicrobatchData training_microbatch(const ModelSetup& s, int microbatch, i
   return synthetic_microbatch(s.seed, microbatch, sequences, s.model.seq_len, s.model.vocab);
 }
 
-// The validation set in micro-batches of `sequences`: the corpus's validation windows, or
-// kValidationSequences synthetic sequences from a seed no training micro-batch uses.
-inline std::vector<MicrobatchData> validation_batches(const ModelSetup& s, int sequences) {
-  if (s.corpus) return corpus_validation(*s.corpus, sequences, s.model.seq_len);
+// The validation set of `count` sequences (rounded up to whole micro-batches) in
+// micro-batches of `sequences`: the corpus's validation windows, or synthetic sequences from
+// a seed no training micro-batch uses.
+inline std::vector<MicrobatchData> validation_batches(const ModelSetup& s, int count, int sequences) {
+  if (s.corpus) return corpus_validation(*s.corpus, count, sequences, s.model.seq_len);
   std::vector<MicrobatchData> out;
-  const int batches = std::max(1, kValidationSequences / sequences);
+  const int batches = (count + sequences - 1) / sequences;
   for (int k = 0; k < batches; ++k)
     out.push_back(synthetic_microbatch(s.seed ^ 0x76616C6964617465ULL, k, sequences, s.model.seq_len, s.model.vocab));
   return out;
