@@ -39,27 +39,46 @@ void check_options(const RunOptions& o) {
     throw InputError("validation sequences: expected at least 1, got " + std::to_string(o.validation_sequences));
 }
 
+// Optimizer steps per iteration of each stage of pipeline 0 (1 for a synchronous schedule,
+// m for PipeDream's step after every backward): validation points are counted in
+// iterations, so schedules that step at different rates are compared on the same data.
+std::vector<int> steps_per_iteration(const Schedule& schedule) {
+  std::vector<int> steps(static_cast<std::size_t>(schedule.num_stages), 0);
+  for (const auto& list : schedule.ops)
+    for (const Op& op : list)
+      if (op.kind == OpKind::OptStep && op.pipeline == 0) ++steps[static_cast<std::size_t>(op.stage)];
+  for (int st = 0; st < schedule.num_stages; ++st) {
+    int& n = steps[static_cast<std::size_t>(st)];
+    if (n == 0 || n % schedule.iterations != 0)
+      throw InputError("--validate-every: stage " + std::to_string(st) + " of " + quote(schedule.name) + " takes " +
+                       std::to_string(n) + " optimizer steps in " + std::to_string(schedule.iterations) +
+                       " iterations, not a whole number per iteration");
+    n /= schedule.iterations;
+  }
+  return steps;
+}
+
 ModelSetup run_setup(const Schedule& schedule, const ModelSpec& model, const RunOptions& options) {
   return ModelSetup{model,        options.micro_batch_size, schedule.microbatch_split, schedule.num_stages,
                     options.seed, options.optimizer,        schedule.num_devices,      options.data};
 }
 
-// The validation points of a finished run: every version of which each stage of pipeline 0
-// left a copy, the stages put together in stage order and evaluated (after the run, so the
+// The validation points of a finished run: every iteration after which each stage of
+// pipeline 0 left a copy, the stages put together in stage order and evaluated (after the run, so the
 // evaluation takes no measured time).
 std::vector<ValidationPoint> validation_points(const Schedule& schedule, const ModelSpec& model, const RunOptions& options,
                                                std::vector<DeviceLog>& logs) {
-  std::map<std::int32_t, std::vector<const WeightSnapshot*>> by_version;
+  std::map<std::int32_t, std::vector<const WeightSnapshot*>> by_iteration;
   for (const DeviceLog& log : logs)
     for (const WeightSnapshot& snap : log.snapshots) {
-      auto& stages = by_version[snap.version];
+      auto& stages = by_iteration[snap.iteration];
       stages.resize(static_cast<std::size_t>(schedule.num_stages), nullptr);
       stages[static_cast<std::size_t>(snap.stage)] = &snap;
     }
   std::vector<ValidationPoint> out;
-  if (by_version.empty()) return out;
+  if (by_iteration.empty()) return out;
   Validator validator(model, options, schedule.microbatch_split);
-  for (const auto& [version, stages] : by_version) {
+  for (const auto& [iteration, stages] : by_iteration) {
     if (std::count(stages.begin(), stages.end(), nullptr) > 0) continue;  // a stage stopped short
     std::vector<float> whole;
     Tick at = 0;
@@ -67,7 +86,7 @@ std::vector<ValidationPoint> validation_points(const Schedule& schedule, const M
       whole.insert(whole.end(), snap->weights.begin(), snap->weights.end());
       at = std::max(at, snap->time);
     }
-    out.push_back(ValidationPoint{version, validator.loss(whole), at});
+    out.push_back(ValidationPoint{iteration, validator.loss(whole), at});
   }
   for (DeviceLog& log : logs) log.snapshots.clear();
   return out;
@@ -220,6 +239,7 @@ void check_run(const Schedule& schedule, const ModelSpec& model, const RunOption
   check_options(options);
   check_executor_model(model, options.micro_batch_size, schedule.microbatch_split);
   if (options.data) check_corpus_fits(*options.data, model);
+  if (options.validate_every > 0) (void)steps_per_iteration(schedule);
   if (schedule.num_stages > model.layers)
     throw InputError("schedule has " + std::to_string(schedule.num_stages) + " stages per pipeline, but model '" +
                      model.name + "' has only " + std::to_string(model.layers) + " layers to cut into stages");
@@ -240,6 +260,7 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
   const ModelSetup setup = run_setup(schedule, model, options);
 
   RunState state(schedule, graph, options);
+  if (options.validate_every > 0) state.steps_per_iteration = steps_per_iteration(schedule);
   route_data(state);
   make_channels(state);
   for (const auto& members : graph.collectives) {

@@ -61,7 +61,8 @@ struct RunOptions {
   // The text to train on (executor/text_corpus.hpp, `--data`); null: the synthetic sequences.
   std::shared_ptr<const TextCorpus> data;
   // Validation loss of pipeline 0's weights before the first optimizer step and after every
-  // `validate_every` steps of each stage (MeasuredRun::validation); 0: none.
+  // `validate_every` iterations' optimizer steps of each stage (PipeDream steps m times an
+  // iteration, 1F1B once; MeasuredRun::validation); 0: none.
   int validate_every = 0;
   int validation_sequences = 16;  // of seq_len tokens each (executor/text_corpus.hpp)
 };
@@ -75,7 +76,7 @@ struct LossRecord {
   Tick time = 0;  // end of the forward that computed it
 };
 
-// The validation loss of the model after `iteration` optimizer steps (executor/reference.hpp:
+// The validation loss of the model after `iteration` iterations (executor/reference.hpp:
 // every stage's weights of that version, put together, on the validation set).
 struct ValidationPoint {
   std::int32_t iteration = 0;

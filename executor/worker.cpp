@@ -298,11 +298,13 @@ class Worker {
     snapshot(op.pipeline, op.stage, v.current, end);
   }
 
-  // Pipeline 0's weights at a validation point, copied for evaluation after the run.
+  // Pipeline 0's weights at a validation point (every validate_every iterations' steps),
+  // copied for evaluation after the run.
   void snapshot(int pipeline, int stage, std::int32_t version, Tick at) {
-    const int every = s_.options.validate_every;
-    if (every <= 0 || pipeline != 0 || version % every != 0) return;
-    log_.snapshots.push_back(WeightSnapshot{stage, version, at, backend_.flat_weights(pipeline, stage)});
+    if (s_.options.validate_every <= 0 || pipeline != 0) return;
+    const int steps = s_.steps_per_iteration[static_cast<std::size_t>(stage)];
+    if (version % (steps * s_.options.validate_every) != 0) return;
+    log_.snapshots.push_back(WeightSnapshot{stage, version / steps, at, backend_.flat_weights(pipeline, stage)});
   }
 
   RunState& s_;

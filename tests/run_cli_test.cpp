@@ -60,7 +60,7 @@ TEST(RunCli, TextDataAndValidationLoss) {
   const Result r = run(args + " --trace " + trace);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("seed 1, data '" + text + "' (byte-level tokens)\n"));
-  EXPECT_THAT(r.out, HasSubstr("validation    after 0 steps: "));
+  EXPECT_THAT(r.out, HasSubstr("validation    after 0 iterations: "));
   EXPECT_THAT(r.out, HasSubstr("(3 points)\n"));
   EXPECT_THAT(r.out, HasSubstr("iteration  training loss  validation loss  wall time\n"));
   EXPECT_THAT(r.out, ::testing::ContainsRegex("\n +4 +- +[0-9.]+ +[0-9.]+ s\n"));  // after the last step

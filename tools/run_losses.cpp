@@ -33,7 +33,7 @@ std::string loss_lines(const MeasuredRun& run) {
   const auto& v = run.validation;
   if (!v.empty()) {
     const auto best = std::min_element(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.loss < b.loss; });
-    out += "validation    after " + std::to_string(v.front().iteration) + " steps: " + loss_text(v.front().loss);
+    out += "validation    after " + std::to_string(v.front().iteration) + " iterations: " + loss_text(v.front().loss);
     if (v.size() > 1) out += ", after " + std::to_string(v.back().iteration) + ": " + loss_text(v.back().loss);
     out += ", lowest " + loss_text(best->loss) + " after " + std::to_string(best->iteration) + " (" +
            std::to_string(v.size()) + " points)\n";
