@@ -14,3 +14,7 @@ common=(--data fortunes -p 4 -m 4 --validate-every 10 --model gpt3-1.3b --hardwa
   > "$out/gpt-tiny-lr1e-3.json"
 "$P" converge "${common[@]}" --iterations 200 --seeds 1,2 --lr 3e-3 --proxy-model examples/models/gpt-tiny-wide.json \
   --report "$out/gpt-tiny-wide.html" > "$out/gpt-tiny-wide.json"
+for name in gpt-tiny gpt-tiny-lr1e-3 gpt-tiny-wide; do
+  echo "== $name"
+  python3 bench/convergence_summary.py "$out/$name.json" 3.4 3.2 3.05
+done > "$out/summary.txt"

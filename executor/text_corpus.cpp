@@ -12,20 +12,14 @@ namespace {
 
 inline constexpr InputKind kCorpusInput{"text corpus", 1024 * kMiB};
 
-// Length of the well-formed UTF-8 sequence at text[i] (1 for ASCII), or 0.
+// Length of the well-formed UTF-8 sequence at text[i] (1 for ASCII), or 0: core/error.hpp's
+// printable sequences, plus the C1 controls (U+0080..U+009F, C2 80..C2 9F), which are text
+// too (one_line escapes them in messages); no lead byte above F4.
 std::size_t utf8_length(const std::string& text, std::size_t i) {
-  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = at(i);
+  const auto lead = static_cast<unsigned char>(text[i]);
   if (lead < 0x80) return 1;
-  const std::size_t n = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 && lead < 0xf0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 0;
-  if (n == 0 || i + n > text.size()) return 0;
-  std::uint32_t cp = lead & (0x7f >> n);
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((at(i + k) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (at(i + k) & 0x3f);
-  }
-  const bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
-  return overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : n;
+  if (lead == 0xc2 && i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xe0) == 0x80) return 2;
+  return lead > 0xf4 ? 0 : utf8_printable(text, i);
 }
 
 // "line 3, byte 17" (1-based line, 0-based byte offset) of text[i].

@@ -41,6 +41,7 @@ TEST(TextCorpus, Utf8IsTextAndOtherBytesAreNot) {
   EXPECT_EQ(message("a\n\xed\xa0\x80"),  // a UTF-16 surrogate
             "--data 'b': bytes that are not UTF-8 at line 2, byte 2: a binary file, expected UTF-8 text");
   EXPECT_EQ(message("abc\xe2\x82"), "--data 'b': bytes that are not UTF-8 at line 1, byte 3: a binary file, expected UTF-8 text");
+  EXPECT_EQ(message("ok \xf8\x88\x80\x80\x80"), "--data 'b': bytes that are not UTF-8 at line 1, byte 3: a binary file, expected UTF-8 text");
   EXPECT_EQ(message(std::string("\0", 1)), "--data 'b': a NUL byte at line 1, byte 0: a binary file, expected UTF-8 text");
 }
 
