@@ -49,6 +49,8 @@ struct OptimizerConfig {
   double lr = 1e-3;
 };
 
+struct TextCorpus;  // executor/text_corpus.hpp
+
 // What every replica of a run shares: the model and its data.
 struct ModelSetup {
   ModelSpec model;
@@ -58,6 +60,7 @@ struct ModelSetup {
   std::uint64_t seed = 1;       // weights and synthetic data
   OptimizerConfig optimizer;
   int num_devices = 1;          // executor devices in the run (a GPU may hold several)
+  std::shared_ptr<const TextCorpus> corpus;  // real text (executor/training_data.hpp); null: synthetic
 };
 
 // One (pipeline, stage) replica: which blocks it holds (cost_models/stage_layout.hpp).

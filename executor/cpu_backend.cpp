@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "executor/replica_lookup.hpp"
-#include "executor/synthetic_data.hpp"
+#include "executor/training_data.hpp"
 #include "kernels/cpu_block.hpp"
 #include "core/error.hpp"
 #include "schedules/op_text.hpp"
@@ -164,7 +164,7 @@ std::unique_ptr<Payload> CpuBackend::forward(const OpArgs& a, const Payload* inp
   const std::int64_t before = c.bytes();
   std::optional<MicrobatchData> data;
   if (w.embedding || w.head)
-    data = synthetic_microbatch(setup_.seed, a.op.microbatch, config_.batch, config_.seq, setup_.model.vocab);
+    data = training_microbatch(setup_, a.op.microbatch, config_.batch);
   KMat<float> x = w.embedding ? embedding_forward(*w.embedding, config_, data->ids) : matrix_of(input, a.op, "input activation");
   if (w.embedding) c.ids = data->ids;
   c.blocks.resize(w.blocks.size());
@@ -318,6 +318,25 @@ int CpuBackend::activations_held() const {
 std::vector<float> CpuBackend::flat_weights(int pipeline, int stage) const {
   const KVec<float> flat = pack(replica(pipeline, stage).current, kAll);
   return {flat.data(), flat.data() + flat.size()};
+}
+
+
+void CpuBackend::load_weights(int pipeline, int stage, const std::vector<float>& flat) {
+  Replica& r = replica(pipeline, stage);
+  Eigen::Index n = 0;
+  for_each_tensor(r.current, kAll, [&](const float*, Eigen::Index size) { n += size; });
+  PIPESIM_ASSERT(static_cast<std::size_t>(n) == flat.size());
+  unpack(r.current, kAll, flat.data());
+}
+
+double CpuBackend::evaluate(int pipeline, int stage, const MicrobatchData& data) const {
+  const Weights& w = replica(pipeline, stage).current;
+  PIPESIM_ASSERT(w.embedding && w.head);
+  KMat<float> x = embedding_forward(*w.embedding, config_, data.ids);
+  BlockCache<float> cache;
+  for (const auto& block : w.blocks) x = block_forward(block, x, cache);
+  LmHeadCache<float> head;
+  return lm_head_forward(*w.head, w.head->weight, x, data.targets, head);
 }
 
 }  // namespace pipesim

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "executor/backend.hpp"
+#include "executor/synthetic_data.hpp"
 #include "kernels/embedding.hpp"
 #include "kernels/lm_head.hpp"
 #include "kernels/optimizer.hpp"
@@ -77,6 +78,13 @@ class CpuBackend : public ComputeBackend {
   std::int64_t activation_bytes() const override { return activation_bytes_; }
   int activations_held() const override;
   std::vector<float> flat_weights(int pipeline, int stage) const override;
+
+  // Sets the replica's current weights from flat_weights()' layout (the reference trainer's
+  // validation: a whole model put together from the stages' copies).
+  void load_weights(int pipeline, int stage, const std::vector<float>& flat);
+  // The mean loss of the current weights on `data` (a forward without caches or gradients);
+  // the replica must hold the whole model (embedding and head).
+  double evaluate(int pipeline, int stage, const MicrobatchData& data) const;
 
  private:
   struct Weights {

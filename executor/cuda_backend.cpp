@@ -7,7 +7,7 @@
 
 #include "executor/cpu_backend.hpp"
 #include "executor/replica_lookup.hpp"
-#include "executor/synthetic_data.hpp"
+#include "executor/training_data.hpp"
 #include "kernels/cuda/cuda_error.hpp"
 #include "kernels/cuda/device_ops.hpp"
 #include "core/error.hpp"
@@ -159,7 +159,7 @@ std::unique_ptr<Payload> CudaBackend::forward(const OpArgs& a, const Payload* in
   const std::int64_t before = c.bytes();
   std::optional<MicrobatchData> data;
   if (w.embedding || w.head)
-    data = synthetic_microbatch(setup_.seed, a.op.microbatch, config_.batch, config_.seq, setup_.model.vocab);
+    data = training_microbatch(setup_, a.op.microbatch, config_.batch);
   DeviceMatrix tmp, x;
   const DeviceMatrix* in = nullptr;
   if (w.embedding) {

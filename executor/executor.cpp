@@ -8,6 +8,8 @@
 #include "core/error.hpp"
 #include "executor/cpu_backend.hpp"
 #include "executor/measure.hpp"
+#include "executor/reference.hpp"
+#include "executor/text_corpus.hpp"
 #include "executor/run_state.hpp"
 #include "schedules/op_text.hpp"
 
@@ -30,6 +32,64 @@ void check_options(const RunOptions& o) {
   if (o.timeout.count() <= 0) throw InputError("--timeout: must be positive");
   if (!std::isfinite(o.optimizer.lr) || o.optimizer.lr < 0)
     throw InputError("--lr: expected a finite learning rate >= 0, got " + std::to_string(o.optimizer.lr));
+  if (o.validate_every < 0)
+    throw InputError("--validate-every: expected a number of iterations >= 1 (or 0: no validation), got " +
+                     std::to_string(o.validate_every));
+  if (o.validation_sequences < 1)
+    throw InputError("validation sequences: expected at least 1, got " + std::to_string(o.validation_sequences));
+}
+
+// Optimizer steps per iteration of each stage of pipeline 0 (1 for a synchronous schedule,
+// m for PipeDream's step after every backward): validation points are counted in
+// iterations, so schedules that step at different rates are compared on the same data.
+std::vector<int> steps_per_iteration(const Schedule& schedule) {
+  std::vector<int> steps(static_cast<std::size_t>(schedule.num_stages), 0);
+  for (const auto& list : schedule.ops)
+    for (const Op& op : list)
+      if (op.kind == OpKind::OptStep && op.pipeline == 0) ++steps[static_cast<std::size_t>(op.stage)];
+  for (int st = 0; st < schedule.num_stages; ++st) {
+    int& n = steps[static_cast<std::size_t>(st)];
+    if (n == 0 || n % schedule.iterations != 0)
+      throw InputError("--validate-every: stage " + std::to_string(st) + " of " + quote(schedule.name) + " takes " +
+                       std::to_string(n) + " optimizer steps in " + std::to_string(schedule.iterations) +
+                       " iterations, not a whole number per iteration");
+    n /= schedule.iterations;
+  }
+  return steps;
+}
+
+ModelSetup run_setup(const Schedule& schedule, const ModelSpec& model, const RunOptions& options) {
+  return ModelSetup{model,        options.micro_batch_size, schedule.microbatch_split, schedule.num_stages,
+                    options.seed, options.optimizer,        schedule.num_devices,      options.data};
+}
+
+// The validation points of a finished run: every iteration after which each stage of
+// pipeline 0 left a copy, the stages put together in stage order and evaluated (after the run, so the
+// evaluation takes no measured time).
+std::vector<ValidationPoint> validation_points(const Schedule& schedule, const ModelSpec& model, const RunOptions& options,
+                                               std::vector<DeviceLog>& logs) {
+  std::map<std::int32_t, std::vector<const WeightSnapshot*>> by_iteration;
+  for (const DeviceLog& log : logs)
+    for (const WeightSnapshot& snap : log.snapshots) {
+      auto& stages = by_iteration[snap.iteration];
+      stages.resize(static_cast<std::size_t>(schedule.num_stages), nullptr);
+      stages[static_cast<std::size_t>(snap.stage)] = &snap;
+    }
+  std::vector<ValidationPoint> out;
+  if (by_iteration.empty()) return out;
+  Validator validator(model, options, schedule.microbatch_split);
+  for (const auto& [iteration, stages] : by_iteration) {
+    if (std::count(stages.begin(), stages.end(), nullptr) > 0) continue;  // a stage stopped short
+    std::vector<float> whole;
+    Tick at = 0;
+    for (const WeightSnapshot* snap : stages) {
+      whole.insert(whole.end(), snap->weights.begin(), snap->weights.end());
+      at = std::max(at, snap->time);
+    }
+    out.push_back(ValidationPoint{iteration, validator.loss(whole), at});
+  }
+  for (DeviceLog& log : logs) log.snapshots.clear();
+  return out;
 }
 
 // Which op's output each op takes, and the reverse lists: the walk's data edges
@@ -157,16 +217,34 @@ std::int64_t run_memory_bytes(const Schedule& schedule, const ModelSetup& setup)
 
 }  // namespace
 
+std::vector<double> iteration_means(std::vector<LossRecord>& losses) {
+  std::sort(losses.begin(), losses.end(), [](const LossRecord& a, const LossRecord& b) {
+    return std::tie(a.microbatch, a.pipeline) < std::tie(b.microbatch, b.pipeline);
+  });
+  std::map<int, std::pair<double, int>> per_iteration;
+  for (const LossRecord& l : losses) {
+    auto& [sum, count] = per_iteration[l.iteration];
+    sum += l.loss;
+    ++count;
+  }
+  std::vector<double> out;
+  for (const auto& [t, sc] : per_iteration) {
+    if (static_cast<std::size_t>(t) >= out.size()) out.resize(static_cast<std::size_t>(t) + 1, 0);
+    out[static_cast<std::size_t>(t)] = sc.first / sc.second;
+  }
+  return out;
+}
+
 void check_run(const Schedule& schedule, const ModelSpec& model, const RunOptions& options) {
   check_options(options);
   check_executor_model(model, options.micro_batch_size, schedule.microbatch_split);
+  if (options.data) check_corpus_fits(*options.data, model);
+  if (options.validate_every > 0) (void)steps_per_iteration(schedule);
   if (schedule.num_stages > model.layers)
     throw InputError("schedule has " + std::to_string(schedule.num_stages) + " stages per pipeline, but model '" +
                      model.name + "' has only " + std::to_string(model.layers) + " layers to cut into stages");
   if (options.max_memory_bytes > 0) {
-    const ModelSetup setup{model,        options.micro_batch_size, schedule.microbatch_split, schedule.num_stages,
-                           options.seed, options.optimizer,        schedule.num_devices};
-    const std::int64_t bytes = run_memory_bytes(schedule, setup);
+    const std::int64_t bytes = run_memory_bytes(schedule, run_setup(schedule, model, options));
     if (bytes > options.max_memory_bytes)
       throw InputError("model " + quote(model.name) + " at micro-batch size " + std::to_string(options.micro_batch_size) +
                        ": the replicas' weights, gradients and optimizer state and the activations in flight need up to " +
@@ -179,10 +257,10 @@ void check_run(const Schedule& schedule, const ModelSpec& model, const RunOption
 MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const RunOptions& options) {
   check_run(schedule, model, options);
   const DependencyGraph graph = dependencies_of(schedule);
-  ModelSetup setup{model,        options.micro_batch_size, schedule.microbatch_split, schedule.num_stages,
-                   options.seed, options.optimizer,        schedule.num_devices};
+  const ModelSetup setup = run_setup(schedule, model, options);
 
   RunState state(schedule, graph, options);
+  if (options.validate_every > 0) state.steps_per_iteration = steps_per_iteration(schedule);
   route_data(state);
   make_channels(state);
   for (const auto& members : graph.collectives) {
@@ -251,20 +329,9 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
   assemble_measurement(schedule, graph, logs, state.collectives, run.timeline, run.result);
   for (const auto& b : backends) run.backend_stats.push_back(b->stats());
   for (auto& log : logs) run.losses.insert(run.losses.end(), log.losses.begin(), log.losses.end());
-  std::sort(run.losses.begin(), run.losses.end(), [](const LossRecord& a, const LossRecord& b) {
-    return std::tie(a.microbatch, a.pipeline) < std::tie(b.microbatch, b.pipeline);
-  });
-  std::map<int, std::pair<double, int>> per_iteration;
-  for (const LossRecord& l : run.losses) {
-    auto& [sum, count] = per_iteration[l.iteration];
-    sum += l.loss;
-    ++count;
-  }
-  for (const auto& [t, sc] : per_iteration) {
-    if (static_cast<std::size_t>(t) >= run.iteration_loss.size()) run.iteration_loss.resize(static_cast<std::size_t>(t) + 1, 0);
-    run.iteration_loss[static_cast<std::size_t>(t)] = sc.first / sc.second;
-  }
+  run.iteration_loss = iteration_means(run.losses);
   run.complete = !state.fault;
+  if (!state.fault) run.validation = validation_points(schedule, model, options, logs);
   if (state.fault) {
     const Fault f = *state.fault;
     throw ExecutionError(f.message, f.device, f.index, std::make_shared<MeasuredRun>(std::move(run)));

@@ -58,6 +58,13 @@ struct RunOptions {
   std::int64_t max_memory_bytes = 0;
   BackendFactory backend;  // empty: CpuBackend
   bool keep_final_weights = false;  // fill MeasuredRun::final_weights
+  // The text to train on (executor/text_corpus.hpp, `--data`); null: the synthetic sequences.
+  std::shared_ptr<const TextCorpus> data;
+  // Validation loss of pipeline 0's weights before the first optimizer step and after every
+  // `validate_every` iterations' optimizer steps of each stage (PipeDream steps m times an
+  // iteration, 1F1B once; MeasuredRun::validation); 0: none.
+  int validate_every = 0;
+  int validation_sequences = 16;  // of seq_len tokens each (executor/text_corpus.hpp)
 };
 
 // The loss of one micro-batch (op), computed by its last stage's forward.
@@ -69,11 +76,20 @@ struct LossRecord {
   Tick time = 0;  // end of the forward that computed it
 };
 
+// The validation loss of the model after `iteration` iterations (executor/reference.hpp:
+// every stage's weights of that version, put together, on the validation set).
+struct ValidationPoint {
+  std::int32_t iteration = 0;
+  double loss = 0;
+  Tick time = 0;  // when the last stage of pipeline 0 reached that version (0 for the start)
+};
+
 struct MeasuredRun {
   Timeline timeline;  // the simulator's records, with measured times (ns since the start)
   SimResult result;   // makespan, per-device stats, iteration ends, critical path, staleness
   std::vector<LossRecord> losses;     // in order of micro-batch id
   std::vector<double> iteration_loss; // mean loss of each iteration's micro-batches
+  std::vector<ValidationPoint> validation;  // with RunOptions::validate_every, by iteration
   // With RunOptions::keep_final_weights: every replica's weights after the run as one flat
   // vector, [pipeline][stage] (numerics checks).
   std::vector<std::vector<std::vector<float>>> final_weights;
@@ -102,6 +118,10 @@ class ExecutionError : public InputError {
 // options out of range, more stages than layers, and a run whose weights and activations
 // in flight exceed options.max_memory_bytes.
 void check_run(const Schedule& schedule, const ModelSpec& model, const RunOptions& options);
+
+// Sorts `losses` by (micro-batch, pipeline) and returns each iteration's mean loss (in that
+// order, so a run and the reference trainer sum the same numbers the same way).
+std::vector<double> iteration_means(std::vector<LossRecord>& losses);
 
 // Runs `schedule` on `model`. InputError before starting for a schedule whose dependencies
 // are broken, a model the backend cannot compute, or options out of range; ExecutionError

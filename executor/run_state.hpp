@@ -55,6 +55,15 @@ struct WorkerStatus {
   std::atomic<int> send_to{-1};
 };
 
+// A copy of one stage's weights of pipeline 0 at a validation point (validate_every): after
+// `iteration` iterations' optimizer steps.
+struct WeightSnapshot {
+  std::int32_t stage = 0;
+  std::int32_t iteration = 0;
+  Tick time = 0;
+  std::vector<float> weights;
+};
+
 // What one device recorded; read only after its thread has been joined.
 struct DeviceLog {
   std::vector<OpRecord> ops;              // compute ops that finished, in list order
@@ -62,6 +71,7 @@ struct DeviceLog {
   std::vector<MemoryRecord> memory;       // activation memory after each change
   std::vector<LossRecord> losses;
   std::int32_t peak_weight_versions = 0;
+  std::vector<WeightSnapshot> snapshots;
 };
 
 struct Fault {
@@ -82,6 +92,7 @@ struct RunState {
   std::vector<std::vector<OpId>> data_succ;  // per op: the ops taking its output
   std::vector<std::unique_ptr<Channel<Message>>> channels;  // [src * devices + dst], null if unused
   std::vector<std::unique_ptr<Collective>> collectives;     // by graph.collectives index
+  std::vector<int> steps_per_iteration;  // by stage of pipeline 0, with validate_every
 
   // Completion and faults, guarded by `mutex`; the watchdog waits on `cv`.
   std::mutex mutex;

@@ -23,6 +23,12 @@ struct MicrobatchData {
   std::vector<int> targets;  // same layout: the next token of each position
 };
 
+// The random state of sequence j of micro-batch k (the synthetic data's and the corpus's).
+inline std::uint64_t sequence_state(std::uint64_t seed, int microbatch, int j) {
+  return seed ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(microbatch)) << 20) ^
+         static_cast<std::uint64_t>(j) * 0x9E3779B97F4A7C15ULL;
+}
+
 inline MicrobatchData synthetic_microbatch(std::uint64_t seed, int microbatch, int sequences, int seq_len, int vocab) {
   MicrobatchData d;
   const auto n = static_cast<std::size_t>(sequences) * static_cast<std::size_t>(seq_len);
@@ -30,8 +36,7 @@ inline MicrobatchData synthetic_microbatch(std::uint64_t seed, int microbatch, i
   d.targets.reserve(n);
   const auto v = static_cast<std::uint64_t>(vocab < 16 ? vocab : 16);
   for (int j = 0; j < sequences; ++j) {
-    std::uint64_t state = seed ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(microbatch)) << 20) ^
-                          static_cast<std::uint64_t>(j) * 0x9E3779B97F4A7C15ULL;
+    std::uint64_t state = sequence_state(seed, microbatch, j);
     std::uint64_t t = splitmix64(state) % v;
     for (int i = 0; i < seq_len; ++i) {
       d.ids.push_back(static_cast<int>(t));

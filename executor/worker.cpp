@@ -40,6 +40,7 @@ class Worker {
           ++v.uses_left[two_bw_version(s.schedule, op)];
     }
     log_.peak_weight_versions = backend.versions_held();
+    for (const auto& [pipeline, stage] : s.schedule.replicas_on(device)) snapshot(pipeline, stage, 0, 0);
   }
 
   void run() {
@@ -294,6 +295,16 @@ class Worker {
     const Tick end = s_.now();
     log_.peak_weight_versions = std::max(log_.peak_weight_versions, static_cast<std::int32_t>(backend_.versions_held()));
     log_.ops.push_back(OpRecord{OpRef{d_, index}, op, start, end, -1});
+    snapshot(op.pipeline, op.stage, v.current, end);
+  }
+
+  // Pipeline 0's weights at a validation point (every validate_every iterations' steps),
+  // copied for evaluation after the run.
+  void snapshot(int pipeline, int stage, std::int32_t version, Tick at) {
+    if (s_.options.validate_every <= 0 || pipeline != 0) return;
+    const int steps = s_.steps_per_iteration[static_cast<std::size_t>(stage)];
+    if (version % (steps * s_.options.validate_every) != 0) return;
+    log_.snapshots.push_back(WeightSnapshot{stage, version / steps, at, backend_.flat_weights(pipeline, stage)});
   }
 
   RunState& s_;

@@ -1,5 +1,8 @@
 // `pipesim run` (tools/cmd_run.cpp) end to end: the table, --json, the measured Chrome
 // trace, a run stopped by --timeout (partial trace written) and bad flags.
+#include <cmath>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -41,6 +44,51 @@ TEST(RunCli, JsonAndMeasuredTrace) {
   int ops = 0;
   for (const auto& e : t["traceEvents"]) ops += e["ph"] == "X" && e["tid"] == 0;
   EXPECT_EQ(ops, j["ops"].get<int>());  // every op of the run (PipeDream has no GradSync)
+}
+
+// --data: a text file's bytes are the tokens; --validate-every: the validation loss in the
+// table, the JSON and the trace's counters, the same on a rerun.
+TEST(RunCli, TextDataAndValidationLoss) {
+  const std::string text = temp_path("run_corpus.txt");
+  {
+    std::ofstream out(text);
+    for (int k = 0; k < 60; ++k) out << "The quick brown fox jumps over the lazy dog, " << k << " times. Ünïcödé.\n";
+  }
+  const std::string trace = temp_path("run_losses.json");
+  std::filesystem::remove(trace);
+  const std::string args = "run -p 2 -m 2 --iterations 4 --validate-every 2 --data " + text;
+  const Result r = run(args + " --trace " + trace);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("seed 1, data '" + text + "' (byte-level tokens)\n"));
+  EXPECT_THAT(r.out, HasSubstr("validation    after 0 iterations: "));
+  EXPECT_THAT(r.out, HasSubstr("(3 points)\n"));
+  EXPECT_THAT(r.out, HasSubstr("iteration  training loss  validation loss  wall time\n"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\n +4 +- +[0-9.]+ +[0-9.]+ s\n"));  // after the last step
+  const auto j = nlohmann::json::parse(run(args + " --json").out);
+  EXPECT_EQ(j["data"], text);
+  ASSERT_EQ(j["validation"].size(), 3u);
+  EXPECT_EQ(j["validation"][2]["iteration"], 4);
+  EXPECT_LT(j["validation"][2]["loss"].get<double>(), j["validation"][0]["loss"].get<double>());
+  EXPECT_NEAR(j["validation"][0]["loss"].get<double>(), std::log(256.0), 0.5);  // untrained: about uniform
+  EXPECT_EQ(j["iteration_end_s"].size(), 4u);
+  const auto again = nlohmann::json::parse(run(args + " --json").out);
+  for (std::size_t k = 0; k < 3; ++k)  // the numbers repeat; only times differ
+    EXPECT_EQ(again["validation"][k]["loss"], j["validation"][k]["loss"]);
+  EXPECT_EQ(again["iteration_loss"], j["iteration_loss"]);
+  const auto t = nlohmann::json::parse(slurp(trace));
+  int training = 0, validation = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    training += e["name"] == "training loss";
+    validation += e["name"] == "validation loss";
+    if (e["name"] == "validation loss") {
+      EXPECT_EQ(e["pid"], 1);  // the last stage's device
+    }
+  }
+  EXPECT_EQ(training, 4);
+  EXPECT_EQ(validation, 3);
+  // Synthetic data stays the default, and says so.
+  EXPECT_THAT(run("run -p 2 -m 2").out, HasSubstr("seed 1, synthetic data\n"));
 }
 
 TEST(RunCli, TimeoutWritesThePartialTrace) {

@@ -12,6 +12,7 @@ packages=(cmake ninja-build g++ pkg-config libboost-graph-dev nlohmann-json3-dev
           libopenmpi-dev openmpi-bin  # mpirun -np N pipesim sweep (PIPESIM_MPI, docs/sweep.md#mpi)
           googletest libgtest-dev libgmock-dev libbenchmark-dev
           python3 python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest  # the Python module (python/)
+          fortunes fortunes-min  # an English text corpus for `pipesim run --data fortunes` (docs/convergence.md)
           chromium)  # headless browser for tests/report_browser_test.cpp (skips without it)
 missing=()
 for p in "${packages[@]}"; do

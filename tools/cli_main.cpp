@@ -56,6 +56,7 @@ int run_cli(int argc, const char* const* argv) {
     add_sweep_command(app);
     add_profile_command(app);
     add_run_command(app);
+    add_converge_command(app);
     add_validate_command(app);
     add_fit_command(app);
     add_value_checks(app);

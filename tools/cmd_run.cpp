@@ -10,12 +10,14 @@
 #include "cost_models/catalog.hpp"
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
+#include "executor/text_corpus.hpp"
 #include "core/error.hpp"
 #include "sim/metrics.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
 #include "tools/run_flags.hpp"
+#include "tools/run_losses.hpp"
 #include "tools/report.hpp"
 #include "tools/table.hpp"
 #include "traces/chrome_trace.hpp"
@@ -27,9 +29,9 @@ namespace {
 struct RunFlags : ExecutorFlags {
   std::string trace;
   bool json = false;
+  std::string data;
+  int validate_every = 0;
 };
-
-std::string loss_text(double loss) { return format_fixed(loss, 4); }
 
 std::string short_number(double v) {
   char buf[32];
@@ -37,19 +39,15 @@ std::string short_number(double v) {
   return buf;
 }
 
+std::string data_text(const RunFlags& f) {
+  return f.data.empty() ? "synthetic data" : "data " + quote(f.data) + " (byte-level tokens)";
+}
+
 std::string settings_line(const Schedule& s, const RunFlags& f, const MeasuredRun& run) {
   return "pipesim run: " + s.name + " on " + f.model + ", " + f.backend + " backend, " +
          std::to_string(s.num_devices) + " device threads on " + std::to_string(run.hardware_threads) +
          " cores, micro-batch size " + std::to_string(f.micro_batch_size) + ", " + f.optimizer + " lr " +
-         short_number(f.lr) + ", seed " + std::to_string(f.seed) + "\n\n";
-}
-
-std::string loss_lines(const MeasuredRun& run) {
-  const auto& l = run.iteration_loss;
-  if (l.empty()) return "";
-  std::string out = "loss          iteration 0: " + loss_text(l.front());
-  if (l.size() > 1) out += ", iteration " + std::to_string(l.size() - 1) + ": " + loss_text(l.back());
-  return out + " (mean over the iteration's micro-batches)\n";
+         short_number(f.lr) + ", seed " + std::to_string(f.seed) + ", " + data_text(f) + "\n\n";
 }
 
 nlohmann::ordered_json run_json(const Metrics& m, const RunFlags& f, const MeasuredRun& run) {
@@ -62,7 +60,9 @@ nlohmann::ordered_json run_json(const Metrics& m, const RunFlags& f, const Measu
   j["lr"] = f.lr;
   j["seed"] = f.seed;
   j["hardware_threads"] = run.hardware_threads;
-  j["iteration_loss"] = run.iteration_loss;
+  j["data"] = f.data.empty() ? "synthetic" : f.data;
+  j["validate_every"] = f.validate_every;
+  add_loss_json(j, run);
   auto& losses = j["losses"] = nlohmann::ordered_json::array();
   for (const LossRecord& l : run.losses)
     losses.push_back({{"microbatch", l.microbatch}, {"pipeline", l.pipeline}, {"iteration", l.iteration}, {"loss", l.loss}});
@@ -79,6 +79,7 @@ void write_trace(std::ostream& out, const Schedule& s, const RunFlags& f, const 
                                        std::to_string(f.micro_batch_size)}};
   if (const auto launch = launch_json(run); !launch.is_null()) options.metadata.emplace_back("launch", launch["path"].get<std::string>());
   if (!partial.empty()) options.metadata.emplace_back("partial", partial);
+  options.counters = loss_counters(s, run);
   write_chrome_trace(out, s, run.timeline, options);
 }
 
@@ -92,15 +93,24 @@ void add_run_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, true);
   cmd->add_option("--trace", f->trace, "Write the measured Chrome trace (Perfetto / chrome://tracing) to this file");
   cmd->add_flag("--json", f->json, "Print one JSON object instead of tables");
+  cmd->add_option("--data", f->data,
+                  "Train on this UTF-8 text file (byte-level tokens; 'fortunes': the Debian fortunes corpus) instead "
+                  "of synthetic sequences");
+  cmd->add_option("--validate-every", f->validate_every,
+                  "Validation loss before training and after every K optimizer steps (0: none)")
+      ->capture_default_str();
   cmd->callback([=] {
-    const RunOptions options = make_run_options(*f, so->max_memory);
+    RunOptions options = make_run_options(*f, so->max_memory);
+    options.validate_every = f->validate_every;
     CommandFiles files;
     files.input("--schedule-file", so->file);
+    if (f->data != "fortunes") files.input("--data", f->data);
     files.catalog_input("--model", f->model);
     OutputFile* trace = files.output("--trace", f->trace);
     const ModelSpec model = find_model(f->model);
     if (so->file.empty()) check_generator_flags(*cmd, {so->name});
     const Schedule schedule = make_schedule(*cmd, *so, so->name);
+    if (!f->data.empty()) options.data = load_text_corpus(f->data);
     check_run(schedule, model, options);  // before the warning: bad input is one line
     warn_if_oversubscribed(schedule);
     MeasuredRun run;
@@ -125,7 +135,8 @@ void add_run_command(CLI::App& app) {
       std::cout << json_text(run_json(metrics, *f, run)) << "\n";
     } else {
       std::cout << settings_line(schedule, *f, run) << summary_text(metrics) << loss_lines(run) << launch_line(run) << "\n"
-                << device_table(metrics);
+                << device_table(metrics) << "\n"
+                << loss_table(run);
       if (trace) std::cout << "\ntrace written to " << one_line(f->trace) << " (open in ui.perfetto.dev)\n";
     }
     files.commit();

@@ -12,6 +12,7 @@ void add_catalog_command(CLI::App& app);   // tools/cmd_catalog.cpp
 void add_sweep_command(CLI::App& app);     // tools/cmd_sweep.cpp
 void add_profile_command(CLI::App& app);   // tools/cmd_profile.cpp
 void add_run_command(CLI::App& app);       // tools/cmd_run.cpp
+void add_converge_command(CLI::App& app);  // tools/cmd_converge.cpp
 void add_validate_command(CLI::App& app);  // tools/cmd_validate.cpp
 void add_fit_command(CLI::App& app);       // tools/cmd_fit.cpp
 

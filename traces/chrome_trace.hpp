@@ -40,6 +40,15 @@
 
 namespace pipesim {
 
+// A counter track's value at one time ("C" event on a device's process): e.g. a measured
+// run's training and validation loss (`pipesim run`), one key per series.
+struct TraceCounter {
+  std::string name;
+  int device = 0;
+  Tick time = 0;
+  std::vector<std::pair<std::string, double>> values;  // written with 6 decimals
+};
+
 struct TraceOptions {
   std::string title;  // otherData.title; empty = the schedule's name
   // Extra otherData entries (e.g. {"cost model", "uniform"}), written as strings in order.
@@ -50,6 +59,8 @@ struct TraceOptions {
   // cost model knows them: the counter becomes "device memory" {static, activations}, so
   // the viewer stacks the two. Empty: an "activation memory" {bytes} counter.
   std::vector<std::int64_t> static_memory_bytes;
+  // Extra counters, written after the records in this order.
+  std::vector<TraceCounter> counters;
   // Called by write_chrome_trace with the records written so far and their total, before
   // the first, about every 65536 and after the last (tools/progress.hpp shows it); it
   // changes nothing in the file (write_chrome_trace_groups: per group; the streaming

@@ -1,6 +1,7 @@
 #include "traces/chrome_trace_events.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "schedules/op_text.hpp"
 
@@ -126,6 +127,18 @@ void memory_counter(EventList& out, int pid, Tick ts, std::int64_t bytes, const 
   // Stacked: what the device always holds, plus the activations of the moment.
   JsonWriter& w = begin(out, "device memory", "memory", "C", pid, 0, ts);
   w.raw(",\"args\":{\"static\":").integer(*static_bytes).key("activations").integer(bytes).raw("}}");
+}
+
+void value_counter(EventList& out, int pid, const TraceCounter& c) {
+  JsonWriter& w = begin(out, c.name, "counter", "C", pid, 0, c.time);
+  const char* sep = ",\"args\":{";
+  for (const auto& [key, value] : c.values) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6f", value);
+    w.raw(sep).string(key).raw(":").raw(buf);
+    sep = ",";
+  }
+  w.raw(c.values.empty() ? ",\"args\":{}}" : "}}");
 }
 
 void flow_event(EventList& out, int pid, int tid, Tick ts, std::uint64_t id, bool start) {

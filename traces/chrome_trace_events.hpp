@@ -72,6 +72,7 @@ void collective_slice(EventList& out, int pid, int tid, const CollectiveRecord& 
 // Counter ("C"): "activation memory" {bytes}, or with `static_bytes` set "device memory"
 // {static, activations}, stacked by the viewer.
 void memory_counter(EventList& out, int pid, Tick ts, std::int64_t bytes, const std::int64_t* static_bytes);
+void value_counter(EventList& out, int pid, const TraceCounter& c);
 
 // Flow ("s" start or "f" end with "bp":"e"), cat "flow", name "transfer".
 void flow_event(EventList& out, int pid, int tid, Tick ts, std::uint64_t id, bool start);

@@ -174,6 +174,10 @@ void TraceWriter::finish() {
   PIPESIM_ASSERT(!finished_);
   finished_ = true;
   flush();
+  for (const TraceCounter& c : opt_.counters) {
+    PIPESIM_ASSERT(c.device >= 0 && c.device < num_devices_);
+    value_counter(out_, place_.pid_base + c.device, c);
+  }
   if (!opt_.memory) return;
   for (int d = 0; d < num_devices_; ++d) {
     const auto i = static_cast<std::size_t>(d);
