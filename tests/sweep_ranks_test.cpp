@@ -133,23 +133,16 @@ class Existing : public Folder {
 };
 
 TEST_F(SweepRanks, AFailingRankEndsTheJobWithOneLineNamingItAndTheConfiguration) {
-  const Existing dir("fails");
-  const Result r = dir.run_failing("1");
-  EXPECT_EQ(r.code, 5) << r.out;
-  EXPECT_THAT(r.out, MatchesRegex("pipesim: internal error: rank 1 failed on configuration [0-9]+ \\(h100-sxm, "
-                                  "[a-z0-9-]+( v=2)?, tp [12], pp [24], m [0-9]+, b [12], recompute (none|full)\\): a "
-                                  "failure injected by PIPESIM_SWEEP_TEST_FAIL \\(a bug in pipesim; please report it "
-                                  "with the command\\)\n"));
-  dir.expect_nothing_lost();
-}
-
-TEST_F(SweepRanks, AFailureOnRankZeroNamesRankZero) {
-  const Existing dir("fails0");
-  const Result r = dir.run_failing("0");
-  EXPECT_EQ(r.code, 5) << r.out;
-  EXPECT_THAT(r.out, MatchesRegex("pipesim: internal error: rank 0 failed on configuration [0-9]+ \\(.*\\): a failure "
-                                  "injected by PIPESIM_SWEEP_TEST_FAIL \\(a bug in pipesim; .*\\)\n"));
-  dir.expect_nothing_lost();
+  for (const char* rank : {"1", "0"}) {  // another rank's failure, and rank 0's own
+    const Existing dir(std::string("fails") + rank);
+    const Result r = dir.run_failing(rank);
+    EXPECT_EQ(r.code, 5) << r.out;
+    EXPECT_THAT(r.out, MatchesRegex(std::string("pipesim: internal error: rank ") + rank +
+                                    " failed on configuration [0-9]+ \\(h100-sxm, [a-z0-9-]+( v=2)?, tp [12], pp [24], m "
+                                    "[0-9]+, b [12], recompute (none|full)\\): a failure injected by "
+                                    "PIPESIM_SWEEP_TEST_FAIL \\(a bug in pipesim; please report it with the command\\)\n"));
+    dir.expect_nothing_lost();
+  }
 }
 
 TEST_F(SweepRanks, ARankThatDiesLeavesEveryOutputAsItWas) {

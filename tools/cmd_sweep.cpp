@@ -201,6 +201,8 @@ void add_sweep_command(CLI::App& app) {
         bar.set_what("sweep, " + std::to_string(working) + " of " + std::to_string(job.size()) + " ranks working");
         bar.update(done);
       });
+#else
+      PIPESIM_ASSERT(!"several ranks in a build without MPI (MpiJob refuses them)");
 #endif
     }
     bar.set_what(job.size() == 1 ? "sweep" : "sweep on " + std::to_string(job.size()) + " ranks");
