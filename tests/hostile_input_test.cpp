@@ -181,7 +181,7 @@ std::vector<Case> cases() {
       {"validate_report_bad_settings", "outputs", {}, "$P validate --report r.html --repeats 0", {"r.html"}, 2,
        "profile: repeats must be at least 1, got 0"},
       // --data (executor/text_corpus.hpp): a UTF-8 text file, big enough for one sequence per split.
-      {"run_data_missing", "inputs", {}, "$P run --data none.txt --trace t.json", {"t.json"}, 2,
+      {"run_data_missing", "inputs", {}, "$P run --data none.txt --trace t.json --report r.html", {"t.json", "r.html"}, 2,
        "--data: cannot read text corpus 'none.txt': "},
       {"run_data_directory", "inputs", {{"d/keep", "x"}}, "$P run --data d --trace t.json", {"t.json"}, 2,
        "--data: cannot read text corpus 'd': a directory, not a regular file"},
