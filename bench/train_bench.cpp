@@ -46,7 +46,7 @@ void BM_Train(benchmark::State& state, const std::string& name) {
   const double tokens = static_cast<double>(kIterations) * kMicrobatches * model.seq_len;
   state.counters["tokens_per_s"] = benchmark::Counter(tokens, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["s_per_iteration"] =
-      benchmark::Counter(1.0 / kIterations, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+      benchmark::Counter(kIterations, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 }  // namespace

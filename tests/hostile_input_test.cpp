@@ -181,7 +181,7 @@ std::vector<Case> cases() {
       {"validate_report_bad_settings", "outputs", {}, "$P validate --report r.html --repeats 0", {"r.html"}, 2,
        "profile: repeats must be at least 1, got 0"},
       // --data (executor/text_corpus.hpp): a UTF-8 text file, big enough for one sequence per split.
-      {"run_data_missing", "inputs", {}, "$P run --data none.txt --trace t.json", {"t.json"}, 2,
+      {"run_data_missing", "inputs", {}, "$P run --data none.txt --trace t.json --report r.html", {"t.json", "r.html"}, 2,
        "--data: cannot read text corpus 'none.txt': "},
       {"run_data_directory", "inputs", {{"d/keep", "x"}}, "$P run --data d --trace t.json", {"t.json"}, 2,
        "--data: cannot read text corpus 'd': a directory, not a regular file"},
@@ -214,6 +214,10 @@ std::vector<Case> cases() {
        "--tp: used only with --model (the model whose time per iteration is simulated)"},
       {"converge_binary_data", "inputs", {{"b.txt", "\x7f""ELF\x02\x01\x01\xff"}}, "$P converge --data b.txt --report r.html",
        {"r.html"}, 2, "--data 'b.txt': bytes that are not UTF-8 at line 1, byte 7: a binary file, expected UTF-8 text"},
+      {"run_validate_every_uneven_steps", "semantics", {},
+       "$P run --schedule amp -p 2 -m 4 --iterations 2 --min-update-frequency 3 --validate-every 1 --trace t.json",
+       {"t.json"}, 2,
+       "--validate-every: stage 0 of 'amp' takes 3 optimizer steps in 2 iterations, not a whole number per iteration"},
       {"run_validate_every_negative", "numbers", {}, "$P run --validate-every -3 --trace t.json", {"t.json"}, 2,
        "--validate-every: expected a number of iterations >= 1 (or 0: no validation), got -3"},
       // What-if contention (tools/sharing_flags.hpp): every bad value named.

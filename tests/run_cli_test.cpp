@@ -57,8 +57,15 @@ TEST(RunCli, TextDataAndValidationLoss) {
   const std::string trace = temp_path("run_losses.json");
   std::filesystem::remove(trace);
   const std::string args = "run -p 2 -m 2 --iterations 4 --validate-every 2 --data " + text;
-  const Result r = run(args + " --trace " + trace);
+  const std::string report = temp_path("run_losses.html");
+  std::filesystem::remove(report);
+  const Result r = run(args + " --trace " + trace + " --report " + report);
   ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("report written to " + report));
+  const std::string html = slurp(report);
+  EXPECT_THAT(html, HasSubstr("aria-label=\"loss against iterations\""));
+  EXPECT_THAT(html, HasSubstr("aria-label=\"loss against wall time\""));
+  EXPECT_THAT(html, HasSubstr("<title>validation loss</title>"));  // the series' hover title
   EXPECT_THAT(r.out, HasSubstr("seed 1, data '" + text + "' (byte-level tokens)\n"));
   EXPECT_THAT(r.out, HasSubstr("validation    after 0 iterations: "));
   EXPECT_THAT(r.out, HasSubstr("(3 points)\n"));

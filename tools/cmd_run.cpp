@@ -28,6 +28,7 @@ namespace {
 // The run's flags: what the executor needs, and where its output goes.
 struct RunFlags : ExecutorFlags {
   std::string trace;
+  std::string report;
   bool json = false;
   std::string data;
   int validate_every = 0;
@@ -93,6 +94,8 @@ void add_run_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, true);
   cmd->add_option("--trace", f->trace, "Write the measured Chrome trace (Perfetto / chrome://tracing) to this file");
   cmd->add_flag("--json", f->json, "Print one JSON object instead of tables");
+  cmd->add_option("--report", f->report,
+                  "Write an HTML page: training and validation loss against iterations and against wall time");
   cmd->add_option("--data", f->data,
                   "Train on this UTF-8 text file (byte-level tokens; 'fortunes': the Debian fortunes corpus) instead "
                   "of synthetic sequences");
@@ -107,6 +110,7 @@ void add_run_command(CLI::App& app) {
     if (f->data != "fortunes") files.input("--data", f->data);
     files.catalog_input("--model", f->model);
     OutputFile* trace = files.output("--trace", f->trace);
+    OutputFile* report = files.output("--report", f->report);
     const ModelSpec model = find_model(f->model);
     if (so->file.empty()) check_generator_flags(*cmd, {so->name});
     const Schedule schedule = make_schedule(*cmd, *so, so->name);
@@ -131,6 +135,10 @@ void add_run_command(CLI::App& app) {
     }
     const Metrics metrics = summarize(schedule, run.result);
     if (trace) write_trace(trace->stream(), schedule, *f, run, "");
+    if (report) {
+      const std::string heading = settings_line(schedule, *f, run);
+      report->stream() << loss_report(heading.substr(0, heading.find('\n')), run);
+    }
     if (f->json) {
       std::cout << json_text(run_json(metrics, *f, run)) << "\n";
     } else {
@@ -138,6 +146,7 @@ void add_run_command(CLI::App& app) {
                 << device_table(metrics) << "\n"
                 << loss_table(run);
       if (trace) std::cout << "\ntrace written to " << one_line(f->trace) << " (open in ui.perfetto.dev)\n";
+      if (report) std::cout << "report written to " << one_line(f->report) << " (open in a browser)\n";
     }
     files.commit();
   });

@@ -187,17 +187,15 @@ void write_convergence_report(std::ostream& out, const ConvergenceSettings& s,
     for (const auto& [it, loss] : curve) timed.points.emplace_back(it * seconds, loss);
     by_time.push_back(std::move(timed));
   }
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>pipesim converge</title>\n"
-      << "<style>body{font:14px sans-serif;margin:24px;color:#222}pre{background:#f6f6f6;padding:8px;overflow-x:auto}"
-      << ".grid{stroke:#e4e4e4}.axis{stroke:#444}.series{fill:none;stroke-width:2}.tick,.legend{font-size:11px}"
-      << ".label{font-size:12px}</style></head><body>\n<h1>Time to a validation loss</h1>\n"
-      << "<p>" << xml_escape(assumption(s)) << ". Time per iteration " << xml_escape(time_source(s))
-      << ". Curves: validation loss, mean over the seeds.</p>\n<h2>Against iterations</h2>\n"
-      << line_chart_svg("validation loss against iterations", "iterations", "loss", by_iteration)
-      << "\n<h2>Against time</h2>\n"
-      << line_chart_svg("validation loss against time", s.model.empty() ? "seconds (measured)" : "seconds (simulated)",
-                        "loss", by_time)
-      << "\n<h2>Table</h2>\n<pre>" << xml_escape(convergence_text(s, results)) << "</pre>\n</body></html>\n";
+  out << line_chart_page(
+      "Time to a validation loss",
+      "<p>" + xml_escape(assumption(s)) + ". Time per iteration " + xml_escape(time_source(s)) +
+          ". Curves: validation loss, mean over the seeds.</p>\n<h2>Against iterations</h2>\n" +
+          line_chart_svg("validation loss against iterations", "iterations", "loss", by_iteration) +
+          "\n<h2>Against time</h2>\n" +
+          line_chart_svg("validation loss against time", s.model.empty() ? "seconds (measured)" : "seconds (simulated)",
+                         "loss", by_time) +
+          "\n<h2>Table</h2>\n<pre>" + xml_escape(convergence_text(s, results)) + "</pre>\n");
 }
 
 }  // namespace pipesim

@@ -5,6 +5,8 @@
 
 #include "core/units.hpp"
 #include "tools/table.hpp"
+#include "traces/html_lines.hpp"
+#include "traces/svg.hpp"
 
 namespace pipesim {
 namespace {
@@ -73,6 +75,26 @@ void add_loss_json(nlohmann::ordered_json& j, const MeasuredRun& run) {
   auto& v = j["validation"] = nlohmann::ordered_json::array();
   for (const ValidationPoint& p : run.validation)
     v.push_back({{"iteration", p.iteration}, {"loss", p.loss}, {"time_s", static_cast<double>(p.time) * 1e-9}});
+}
+
+std::string loss_report(const std::string& heading, const MeasuredRun& run) {
+  const std::vector<Tick> ends = iteration_end_times(run);
+  LineSeries train_it{"training loss", {}}, val_it{"validation loss", {}}, train_t{"training loss", {}},
+      val_t{"validation loss", {}};
+  for (std::size_t k = 0; k < run.iteration_loss.size(); ++k) {
+    train_it.points.emplace_back(static_cast<double>(k), run.iteration_loss[k]);
+    train_t.points.emplace_back(static_cast<double>(ends[k]) * 1e-9, run.iteration_loss[k]);
+  }
+  for (const ValidationPoint& p : run.validation) {
+    val_it.points.emplace_back(p.iteration, p.loss);
+    val_t.points.emplace_back(static_cast<double>(p.time) * 1e-9, p.loss);
+  }
+  return line_chart_page(
+      "pipesim run: loss", "<p>" + xml_escape(heading) + "</p>\n<h2>Against iterations</h2>\n" +
+                               line_chart_svg("loss against iterations", "iterations", "loss", {train_it, val_it}) +
+                               "\n<h2>Against wall time</h2>\n" +
+                               line_chart_svg("loss against wall time", "seconds (measured)", "loss", {train_t, val_t}) +
+                               "\n<pre>" + xml_escape(loss_table(run)) + "</pre>\n");
 }
 
 std::vector<TraceCounter> loss_counters(const Schedule& schedule, const MeasuredRun& run) {

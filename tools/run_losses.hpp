@@ -22,6 +22,10 @@ std::string loss_lines(const MeasuredRun& run);
 std::string loss_table(const MeasuredRun& run);
 // {"iteration_loss", "iteration_end_s", "validation": [{iteration, loss, time_s}]} members.
 void add_loss_json(nlohmann::ordered_json& j, const MeasuredRun& run);
+// An HTML page: training and validation loss against iterations and against wall time
+// (inline SVG), and the loss table; `heading` (escaped) says what ran.
+std::string loss_report(const std::string& heading, const MeasuredRun& run);
+
 // Counters "training loss" and "validation loss" on the device of pipeline 0's last stage.
 std::vector<TraceCounter> loss_counters(const Schedule& schedule, const MeasuredRun& run);
 

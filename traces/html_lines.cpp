@@ -61,4 +61,12 @@ std::string line_chart_svg(const std::string& label, const std::string& x_label,
   return svg.finish();
 }
 
+std::string line_chart_page(const std::string& title, const std::string& body) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + xml_escape(title) +
+         "</title>\n<style>body{font:14px sans-serif;margin:24px;color:#222}pre{background:#f6f6f6;padding:8px;"
+         "overflow-x:auto}.grid{stroke:#e4e4e4}.axis{stroke:#444}.series{fill:none;stroke-width:2}.tick,.legend{"
+         "font-size:11px}.label{font-size:12px}</style></head><body>\n<h1>" +
+         xml_escape(title) + "</h1>\n" + body + "</body></html>\n";
+}
+
 }  // namespace pipesim

@@ -16,4 +16,8 @@ struct LineSeries {
 std::string line_chart_svg(const std::string& label, const std::string& x_label, const std::string& y_label,
                            const std::vector<LineSeries>& series);
 
+// A self-contained HTML page around `body` (markup: charts, escaped text) with the charts'
+// style; `title` is escaped.
+std::string line_chart_page(const std::string& title, const std::string& body);
+
 }  // namespace pipesim
