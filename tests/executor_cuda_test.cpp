@@ -130,7 +130,7 @@ TEST(ExecutorCuda, AdamTrainsLikeTheCpu) {
 TEST(ExecutorCuda, VirtualDevicesShareTheVisibleGpus) {
   PIPESIM_SKIP_WITHOUT_GPU();
   const int count = cuda_device_count();
-  ModelSetup setup{tiny(), 1, 1, 2, 1, {}, 4};
+  ModelSetup setup{tiny(), 1, 1, 2, 1, {}, 4, nullptr};
   for (int d = 0; d < 4; ++d) EXPECT_EQ(CudaBackend(d, setup).gpu(), d % count);
 }
 
