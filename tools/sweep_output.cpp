@@ -10,53 +10,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// One configuration in the CSV's column order; the CSV is written from these objects, so
-// the two files cannot disagree.
-Json row_json(const SweepGrid& g, const SweepRow& r) {
-  Json j;
-  const SweepVariant& v = g.variants[r.point.variant];
-  j["index"] = r.index;
-  j["hardware"] = g.hardware[r.point.hardware];
-  j["schedule"] = v.schedule;
-  j["variant"] = v.label;
-  j["tp"] = r.tp;
-  j["pp"] = r.pp;
-  j["dp"] = r.dp;
-  j["microbatches"] = r.microbatches;
-  j["micro_batch_size"] = r.micro_batch_size;
-  j["global_batch"] = r.global_batch;
-  j["recompute"] = g.recompute[r.point.recompute];
-  j["gpus"] = r.gpus;
-  j["time_per_iteration_s"] = ticks_to_seconds(r.time_per_iteration);
-  j["tokens_per_iteration"] = r.tokens_per_iteration;
-  j["tokens_per_s"] = r.tokens_per_s;
-  j["mfu"] = r.mfu;
-  j["bubble_ratio"] = r.bubble_ratio;
-  for (TimeCategory c : kTimeCategories)
-    j["time_" + std::string(time_category_key(c)) + "_s"] = r.time_parts[static_cast<std::size_t>(c)];
-  j["peak_memory_bytes"] = r.peak_memory;
-  j["peak_memory_device"] = r.peak_device.device;
-  j["capacity_bytes"] = r.capacity;
-  j["fits"] = r.fits;
-  j["overshoot_bytes"] = r.overshoot;
-  j["weights_bytes"] = r.peak_device.weights;
-  j["gradients_bytes"] = r.peak_device.gradients;
-  j["optimizer_bytes"] = r.peak_device.optimizer;
-  j["activations_bytes"] = r.peak_device.activations;
-  j["workspace_bytes"] = r.peak_device.workspace;
-  j["comm_buffers_bytes"] = r.peak_device.comm_buffers;
-  j["weight_copies"] = r.peak_device.weight_copies;
-  j["max_mismatch"] = r.max_mismatch;
-  j["mean_mismatch"] = r.mean_mismatch;
-  j["mismatched_fraction"] = r.mismatched_fraction;
-  j["max_delay"] = r.max_delay;
-  j["mean_delay"] = r.mean_delay;
-  j["cost_per_million_tokens_usd"] = r.cost_per_million_tokens ? Json(*r.cost_per_million_tokens) : Json(nullptr);
-  j["same_as"] = r.same_as;
-  j["passes_filters"] = r.passes_filters;
-  return j;
-}
-
 std::string csv_field(const Json& v) {
   if (v.is_null()) return "";
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
@@ -108,6 +61,7 @@ std::vector<std::pair<std::string, std::string>> settings_pairs(const SweepSetti
   if (h.zero1) out.emplace_back("zero1", "true");
   if (!h.intra_link.empty()) out.emplace_back("intra link", h.intra_link);
   if (!h.inter_link.empty()) out.emplace_back("inter link", h.inter_link);
+  if (const std::string shared = sharing_summary(s.sharing); !shared.empty()) out.emplace_back("shared", shared);
   return out;
 }
 
@@ -211,6 +165,51 @@ std::string best_title(std::size_t shown) {
 
 }  // namespace
 
+nlohmann::ordered_json sweep_row_json(const SweepGrid& g, const SweepRow& r) {
+  Json j;
+  const SweepVariant& v = g.variants[r.point.variant];
+  j["index"] = r.index;
+  j["hardware"] = g.hardware[r.point.hardware];
+  j["schedule"] = v.schedule;
+  j["variant"] = v.label;
+  j["tp"] = r.tp;
+  j["pp"] = r.pp;
+  j["dp"] = r.dp;
+  j["microbatches"] = r.microbatches;
+  j["micro_batch_size"] = r.micro_batch_size;
+  j["global_batch"] = r.global_batch;
+  j["recompute"] = g.recompute[r.point.recompute];
+  j["gpus"] = r.gpus;
+  j["time_per_iteration_s"] = ticks_to_seconds(r.time_per_iteration);
+  j["tokens_per_iteration"] = r.tokens_per_iteration;
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["mfu"] = r.mfu;
+  j["bubble_ratio"] = r.bubble_ratio;
+  for (TimeCategory c : kTimeCategories)
+    j["time_" + std::string(time_category_key(c)) + "_s"] = r.time_parts[static_cast<std::size_t>(c)];
+  j["peak_memory_bytes"] = r.peak_memory;
+  j["peak_memory_device"] = r.peak_device.device;
+  j["capacity_bytes"] = r.capacity;
+  j["fits"] = r.fits;
+  j["overshoot_bytes"] = r.overshoot;
+  j["weights_bytes"] = r.peak_device.weights;
+  j["gradients_bytes"] = r.peak_device.gradients;
+  j["optimizer_bytes"] = r.peak_device.optimizer;
+  j["activations_bytes"] = r.peak_device.activations;
+  j["workspace_bytes"] = r.peak_device.workspace;
+  j["comm_buffers_bytes"] = r.peak_device.comm_buffers;
+  j["weight_copies"] = r.peak_device.weight_copies;
+  j["max_mismatch"] = r.max_mismatch;
+  j["mean_mismatch"] = r.mean_mismatch;
+  j["mismatched_fraction"] = r.mismatched_fraction;
+  j["max_delay"] = r.max_delay;
+  j["mean_delay"] = r.mean_delay;
+  j["cost_per_million_tokens_usd"] = r.cost_per_million_tokens ? Json(*r.cost_per_million_tokens) : Json(nullptr);
+  j["same_as"] = r.same_as;
+  j["passes_filters"] = r.passes_filters;
+  return j;
+}
+
 SweepSelection select_rows(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
                            std::size_t top) {
   SweepSelection out;
@@ -227,15 +226,16 @@ SweepSelection select_rows(const SweepSettings& settings, const SweepGrid& grid,
   return out;
 }
 
-void write_sweep_csv(std::ostream& out, const SweepGrid& grid, const SweepResult& result) {
-  std::string line;
-  const Json header = row_json(grid, SweepRow{});
-  for (const auto& [key, value] : header.items()) line += (line.empty() ? "" : ",") + key;
-  out << line << "\n";
+void write_sweep_csv(std::ostream& out, const SweepGrid& grid, const SweepResult& result, std::string_view block,
+                     bool header) {
+  std::string line = block.empty() ? "" : "block";
+  const Json columns = sweep_row_json(grid, SweepRow{});
+  for (const auto& [key, value] : columns.items()) line += (line.empty() ? "" : ",") + key;
+  if (header) out << line << "\n";
   for (const SweepRow& r : result.rows) {
-    line.clear();
-    bool first = true;
-    const Json row = row_json(grid, r);  // named: items() refers into it
+    line = block.empty() ? "" : csv_field(Json(std::string(block)));
+    bool first = block.empty();
+    const Json row = sweep_row_json(grid, r);  // named: items() refers into it
     for (const auto& [key, value] : row.items()) {
       if (!first) line += ',';
       first = false;
@@ -263,6 +263,7 @@ Json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const Swee
   s["zero1"] = h.zero1;
   s["intra_link"] = h.intra_link;
   s["inter_link"] = h.inter_link;
+  if (const std::string shared = sharing_summary(settings.sharing); !shared.empty()) s["shared_hardware"] = shared;
   Json& gj = s["grid"];
   gj["hardware"] = grid.hardware;
   gj["schedules"] = Json::array();
@@ -288,7 +289,7 @@ Json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const Swee
           {{"reason", skip_reason_text(static_cast<SkipReason>(r))}, {"count", c.count}, {"example", c.example}});
   }
   Json& rows = j["configurations"] = Json::array();
-  for (const SweepRow& r : result.rows) rows.push_back(row_json(grid, r));
+  for (const SweepRow& r : result.rows) rows.push_back(sweep_row_json(grid, r));
   auto indices = [&](const std::vector<std::size_t>& which) {
     Json a = Json::array();
     for (std::size_t i : which) a.push_back(result.rows[i].index);
