@@ -2,6 +2,7 @@
 // and cluster, in parallel; the best configurations and the Pareto fronts. docs/sweep.md.
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -188,7 +189,7 @@ void expand_block(const CLI::App& cmd, SweepFlags& f, std::vector<SweepBlock>& b
   const std::vector<int> gpus = parse_gpus_list(f.gpus);
   for (const std::string& model : models)
     for (int n : gpus) {
-      SweepBlock b{"", s, grid};
+      SweepBlock b{"", s, grid, ""};
       b.settings.hardware.model = model;
       std::tie(b.settings.hardware.nodes, b.settings.hardware.gpus_per_node) =
           sweep_cluster_shape(n, s.hardware.gpus_per_node);
@@ -221,6 +222,7 @@ std::vector<SweepBlock> sweep_blocks(CLI::App& cmd, SweepFlags& f) {
         throw InputError(what.rfind(path + ": ", 0) == 0 ? what : path + ": " + pointer + ": " + what);
       }
       names.insert(names.end(), blocks.size() - before, name);
+      for (std::size_t b = before; b < blocks.size(); ++b) blocks[b].origin = path + ": " + pointer;
       f = flags;
       restore_results(saved);
     }
@@ -230,6 +232,18 @@ std::vector<SweepBlock> sweep_blocks(CLI::App& cmd, SweepFlags& f) {
     name_blocks(blocks, names);
   }
   return blocks;
+}
+
+// Runs `step` for block `b`: an InputError names the grid file's block it came from, or the
+// block of a sweep of several.
+void in_block(const SweepBlock& b, const std::function<void()>& step) {
+  try {
+    step();
+  } catch (const InputError& e) {
+    if (!b.origin.empty()) throw InputError(b.origin + ": " + e.what());
+    if (!b.name.empty()) throw InputError("block " + b.name + ": " + e.what());
+    throw;
+  }
 }
 
 }  // namespace
@@ -258,19 +272,21 @@ void add_sweep_command(CLI::App& app) {
         throw InputError("--report: one block at a time (this sweep has " + std::to_string(blocks.size()) +
                          "); the CSV and JSON hold every block");
       json_to_stdout = f->json_option->count() > 0 && f->json.empty();
-      for (const SweepBlock& b : blocks) {
-        files.catalog_input("--model", b.settings.hardware.model);
-        for (const std::string& gpu : b.grid.hardware) files.catalog_input("--hardware", gpu);
-        files.catalog_input("--intra-link", b.settings.hardware.intra_link);
-        files.catalog_input("--inter-link", b.settings.hardware.inter_link);
-      }
+      for (const SweepBlock& b : blocks)
+        in_block(b, [&] {
+          files.catalog_input("--model", b.settings.hardware.model);
+          for (const std::string& gpu : b.grid.hardware) files.catalog_input("--hardware", gpu);
+          files.catalog_input("--intra-link", b.settings.hardware.intra_link);
+          files.catalog_input("--inter-link", b.settings.hardware.inter_link);
+        });
       if (job.rank() == 0) {
         csv = files.output("--csv", f->csv);
         json = files.output("--json", f->json);
         report = files.output("--report", f->report);
         if (OutputFile* saved = files.output("--save-config", f->save_config)) saved->stream() << config_text(*cmd);
       }
-      for (const SweepBlock& b : blocks) works.push_back(std::make_unique<SweepWork>(b.settings, b.grid, f->jobs));
+      for (const SweepBlock& b : blocks)
+        in_block(b, [&] { works.push_back(std::make_unique<SweepWork>(b.settings, b.grid, f->jobs)); });
     });
 
     const auto start = std::chrono::steady_clock::now();

@@ -22,6 +22,7 @@ struct SweepBlock {
   std::string name;  // what tells it apart: "gpt3-13b/64"; empty in a sweep of one block
   SweepSettings settings;
   SweepGrid grid;
+  std::string origin;  // where a grid file's block is, "g.json: /blocks/2": what its errors name; empty: flags
 };
 
 // One block's outcome.
