@@ -10,6 +10,55 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+}  // namespace
+
+nlohmann::ordered_json sweep_row_json(const SweepGrid& g, const SweepRow& r) {
+  Json j;
+  const SweepVariant& v = g.variants[r.point.variant];
+  j["index"] = r.index;
+  j["hardware"] = g.hardware[r.point.hardware];
+  j["schedule"] = v.schedule;
+  j["variant"] = v.label;
+  j["tp"] = r.tp;
+  j["pp"] = r.pp;
+  j["dp"] = r.dp;
+  j["microbatches"] = r.microbatches;
+  j["micro_batch_size"] = r.micro_batch_size;
+  j["global_batch"] = r.global_batch;
+  j["recompute"] = g.recompute[r.point.recompute];
+  j["gpus"] = r.gpus;
+  j["time_per_iteration_s"] = ticks_to_seconds(r.time_per_iteration);
+  j["tokens_per_iteration"] = r.tokens_per_iteration;
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["mfu"] = r.mfu;
+  j["bubble_ratio"] = r.bubble_ratio;
+  for (TimeCategory c : kTimeCategories)
+    j["time_" + std::string(time_category_key(c)) + "_s"] = r.time_parts[static_cast<std::size_t>(c)];
+  j["peak_memory_bytes"] = r.peak_memory;
+  j["peak_memory_device"] = r.peak_device.device;
+  j["capacity_bytes"] = r.capacity;
+  j["fits"] = r.fits;
+  j["overshoot_bytes"] = r.overshoot;
+  j["weights_bytes"] = r.peak_device.weights;
+  j["gradients_bytes"] = r.peak_device.gradients;
+  j["optimizer_bytes"] = r.peak_device.optimizer;
+  j["activations_bytes"] = r.peak_device.activations;
+  j["workspace_bytes"] = r.peak_device.workspace;
+  j["comm_buffers_bytes"] = r.peak_device.comm_buffers;
+  j["weight_copies"] = r.peak_device.weight_copies;
+  j["max_mismatch"] = r.max_mismatch;
+  j["mean_mismatch"] = r.mean_mismatch;
+  j["mismatched_fraction"] = r.mismatched_fraction;
+  j["max_delay"] = r.max_delay;
+  j["mean_delay"] = r.mean_delay;
+  j["cost_per_million_tokens_usd"] = r.cost_per_million_tokens ? Json(*r.cost_per_million_tokens) : Json(nullptr);
+  j["same_as"] = r.same_as;
+  j["passes_filters"] = r.passes_filters;
+  return j;
+}
+
+namespace {
+
 std::string csv_field(const Json& v) {
   if (v.is_null()) return "";
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
@@ -164,51 +213,6 @@ std::string best_title(std::size_t shown) {
 }
 
 }  // namespace
-
-nlohmann::ordered_json sweep_row_json(const SweepGrid& g, const SweepRow& r) {
-  Json j;
-  const SweepVariant& v = g.variants[r.point.variant];
-  j["index"] = r.index;
-  j["hardware"] = g.hardware[r.point.hardware];
-  j["schedule"] = v.schedule;
-  j["variant"] = v.label;
-  j["tp"] = r.tp;
-  j["pp"] = r.pp;
-  j["dp"] = r.dp;
-  j["microbatches"] = r.microbatches;
-  j["micro_batch_size"] = r.micro_batch_size;
-  j["global_batch"] = r.global_batch;
-  j["recompute"] = g.recompute[r.point.recompute];
-  j["gpus"] = r.gpus;
-  j["time_per_iteration_s"] = ticks_to_seconds(r.time_per_iteration);
-  j["tokens_per_iteration"] = r.tokens_per_iteration;
-  j["tokens_per_s"] = r.tokens_per_s;
-  j["mfu"] = r.mfu;
-  j["bubble_ratio"] = r.bubble_ratio;
-  for (TimeCategory c : kTimeCategories)
-    j["time_" + std::string(time_category_key(c)) + "_s"] = r.time_parts[static_cast<std::size_t>(c)];
-  j["peak_memory_bytes"] = r.peak_memory;
-  j["peak_memory_device"] = r.peak_device.device;
-  j["capacity_bytes"] = r.capacity;
-  j["fits"] = r.fits;
-  j["overshoot_bytes"] = r.overshoot;
-  j["weights_bytes"] = r.peak_device.weights;
-  j["gradients_bytes"] = r.peak_device.gradients;
-  j["optimizer_bytes"] = r.peak_device.optimizer;
-  j["activations_bytes"] = r.peak_device.activations;
-  j["workspace_bytes"] = r.peak_device.workspace;
-  j["comm_buffers_bytes"] = r.peak_device.comm_buffers;
-  j["weight_copies"] = r.peak_device.weight_copies;
-  j["max_mismatch"] = r.max_mismatch;
-  j["mean_mismatch"] = r.mean_mismatch;
-  j["mismatched_fraction"] = r.mismatched_fraction;
-  j["max_delay"] = r.max_delay;
-  j["mean_delay"] = r.mean_delay;
-  j["cost_per_million_tokens_usd"] = r.cost_per_million_tokens ? Json(*r.cost_per_million_tokens) : Json(nullptr);
-  j["same_as"] = r.same_as;
-  j["passes_filters"] = r.passes_filters;
-  return j;
-}
 
 SweepSelection select_rows(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
                            std::size_t top) {
