@@ -55,9 +55,10 @@ std::vector<std::int64_t> static_memory(const AssessmentSource& source, const Sc
 }
 
 AssessedRun assess_configuration(Simulator& simulator, const Schedule& schedule, const CostModel& model,
-                                 const AssessmentSource& source, SimObserver* observer) {
+                                 const AssessmentSource& source, SimObserver* observer,
+                                 const SharedHardware* hardware) {
   AssessedRun out;
-  out.result = simulator.run(schedule, model, observer);
+  out.result = simulator.run(schedule, model, observer, nullptr, hardware);
   out.metrics = summarize(schedule, out.result);
   out.assessment = assess(source, schedule, out.result, out.metrics);
   return out;

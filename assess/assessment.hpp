@@ -81,14 +81,15 @@ std::vector<std::int64_t> static_memory(const AssessmentSource& source, const Sc
                                         const SimResult& result);
 
 // One configuration evaluated: simulated (on `simulator`, which keeps its buffers between
-// runs, with `observer` if any), summarized and assessed.
+// runs, with `observer` if any, on `hardware`'s shared resources if any), summarized and assessed.
 struct AssessedRun {
   SimResult result;
   Metrics metrics;
   Assessment assessment;
 };
 AssessedRun assess_configuration(Simulator& simulator, const Schedule& schedule, const CostModel& model,
-                                 const AssessmentSource& source, SimObserver* observer = nullptr);
+                                 const AssessmentSource& source, SimObserver* observer = nullptr,
+                                 const SharedHardware* hardware = nullptr);
 
 // The configurations to advise on when none fits: up to `k` of the positions `among`, the
 // smallest overshoot first, ties in the order of `among`. `overshoot(i)` is position i's.

@@ -105,6 +105,27 @@ TEST_F(SweepRanks, OutputsAreTheSingleProcessesBytes) {
   EXPECT_EQ(dir.files(), (std::vector<std::string>{"s.csv", "s.html", "s.json"}));
 }
 
+// Two blocks (docs/sweep.md#blocks), one after the other on the same ranks: still the bytes of
+// one process.
+TEST_F(SweepRanks, TwoBlocksAreTheSingleProcessesBytes) {
+  const Folder dir("blocks");
+  std::string grid = kGrid;
+  grid.replace(grid.find("--gpus 8"), 8, "--gpus 8,4");
+  const std::string outputs = " --csv s.csv --json s.json --jobs ";
+  const Result one = dir.run(kPipesim + " " + grid + outputs + "2");
+  ASSERT_EQ(one.code, 0) << one.out;
+  const std::string csv = slurp(dir.path("s.csv")), json = slurp(dir.path("s.json"));
+  ASSERT_THAT(csv, HasSubstr("\n8,0,h100-sxm,")) << "rows of block 8";
+  ASSERT_THAT(csv, HasSubstr("\n4,0,h100-sxm,")) << "rows of block 4";
+  fs::remove(dir.path("s.csv"));
+  const Result many = dir.run(mpirun(2) + kPipesim + " " + grid + outputs + "1");
+  ASSERT_EQ(many.code, 0) << many.out;
+  EXPECT_EQ(slurp(dir.path("s.csv")), csv);
+  EXPECT_EQ(slurp(dir.path("s.json")), json);
+  EXPECT_THAT(many.out, HasSubstr("=== block 4 (2 of 2) ===\n"));
+  EXPECT_EQ(without_timing(many.out), without_timing(one.out));
+}
+
 TEST_F(SweepRanks, ProgressNamesTheRanksWorking) {
   const Folder dir("progress");
   // 40 iterations: long enough (~0.3 s) for rank 0's progress calls, 0.1 s apart, to see both ranks at work.

@@ -36,12 +36,21 @@ std::string joined_results(const CLI::Option* opt) {
 void apply_config_file(CLI::App& app, const std::string& path) {
   const nlohmann::json root = parse_json_input(read_input_file(path, kConfigFileInput), path);
   if (!root.is_object()) throw InputError(path + ": expected a JSON object of settings like {\"tp\": 2}");
+  apply_config_object(app, root, path, "", ConfigPrecedence::FlagsWin);
+}
+
+void apply_config_object(CLI::App& app, const nlohmann::json& object, const std::string& path,
+                         const std::string& pointer, ConfigPrecedence precedence,
+                         const std::vector<std::string>& refused) {
+  PIPESIM_ASSERT(object.is_object());
   std::vector<const CLI::Option*> from_file;
-  for (const auto& item : root.items()) {
+  for (const auto& item : object.items()) {
     // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
     const std::string& key = item.key();
     const nlohmann::json& value = item.value();
-    const std::string where = path + ": /" + key + ": ";
+    const std::string where = path + ": " + pointer + "/" + key + ": ";
+    if (std::find(refused.begin(), refused.end(), key) != refused.end())
+      throw InputError(where + "not a setting here (give --" + key + " on the command line)");
     CLI::Option* opt = nullptr;
     try {
       opt = key.empty() ? nullptr : app.get_option("--" + key);
@@ -50,7 +59,10 @@ void apply_config_file(CLI::App& app, const std::string& path) {
     if (!opt)
       throw InputError(where + "unknown setting (the keys are the flags of `pipesim " + app.get_name() +
                        " --help` without the dashes)");
-    if (opt->count() > 0) continue;  // given on the command line: the flag wins
+    if (opt->count() > 0) {
+      if (precedence == ConfigPrecedence::FlagsWin) continue;  // given on the command line: the flag wins
+      opt->clear();
+    }
     std::vector<std::string> values;
     auto scalar = [&](const nlohmann::json& v) {
       if (v.is_string()) return v.get<std::string>();
@@ -84,11 +96,11 @@ void apply_config_file(CLI::App& app, const std::string& path) {
   for (const CLI::Option* opt : from_file) {
     for (const CLI::Option* other : opt->get_excludes())
       if (other->count() > 0)
-        throw InputError(path + ": /" + long_name(opt) + ": cannot be used with " + other->get_name() +
+        throw InputError(path + ": " + pointer + "/" + long_name(opt) + ": cannot be used with " + other->get_name() +
                          " (set too)");
     for (const CLI::Option* needed : opt->get_needs())
       if (needed->count() == 0)
-        throw InputError(path + ": /" + long_name(opt) + ": needs " + needed->get_name() + " too");
+        throw InputError(path + ": " + pointer + "/" + long_name(opt) + ": needs " + needed->get_name() + " too");
   }
 }
 

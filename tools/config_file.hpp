@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tools/cli_app.hpp"
 
 namespace pipesim {
@@ -15,6 +17,16 @@ namespace pipesim {
 // and key for unknown keys, bad values, keys given twice, and combinations the command
 // line refuses (a key that excludes another set one, or needs one that is not set).
 void apply_config_file(CLI::App& app, const std::string& path);
+
+// Who wins where the command line and the object both set an option.
+enum class ConfigPrecedence { FlagsWin, ObjectWins };
+// apply_config_file for the JSON object `object` at JSON path `pointer` ("" for the root,
+// "/blocks/2") of file `path`: messages name "path: pointer/key". Keys in `refused` are an
+// InputError (settings that cannot be set there). With ObjectWins, an option given on the
+// command line is replaced (its results cleared first).
+void apply_config_object(CLI::App& app, const nlohmann::json& object, const std::string& path,
+                         const std::string& pointer, ConfigPrecedence precedence,
+                         const std::vector<std::string>& refused = {});
 
 // The effective settings of `app` as such a JSON object (options with a value or a
 // default), as text. Outputs (--trace, --report, ...) and --config itself are left out, and

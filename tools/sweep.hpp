@@ -18,6 +18,7 @@
 #include "core/units.hpp"
 #include "sim/breakdown.hpp"
 #include "tools/hardware_flags.hpp"
+#include "tools/sharing_flags.hpp"
 #include "tools/fit_advice.hpp"
 #include "tools/sweep_grid.hpp"
 
@@ -32,6 +33,8 @@ struct SweepSettings {
   // CSV and JSON. -1: no bound.
   int max_mismatch = -1;
   int max_delay = -1;
+  // What-if contention (tools/sharing_flags.hpp), applied to every configuration.
+  SharingOptions sharing;
 };
 
 // One evaluated configuration.

@@ -10,9 +10,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// One configuration in the CSV's column order; the CSV is written from these objects, so
-// the two files cannot disagree.
-Json row_json(const SweepGrid& g, const SweepRow& r) {
+}  // namespace
+
+nlohmann::ordered_json sweep_row_json(const SweepGrid& g, const SweepRow& r) {
   Json j;
   const SweepVariant& v = g.variants[r.point.variant];
   j["index"] = r.index;
@@ -56,6 +56,8 @@ Json row_json(const SweepGrid& g, const SweepRow& r) {
   j["passes_filters"] = r.passes_filters;
   return j;
 }
+
+namespace {
 
 std::string csv_field(const Json& v) {
   if (v.is_null()) return "";
@@ -108,6 +110,7 @@ std::vector<std::pair<std::string, std::string>> settings_pairs(const SweepSetti
   if (h.zero1) out.emplace_back("zero1", "true");
   if (!h.intra_link.empty()) out.emplace_back("intra link", h.intra_link);
   if (!h.inter_link.empty()) out.emplace_back("inter link", h.inter_link);
+  if (const std::string shared = sharing_summary(s.sharing); !shared.empty()) out.emplace_back("shared", shared);
   return out;
 }
 
@@ -227,15 +230,16 @@ SweepSelection select_rows(const SweepSettings& settings, const SweepGrid& grid,
   return out;
 }
 
-void write_sweep_csv(std::ostream& out, const SweepGrid& grid, const SweepResult& result) {
-  std::string line;
-  const Json header = row_json(grid, SweepRow{});
-  for (const auto& [key, value] : header.items()) line += (line.empty() ? "" : ",") + key;
-  out << line << "\n";
+void write_sweep_csv(std::ostream& out, const SweepGrid& grid, const SweepResult& result, std::string_view block,
+                     bool header) {
+  std::string line = block.empty() ? "" : "block";
+  const Json columns = sweep_row_json(grid, SweepRow{});
+  for (const auto& [key, value] : columns.items()) line += (line.empty() ? "" : ",") + key;
+  if (header) out << line << "\n";
   for (const SweepRow& r : result.rows) {
-    line.clear();
-    bool first = true;
-    const Json row = row_json(grid, r);  // named: items() refers into it
+    line = block.empty() ? "" : csv_field(Json(std::string(block)));
+    bool first = block.empty();
+    const Json row = sweep_row_json(grid, r);  // named: items() refers into it
     for (const auto& [key, value] : row.items()) {
       if (!first) line += ',';
       first = false;
@@ -263,6 +267,7 @@ Json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const Swee
   s["zero1"] = h.zero1;
   s["intra_link"] = h.intra_link;
   s["inter_link"] = h.inter_link;
+  if (const std::string shared = sharing_summary(settings.sharing); !shared.empty()) s["shared_hardware"] = shared;
   Json& gj = s["grid"];
   gj["hardware"] = grid.hardware;
   gj["schedules"] = Json::array();
@@ -288,7 +293,7 @@ Json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const Swee
           {{"reason", skip_reason_text(static_cast<SkipReason>(r))}, {"count", c.count}, {"example", c.example}});
   }
   Json& rows = j["configurations"] = Json::array();
-  for (const SweepRow& r : result.rows) rows.push_back(row_json(grid, r));
+  for (const SweepRow& r : result.rows) rows.push_back(sweep_row_json(grid, r));
   auto indices = [&](const std::vector<std::size_t>& which) {
     Json a = Json::array();
     for (std::size_t i : which) a.push_back(result.rows[i].index);

@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/sweep.hpp"
@@ -29,7 +30,13 @@ struct SweepSelection {
 SweepSelection select_rows(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
                            std::size_t top);
 
-void write_sweep_csv(std::ostream& out, const SweepGrid& grid, const SweepResult& result);
+// `block` (a sweep of several blocks, tools/sweep_blocks.hpp): a leading "block" column with
+// this value; `header`: whether to write the line of column names.
+void write_sweep_csv(std::ostream& out, const SweepGrid& grid, const SweepResult& result, std::string_view block = {},
+                     bool header = true);
+// One configuration in the CSV's column order; the CSV is written from these objects, so
+// the CSV and the JSON cannot disagree.
+nlohmann::ordered_json sweep_row_json(const SweepGrid& grid, const SweepRow& row);
 // {settings, combinations, evaluated, fits, skipped, configurations, selections}; each
 // selection is {global_batch, best, pareto_memory, pareto_staleness} of combination indices.
 nlohmann::ordered_json sweep_json(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,

@@ -18,6 +18,7 @@
 #include "sim/metrics.hpp"
 #include "tools/analytical_setup.hpp"
 #include "tools/exit_codes.hpp"
+#include "tools/sharing_flags.hpp"
 #include "tools/stage_costs.hpp"
 
 namespace pipesim {
@@ -92,7 +93,12 @@ SweepRow evaluate_one(Simulator& simulator, const Plan& plan, const AnalyticalCo
   row.point = point;
   BreakdownRecorder parts(schedule.num_devices);  // no timeline is kept: only where the time goes
   const StageCosts costs(model);                   // the model's answers, asked once per stage
-  const AssessedRun run = assess_configuration(simulator, schedule, costs, AnalyticalSource(model), &parts);
+  std::vector<int> nodes;  // where the analytical model places the devices: what NICs are shared by
+  for (int d = 0; d < schedule.num_devices; ++d) nodes.push_back(model.node_of_device(d));
+  const std::optional<SharedHardware> shared =
+      shared_hardware_from_flags(plan.settings.sharing, schedule.num_devices, nodes);
+  const AssessedRun run =
+      assess_configuration(simulator, schedule, costs, AnalyticalSource(model), &parts, shared ? &*shared : nullptr);
   const Metrics& metrics = run.metrics;
   const Assessment& a = run.assessment;
   const TimeBreakdown breakdown = time_breakdown(schedule, run.result, costs, parts);
