@@ -24,11 +24,15 @@ namespace {
 
 // Only one process of an MPI job prints: rank 0 (tools/mpi_job.hpp).
 int fail(const std::string& line, int code) {
-  if (!line.empty() && mpi_launch().rank == 0) std::cerr << "pipesim: " << line << "\n";
+  report_failure(line);
   return code;
 }
 
 }  // namespace
+
+void report_failure(const std::string& line) {
+  if (!line.empty() && mpi_launch().rank == 0) std::cerr << "pipesim: " << line << std::endl;
+}
 
 int run_cli(int argc, const char* const* argv) {
   // A closed pipe or a file-size limit is an error the writes report (EPIPE, EFBIG), not a

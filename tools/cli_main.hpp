@@ -14,4 +14,7 @@ int run_cli(int argc, const char* const* argv);
 // command: one rule for the whole CLI, and for the ranks of an MPI job (tools/mpi_job.hpp).
 std::pair<int, std::string> failure_of(std::exception_ptr error);
 
+// Writes that line as run_cli does ("pipesim: LINE" on stderr, flushed), on rank 0 only.
+void report_failure(const std::string& line);
+
 }  // namespace pipesim

@@ -94,7 +94,6 @@ void MpiJob::agree(const std::function<void()>& setup) const {
   if (first == size_) return;
   auto [code, line] = error ? failure_of(error) : std::pair<int, std::string>{0, ""};
   MPI_Bcast(&code, 1, MPI_INT, first, MPI_COMM_WORLD);
-  if (rank_ == 0 && error) std::rethrow_exception(error);
   if (first != 0 && rank_ == first) {
     MPI_Send(line.data(), static_cast<int>(line.size()), MPI_CHAR, 0, 0, MPI_COMM_WORLD);
   } else if (first != 0 && rank_ == 0) {
@@ -105,8 +104,12 @@ void MpiJob::agree(const std::function<void()>& setup) const {
     line.assign(static_cast<std::size_t>(n), '\0');
     MPI_Recv(line.data(), n, MPI_CHAR, first, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     const std::string prefix = line.rfind("error: ", 0) == 0 ? "error: " : "";
-    throw ExitWith(prefix + "rank " + std::to_string(first) + ": " + line.substr(prefix.size()), code);
+    line = prefix + "rank " + std::to_string(first) + ": " + line.substr(prefix.size());
   }
+  // Rank 0 writes the line before any rank ends: mpirun ends the whole job as soon as one rank
+  // exits with an error, and a line not yet written would be lost. Then every rank ends quietly.
+  if (rank_ == 0) report_failure(line);
+  MPI_Barrier(MPI_COMM_WORLD);
   throw ExitWith("", code);
 #endif
 }

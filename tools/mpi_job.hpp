@@ -34,8 +34,9 @@ class MpiJob {
   int size() const { return size_; }
 
   // Runs `setup` on every rank, then tells every rank whether it succeeded everywhere. When it
-  // failed somewhere, rank 0 throws its own error, or else the lowest failing rank's line with
-  // "rank R: " in it; the other ranks end quietly (an ExitWith without a line) with that exit code.
+  // failed somewhere, rank 0 writes its own error's line, or else the lowest failing rank's line
+  // with "rank R: " in it, before any rank ends (mpirun ends the job at the first rank that exits
+  // with an error); then every rank ends quietly (an ExitWith without a line) with that exit code.
   void agree(const std::function<void()>& setup) const;
 
  private:
