@@ -237,18 +237,26 @@ std::vector<TrainingRun> read_runs_file(const std::string& path, const std::stri
                     max_memory);
 }
 
-double predict_run_seconds(const TrainingRun& run, const Efficiency& e) {
+namespace {
+
+// The run's analytical config with the GPU's efficiencies `e` and the run's own efficiency
+// column applied on top: what both predictions simulate.
+AnalyticalConfig config_of(const TrainingRun& run, const Efficiency& e) {
   AnalyticalConfig c = run.config;
   c.efficiency = e;
   apply_efficiency_overrides(c.efficiency, run.options.efficiency, run.where + ": column 'efficiency'");
-  const AnalyticalCostModel model(c);
+  return c;
+}
+
+}  // namespace
+
+double predict_run_seconds(const TrainingRun& run, const Efficiency& e) {
+  const AnalyticalCostModel model(config_of(run, e));
   return ticks_to_seconds(simulate(run.plan, model).makespan);
 }
 
 RunMemory predict_run_memory(const TrainingRun& run) {
-  AnalyticalConfig c = run.config;
-  apply_efficiency_overrides(c.efficiency, run.options.efficiency, run.where + ": column 'efficiency'");
-  const AnalyticalCostModel model(c);
+  const AnalyticalCostModel model(config_of(run, run.config.efficiency));
   const SimResult result = simulate(run.plan, model);
   RunMemory out;
   for (int d = 0; d < run.plan.num_devices; ++d) {
