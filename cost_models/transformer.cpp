@@ -16,6 +16,12 @@ std::string_view recompute_name(Recompute r) {
   return "?";
 }
 
+Recompute parse_recompute(std::string_view text, std::string_view what) {
+  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+    if (text == recompute_name(r)) return r;
+  throw InputError(std::string(what) + ": expected none, selective or full, got " + quote(text));
+}
+
 int dtype_bytes(std::string_view dtype) {
   if (dtype == "bf16" || dtype == "fp16" || dtype == "fp8") return 2;
   if (dtype == "fp32" || dtype == "tf32") return 4;

@@ -35,6 +35,8 @@ enum class Recompute : std::uint8_t {
 };
 
 std::string_view recompute_name(Recompute r);  // "none", "selective", "full"
+// The Recompute named `text`; InputError "<what>: expected none, selective or full, got 'x'".
+Recompute parse_recompute(std::string_view text, std::string_view what);
 
 // Bytes per element of a dropout mask (PyTorch keeps it as uint8 / bool).
 inline constexpr double kDropoutMaskBytes = 1;

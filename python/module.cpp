@@ -60,13 +60,7 @@ Costs analytical_costs(const std::string& model, const std::string& gpu, int nod
   c.dtype = dtype;
   c.sequence_parallel = sequence_parallel;
   c.flash_attention = flash_attention;
-  bool known = false;
-  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
-    if (recompute == recompute_name(r)) {
-      c.recompute = r;
-      known = true;
-    }
-  if (!known) throw InputError("recompute: expected none, selective or full, got '" + recompute + "'");
+  c.recompute = parse_recompute(recompute, "recompute");
   return {"analytical " + model + " on " + gpu, [c](const Schedule& s) {
             AnalyticalConfig per_schedule = c;
             per_schedule.pipeline_devices = s.num_devices;

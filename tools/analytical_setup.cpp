@@ -10,12 +10,6 @@
 namespace pipesim {
 namespace {
 
-Recompute parse_recompute(const std::string& text) {
-  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
-    if (text == recompute_name(r)) return r;
-  throw InputError("--recompute: expected none, selective or full, got " + quote(text));
-}
-
 // Pipeline replicas in `nodes` x `gpus_per_node` GPUs of pipelines of `pipeline_devices`
 // devices of `tp` GPUs.
 int replicas(int nodes, int gpus_per_node, int tp, int pipeline_devices) {
@@ -58,7 +52,7 @@ AnalyticalConfig make_analytical_config(const HardwareOptions& o, const std::str
   c.sequence_parallel = o.sequence_parallel;
   c.flash_attention = o.flash_attention;
   c.dtype = o.dtype;
-  c.recompute = parse_recompute(o.recompute);
+  c.recompute = parse_recompute(o.recompute, "--recompute");
   c.zero1 = o.zero1;
   c.blocking_p2p = o.blocking_p2p;
   c.overlap_grad_reduce = o.overlap_grad_reduce;
