@@ -6,49 +6,62 @@
 
 namespace pipesim {
 
-BytesPerParam bytes_per_param(int element_bytes) {
+BytesPerParam bytes_per_param(int element_bytes, bool adam) {
   // fp32 main gradients always; an fp32 master copy only when the weights are narrower.
   const int master = element_bytes < 4 ? 4 : 0;
-  return BytesPerParam{element_bytes, 4, master + 8};
+  return BytesPerParam{element_bytes, 4, master + (adam ? 8 : 0)};
 }
 
-DeviceMemory device_memory(const AnalyticalCostModel& model, const Schedule& schedule, int device,
-                           std::int64_t peak_activation_bytes, int weight_copies) {
+DeviceMemory persistent_memory(const Schedule& schedule, int device, std::int64_t parameters, BytesPerParam per,
+                               int optimizer_shards, std::int64_t peak_activation_bytes, int weight_copies) {
   if (device < 0 || device >= schedule.num_devices)
     throw InputError("memory model: device " + std::to_string(device) + " is not in the schedule (devices 0.." +
                      std::to_string(schedule.num_devices - 1) + ")");
-  const AnalyticalConfig& c = model.config();
   const auto replicas = schedule.replicas_on(device);
   if (weight_copies < static_cast<int>(replicas.size()))
     throw InputError("memory model: device " + std::to_string(device) + " holds " + std::to_string(replicas.size()) +
                      " stage replicas, so it keeps at least as many weight copies, got " + std::to_string(weight_copies));
   if (peak_activation_bytes < 0) throw InputError("memory model: peak activation bytes must not be negative");
+  PIPESIM_ASSERT(optimizer_shards >= 1);
 
   DeviceMemory m;
   m.device = device;
   m.replicas = static_cast<int>(replicas.size());
   m.weight_copies = weight_copies;
-  for (const auto& replica : replicas) m.parameters += model.stage_parameters(replica.second, schedule.num_stages);
-
-  const BytesPerParam per = bytes_per_param(dtype_bytes(c.dtype));
+  m.parameters = parameters;
   // Stashed versions are copies of whole replicas; with unequal replicas (Chimera's two
   // stages) a stashed copy is charged at their mean size.
   m.weights = m.replicas == 0 ? 0 : m.parameters * per.weights * weight_copies / m.replicas;
   m.gradients = m.parameters * per.gradients;
   const std::int64_t optimizer = m.parameters * per.optimizer;
-  m.optimizer = c.zero1 ? (optimizer + c.dp - 1) / c.dp : optimizer;
+  m.optimizer = (optimizer + optimizer_shards - 1) / optimizer_shards;
   m.activations = peak_activation_bytes;
+  return m;
+}
+
+void settle(DeviceMemory& m, std::int64_t capacity) {
+  m.total = m.weights + m.gradients + m.optimizer + m.activations + m.workspace + m.comm_buffers;
+  m.capacity = capacity;
+  m.fits = m.total <= m.capacity;
+  m.overshoot = m.fits ? 0 : m.total - m.capacity;
+}
+
+DeviceMemory device_memory(const AnalyticalCostModel& model, const Schedule& schedule, int device,
+                           std::int64_t peak_activation_bytes, int weight_copies) {
+  const AnalyticalConfig& c = model.config();
+  std::int64_t parameters = 0;
+  if (device >= 0 && device < schedule.num_devices)
+    for (const auto& replica : schedule.replicas_on(device))
+      parameters += model.stage_parameters(replica.second, schedule.num_stages);
+  DeviceMemory m = persistent_memory(schedule, device, parameters, bytes_per_param(dtype_bytes(c.dtype)),
+                                     c.zero1 ? c.dp : 1, peak_activation_bytes, weight_copies);
 
   const Microbatch mb{c.micro_batch_size, c.tp, c.sequence_parallel, dtype_bytes(c.dtype), c.flash_attention};
   const std::int64_t full = layer_activation_bytes(c.model, mb, Recompute::None);
   if (c.recompute == Recompute::Full) m.workspace = full;
   if (c.recompute == Recompute::Selective) m.workspace = full - layer_activation_bytes(c.model, mb, Recompute::Selective);
   if (schedule.num_devices > 1) m.comm_buffers = 4 * model.message_bytes(Op{}, scale_of(schedule));
-
-  m.total = m.weights + m.gradients + m.optimizer + m.activations + m.workspace + m.comm_buffers;
-  m.capacity = c.cluster.gpu.memory_bytes;
-  m.fits = m.total <= m.capacity;
-  m.overshoot = m.fits ? 0 : m.total - m.capacity;
+  settle(m, c.cluster.gpu.memory_bytes);
   return m;
 }
 

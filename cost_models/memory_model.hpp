@@ -46,10 +46,22 @@ DeviceMemory device_memory(const AnalyticalCostModel& model, const Schedule& sch
 DeviceMemory device_memory(const AnalyticalConfig& config, const Schedule& schedule, int device,
                            std::int64_t peak_activation_bytes, int weight_copies);
 
-// Bytes per parameter of the three persistent parts, for `element_bytes` weights.
+// Bytes per parameter of the three persistent parts, for `element_bytes` weights and Adam
+// (fp32 master copy when the weights are narrower, m and v) or plain SGD (the master only).
 struct BytesPerParam {
   int weights = 2, gradients = 4, optimizer = 12;
 };
-BytesPerParam bytes_per_param(int element_bytes);
+BytesPerParam bytes_per_param(int element_bytes, bool adam = true);
+
+// The parts every cost model's memory shares, one rule for all: the device's stage replicas
+// (their `parameters`, one copy each) kept in `weight_copies` copies (stashed versions at
+// the replicas' mean size), fp32 gradients, the optimizer state sharded over
+// `optimizer_shards` (ZeRO-1's dp; 1 without), and the peak activations. InputError if
+// `device` is not the schedule's, weight_copies is below its replicas or the activations are
+// negative. The caller adds workspace and buffers, then settle()s.
+DeviceMemory persistent_memory(const Schedule& schedule, int device, std::int64_t parameters, BytesPerParam per,
+                               int optimizer_shards, std::int64_t peak_activation_bytes, int weight_copies);
+// total = the sum of the parts; capacity, fits and overshoot against `capacity`.
+void settle(DeviceMemory& m, std::int64_t capacity);
 
 }  // namespace pipesim

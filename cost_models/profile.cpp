@@ -97,6 +97,8 @@ double TimingStats::at_quantile(double q) const {
   return vs[i - 1] + (vs[i] - vs[i - 1]) * (q - qs[i - 1]) / (qs[i] - qs[i - 1]);
 }
 
+std::string gemm_dtype(const Profile& p) { return p.backend == "cuda" ? "bf16" : p.dtype; }
+
 std::string profile_json_text(const Profile& p) {
   ojson j;
   j["format"] = kProfileFormat;
@@ -109,6 +111,10 @@ std::string profile_json_text(const Profile& p) {
   if (!p.machine.hostname.empty()) m["hostname"] = p.machine.hostname;
   m["device"] = p.machine.device;
   m["device_count"] = p.machine.device_count;
+  if (p.machine.virtual_devices > 0) {
+    m["virtual_devices"] = p.machine.virtual_devices;
+    m["sms"] = p.machine.sms;
+  }
   ojson& lib = j["libraries"];
   lib["compiler"] = p.libraries.compiler;
   lib["eigen"] = p.libraries.eigen;

@@ -60,6 +60,11 @@ struct ProfileMachine {
   std::string hostname;  // optional (empty: not recorded)
   std::string device;    // the device timed: "cpu", or a GPU name for CUDA
   int device_count = 1;  // GPUs seen (CUDA); 1 on the CPU
+  // A profile of one of a GPU's virtual devices (`pipesim profile --virtual-devices N`): N, and
+  // the SMs of the one timed (the GPU's total is the catalog's). 0 (absent in the file): the
+  // whole device was timed.
+  int virtual_devices = 0;
+  int sms = 0;
 };
 
 struct ProfileLibraries {
@@ -153,6 +158,12 @@ struct Profile {
   LinkProfile link;
   ProfileInterference interference;  // version 2, optional
 };
+
+// The operand dtype of the profile's GEMMs, whose peak rate an MFU is against and whose
+// mixed-precision accounting its memory follows: the CUDA backend always times bf16 GEMMs
+// on fp32 master weights (kernels/cuda_profile_backend.hpp; its libraries line says so),
+// the CPU backend computes in the profile's dtype.
+std::string gemm_dtype(const Profile& p);
 
 // The JSON text of a profile (2-space indented, fields in the documented order).
 std::string profile_json_text(const Profile& p);

@@ -298,12 +298,16 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   p.date = root.text("date");
   if (!iso_utc(p.date)) fail(root.where("date"), "expected a UTC date like 2026-11-30T07:51:38Z; got " + quote(p.date));
 
-  const Obj machine = root.object("machine", {"cpu", "cores", "hostname", "device", "device_count"});
+  const Obj machine = root.object("machine", {"cpu", "cores", "hostname", "device", "device_count", "virtual_devices", "sms"});
   p.machine.cpu = machine.text("cpu");
   p.machine.cores = machine.count("cores");
   if (machine.has("hostname")) p.machine.hostname = machine.text("hostname");
   p.machine.device = machine.text("device");
   p.machine.device_count = machine.count("device_count");
+  if (machine.has("virtual_devices") || machine.has("sms")) {
+    p.machine.virtual_devices = machine.count("virtual_devices", 2);
+    p.machine.sms = machine.count("sms");
+  }
 
   const Obj libs = root.object("libraries", {"compiler", "eigen", "cuda"});
   p.libraries.compiler = libs.text("compiler");

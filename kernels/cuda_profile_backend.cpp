@@ -269,9 +269,14 @@ class CudaProfileBackend final : public ProfileBackend {
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0) p.machine.hostname = host;
     p.machine.device = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
-    if (const auto& part = setup_.partition)
+    if (const auto& part = setup_.partition) {
       p.machine.device += ", one of " + std::to_string(part->groups()) + " virtual devices: " +
                           std::to_string(part->sms_per_group()) + " of " + std::to_string(part->total_sms()) + " SMs";
+      if (part->groups() > 1) {  // one group is the whole GPU
+        p.machine.virtual_devices = part->groups();
+        p.machine.sms = part->sms_per_group();
+      }
+    }
     p.machine.device_count = gpus_;
     p.libraries.compiler = compiler_version();
     p.libraries.eigen = eigen_version();

@@ -427,6 +427,15 @@ std::vector<Case> cases() {
       {"gpu_flag_without_model", "semantics", {}, "$P simulate --tp 2", {}, 2, "--tp: used only with --model"},
       {"profiled_flag_without_cost", "semantics", {}, "$P simulate --cost-fit line", {}, 2,
        "--cost-fit: used only with --cost"},
+      {"cost_hardware_for_a_cpu_profile", "semantics", {}, "$P simulate -p 2 --cost " + profile + " --cost-hardware h200 --report r.html",
+       {"r.html"}, 2, "was measured on the CPU (Intel(R) Xeon(R) Processor), not on a GPU: there is no catalog machine to price it on"},
+      {"cost_hardware_unknown_gpu", "semantics", {}, "$P compare -p 2 --cost " + profile + " --cost-hardware h300", {}, 2,
+       "--cost-hardware: unknown gpu 'h300' (did you mean 'h200'?"},
+      {"profile_virtual_devices_of_one", "inputs", {{"p.json", version2_profile([](nlohmann::json& j) {
+                                                      j["machine"]["virtual_devices"] = 1;
+                                                      j["machine"]["sms"] = 32;
+                                                    })}},
+       "$P simulate --cost p.json -p 2", {}, 2, "p.json: /machine/virtual_devices: "},
       {"shape_flag_against_the_file", "semantics", {{"s.csv", kValidCsv}}, "$P simulate --schedule-file s.csv -p 8", {},
        2, "-p/--stages 8: 's.csv' has 1 devices (drop -p/--stages, or give 1)"},
       {"generator_flag_with_a_file", "semantics", {{"s.csv", kValidCsv}},

@@ -234,6 +234,16 @@ TEST(ProfileFile, RoundTrip) {
     q.settings.clock = clock;
     EXPECT_EQ(parse_profile(profile_json_text(q), "clock.json").settings.clock, clock);
   }
+  // A virtual device's share of its GPU (written by the CUDA profiler) reads back.
+  Profile v = p;
+  v.backend = "cuda";
+  v.libraries.cuda = "runtime 13.0, driver 13.0, cuBLAS 13.1.0, bf16 GEMMs";
+  v.machine.virtual_devices = 4;
+  v.machine.sms = 32;
+  const Profile vb = parse_profile(profile_json_text(v), "virtual.json");
+  EXPECT_EQ(vb.machine.virtual_devices, 4);
+  EXPECT_EQ(vb.machine.sms, 32);
+  EXPECT_EQ(profile_json_text(vb), profile_json_text(v));
   EXPECT_EQ(error_of([] { read_profile_file("/nonexistent/p.json"); }),
             "cannot read profile '/nonexistent/p.json': No such file or directory");
 }
@@ -371,6 +381,29 @@ TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
   expect_one_line_error(run("simulate --cost " + path + " --cost-fit cubic"),
                         "--cost-fit: expected auto, line or piecewise, got 'cubic'");
   expect_one_line_error(run("simulate --cost /nonexistent/p.json"), "cannot read profile '/nonexistent/p.json'");
+}
+
+// --cost-hardware prices a GPU profile's runs on the catalog GPU it was measured on: the
+// committed H200 profile of one of 4 virtual devices (32 of 132 SMs).
+TEST(ProfileCli, CostHardwareAssessesAGpuProfile) {
+  using namespace testing_cli;
+  const std::string profile = std::string(PIPESIM_EXAMPLES) + "/../docs/validation/gpu-h200/profile-cuda-gpt3-1.3b.json";
+  const Result s = run("simulate --schedule 1f1b -p 4 -m 8 --cost " + profile + " --cost-hardware h200 --json");
+  ASSERT_EQ(s.code, 0) << s.out;
+  const nlohmann::json j = nlohmann::json::parse(s.out);
+  const nlohmann::json& a = j;  // the assessment's fields stand beside the metrics
+  EXPECT_EQ(a.at("hardware"), "h200");
+  EXPECT_EQ(a.at("gpus"), 4);
+  const GpuSpec h200 = find_gpu("h200");
+  EXPECT_EQ(a.at("capacity_bytes"), h200.memory_bytes / 4);
+  const double seconds = j.at("time_per_iteration_s").get<double>();
+  EXPECT_NEAR(a.at("tokens_per_s").get<double>(), 8.0 * 2048 / seconds, 1e-6 * a.at("tokens_per_s").get<double>());
+  EXPECT_GT(a.at("mfu").get<double>(), 0.01);
+  EXPECT_LT(a.at("mfu").get<double>(), 0.6);  // against the bf16 peak of 32 of the 132 SMs
+  const Result table = run("simulate --schedule 1f1b -p 4 -m 8 --cost " + profile + " --cost-hardware h200");
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_THAT(table.out, HasSubstr("gpt3-1.3b on 1 x 4 GPUs: tp=1 pp=4 m=8"));
+  EXPECT_THAT(table.out, HasSubstr("h200      1f1b"));
 }
 
 TEST(ProfileCli, BadProfileRequests) {

@@ -179,14 +179,14 @@ void write_report(const ReportFlags& flags, OutputFile& file, const std::string&
 }
 
 // "pipesim report: compare", with the model and GPUs of a model run.
-std::string report_title(const std::string& what, const HardwareOptions& ho, const std::vector<Assessment>& assessed) {
+std::string report_title(const std::string& what, const std::vector<Assessment>& assessed) {
   if (assessed.empty()) return "pipesim report: " + what;
   std::vector<std::string> gpus;
   for (const Assessment& a : assessed)
     if (std::find(gpus.begin(), gpus.end(), a.hardware) == gpus.end()) gpus.push_back(a.hardware);
   std::string names;
   for (const std::string& g : gpus) names += (names.empty() ? "" : ", ") + g;
-  return "pipesim report: " + what + ", " + assessed.front().model + " on " + std::to_string(ho.nodes * ho.gpus_per_node) +
+  return "pipesim report: " + what + ", " + assessed.front().model + " on " + std::to_string(assessed.front().gpus) +
          " x " + names;
 }
 
@@ -257,6 +257,7 @@ Prepared prepare(CLI::App& cmd, OutputFlags& o, const ScheduleOptions& so, const
   }
   files.input("--schedule-file", so.file);
   files.input("--cost", po.cost);
+  files.catalog_input("--cost-hardware", po.hardware);
   files.catalog_input("--model", ho.model);
   for (const std::string& gpu : split_list(ho.hardware)) files.catalog_input("--hardware", gpu);
   files.catalog_input("--intra-link", ho.intra_link);
@@ -316,13 +317,14 @@ FitQuery fit_query(const ScheduleOptions& so, const std::string& name, const Har
 }
 
 // The header of a model run's tables, with the shape of the schedules run (a schedule
-// file's own with --schedule-file, not the unused -p and -m).
-std::string model_settings_line(int pp, int m, int iterations, const HardwareOptions& ho) {
+// file's own with --schedule-file, not the unused -p and -m) and the machine of its
+// assessment `a` (the analytical model's cluster, or the GPUs a profile is priced on).
+std::string model_settings_line(int pp, int m, int iterations, const HardwareOptions& ho, const Assessment& a) {
   const std::string batch = ho.global_batch_size > 0
                                 ? " global batch=" + std::to_string(ho.global_batch_size) + " (m = B / (dp x micro-batch size))"
                                 : " m=" + std::to_string(m);
-  return one_line(ho.model) + " on " + std::to_string(ho.nodes) + " x " + std::to_string(ho.gpus_per_node) +
-         " GPUs: tp=" + std::to_string(ho.tp) + " pp=" + std::to_string(pp) + batch +
+  return one_line(ho.model.empty() ? a.model : ho.model) + " on " + std::to_string(a.nodes) + " x " +
+         std::to_string(a.gpus_per_node) + " GPUs: tp=" + std::to_string(a.tp) + " pp=" + std::to_string(pp) + batch +
          " micro-batch size=" + std::to_string(ho.micro_batch_size) + " recompute=" + ho.recompute +
          " iterations=" + std::to_string(iterations) + "\n\n";
 }
@@ -398,7 +400,7 @@ void add_simulate_command(CLI::App& app) {
       advice = fit_changes(fit_query(*so, so->name, *ho, ho->hardware, so->file.empty() ? nullptr : &run.schedule));
     if (report_file) {
       const std::vector<Assessment> assessed = assessment ? std::vector<Assessment>{*assessment} : std::vector<Assessment>{};
-      write_report(out->report, *report_file, report_title(run.metrics.schedule, *ho, assessed),
+      write_report(out->report, *report_file, report_title(run.metrics.schedule, assessed),
                    report_settings(*so, *co, *ho, cost_label, runs), runs, assessed, intervals);
     }
     if (out->json) {
@@ -412,7 +414,7 @@ void add_simulate_command(CLI::App& app) {
       if (!cost_label.empty()) std::cout << "cost model    " << one_line(cost_label) << "\n";
       if (assessment)
         std::cout << model_settings_line(run.schedule.num_devices, run.schedule.microbatches, run.schedule.iterations,
-                                         *ho);
+                                         *ho, *assessment);
       std::cout << summary_text(run.metrics);
       if (const std::string shared = sharing_summary(out->show.sharing); !shared.empty())
         std::cout << "shared        " << shared << "\n";
@@ -505,7 +507,7 @@ void add_compare_command(CLI::App& app) {
     for (std::size_t i : closest_to_fitting(assessments, 3))
       advice[i] = fit_changes(fit_query(*so, list[i % list.size()], *ho, gpus[i / list.size()], nullptr));
     if (report_file) {
-      write_report(out->report, *report_file, report_title("compare", *ho, assessments),
+      write_report(out->report, *report_file, report_title("compare", assessments),
                    report_settings(*so, *co, *ho, cost_label, kept), kept, assessments, intervals);
     }
     if (out->json) {
@@ -533,7 +535,7 @@ void add_compare_command(CLI::App& app) {
                   << " wgrad=" << (co->wgrad.empty() ? "bwd/2" : co->wgrad) << "\n\n";
         std::cout << compare_table(all);
       } else {
-        std::cout << model_settings_line(so->params.p, so->params.m, so->params.iterations, *ho)
+        std::cout << model_settings_line(so->params.p, so->params.m, so->params.iterations, *ho, assessed.front().first)
                   << assessment_table(assessed);
         if (!advice.empty()) std::cout << "\nNo schedule fits in memory; the closest:\n";
         for (const auto& [i, changes] : advice)

@@ -1,8 +1,12 @@
 #include "tools/cost_model_registry.hpp"
 
+#include <optional>
+
 #include "assess/analytical_source.hpp"
+#include "assess/profiled_source.hpp"
 #include "core/error.hpp"
 #include "core/suggest.hpp"
+#include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
 #include "cost_models/uniform.hpp"
 #include "tools/analytical_setup.hpp"
@@ -51,7 +55,17 @@ class AnalyticalSetup final : public CostModelSetup {
 class ProfiledSetup final : public CostModelSetup {
  public:
   explicit ProfiledSetup(const CostFlags& flags)
-      : hardware_(flags.hardware), model_(std::make_shared<const ProfiledCostModel>(make_profiled_config(flags.profiled, flags.hardware))) {}
+      : hardware_(flags.hardware),
+        model_(std::make_shared<const ProfiledCostModel>(make_profiled_config(flags.profiled, flags.hardware))) {
+    if (!flags.profiled.hardware.empty()) {
+      try {
+        gpu_ = find_gpu(flags.profiled.hardware);
+      } catch (const InputError& e) {
+        throw InputError(std::string("--cost-hardware: ") + e.what());
+      }
+      const ProfiledSource check(*model_, *gpu_, 1);  // its InputErrors now, before any run
+    }
+  }
   ScheduleParams params_for(std::string_view name, const ScheduleParams& params) const override {
     ScheduleParams out = params;
     if (hardware_.global_batch_size > 0) out.m = microbatches_for_global_batch(hardware_, name, params, true);
@@ -59,7 +73,9 @@ class ProfiledSetup final : public CostModelSetup {
   }
   ScheduleCosts make(const Schedule& schedule, const std::string&) const override {
     check_global_batch(hardware_, schedule, 1);  // a profile measured one machine: dp 1
-    return {model_, model_->label(), nullptr, {}};
+    std::unique_ptr<AssessmentSource> machine;
+    if (gpu_) machine = std::make_unique<ProfiledSource>(*model_, *gpu_, schedule.num_devices);
+    return {model_, model_->label(), std::move(machine), {}};
   }
   std::string label() const override { return model_->label(); }
   const ProfiledCostModel* measured() const override { return model_.get(); }
@@ -67,6 +83,7 @@ class ProfiledSetup final : public CostModelSetup {
  private:
   HardwareOptions hardware_;
   std::shared_ptr<const ProfiledCostModel> model_;
+  std::optional<GpuSpec> gpu_;  // --cost-hardware
 };
 
 template <typename Setup>
@@ -90,7 +107,7 @@ const std::vector<CostModelInfo>& cost_models() {
         "--price-per-hour"},
        make_setup<AnalyticalSetup>},
       {"profiled", "durations and sizes measured by `pipesim profile` (--cost FILE; docs/profile-format.md)", "--cost",
-       {"--cost-optimizer", "--cost-fit"}, make_setup<ProfiledSetup>},
+       {"--cost-optimizer", "--cost-fit", "--cost-hardware"}, make_setup<ProfiledSetup>},
   };
   return all;
 }

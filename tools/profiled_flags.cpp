@@ -13,6 +13,9 @@ void add_profiled_flags(CLI::App& app, ProfiledOptions& o) {
       ->capture_default_str();
   app.add_option("--cost-fit", o.fit, "With --cost: durations between profiled sizes: auto, line or piecewise")
       ->capture_default_str();
+  app.add_option("--cost-hardware", o.hardware,
+                 "With --cost: the catalog GPU (name or file) the profile was measured on, to give tokens/s, MFU, memory "
+                 "against its capacity and $");
 }
 
 ProfiledCostConfig make_profiled_config(const ProfiledOptions& o, const HardwareOptions& hw) {
