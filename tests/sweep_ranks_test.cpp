@@ -126,6 +126,23 @@ TEST_F(SweepRanks, TwoBlocksAreTheSingleProcessesBytes) {
   EXPECT_EQ(without_timing(many.out), without_timing(one.out));
 }
 
+// Fewer groups than ranks: the first chunks, which every rank takes from the plan, leave the
+// last ranks none; they end at once, and the outputs are still one process's.
+TEST_F(SweepRanks, RanksWithoutAFirstChunkEndAtOnce) {
+  const Folder dir("few");
+  const std::string grid = kPipesim + " sweep --model gpt3-1.3b --gpus 8 --schedules 1f1b,zb-h1 --pp 2 -m 8 --tp 1,2 "
+                                      "--csv s.csv --json s.json --jobs 1";
+  const Result one = dir.run(grid);
+  ASSERT_EQ(one.code, 0) << one.out;
+  const std::string csv = slurp(dir.path("s.csv")), json = slurp(dir.path("s.json"));
+  fs::remove(dir.path("s.csv"));
+  const Result many = dir.run(mpirun(3) + grid);
+  ASSERT_EQ(many.code, 0) << many.out;
+  EXPECT_EQ(slurp(dir.path("s.csv")), csv);
+  EXPECT_EQ(slurp(dir.path("s.json")), json);
+  EXPECT_EQ(without_timing(many.out), without_timing(one.out));
+}
+
 TEST_F(SweepRanks, ProgressNamesTheRanksWorking) {
   const Folder dir("progress");
   // 40 iterations: long enough (~0.3 s) for rank 0's progress calls, 0.1 s apart, to see both ranks at work.

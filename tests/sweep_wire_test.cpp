@@ -123,3 +123,32 @@ TEST(SweepWork, ChunksShrinkWithTheWorkLeftAndCoverEveryGroupOnce) {
 }
 
 }  // namespace
+
+namespace {
+
+// Under MPI every rank computes the other ranks' first chunks from the plan (no request for
+// them): rank 0's queue then goes on after them, and together with what rank 0 and the later
+// requests take they cover every group once.
+TEST(SweepWork, FirstChunksComeFromThePlanAndTheQueueGoesOnAfterThem) {
+  const SweepSettings settings = small_settings();
+  const SweepGrid grid = small_grid();
+  const SweepWork work(settings, grid, 1);
+  GroupQueue rank0(work), rank2(work);
+  const auto first = rank0.take_first_chunks(3, 1.0 / 12);
+  ASSERT_EQ(first.size(), 2u);  // ranks 1 and 2
+  EXPECT_EQ(rank2.take_first_chunks(3, 1.0 / 12), first);  // what rank 2 computes alone
+  EXPECT_EQ(first[0].first, 0u);
+  EXPECT_LT(first[0].first, first[0].second);  // at least one group each
+  EXPECT_EQ(first[1].first, first[0].second);
+  EXPECT_LT(first[1].first, first[1].second);
+  std::size_t expected = first[1].second;
+  while (const auto g = rank0.next()) EXPECT_EQ(*g, expected++);  // rank 0's threads: the rest
+  EXPECT_EQ(expected, work.groups());
+  // More ranks than groups: the last ones start with nothing (and end at once).
+  GroupQueue many(work);
+  const auto chunks = many.take_first_chunks(static_cast<int>(work.groups()) + 3, 0.01);
+  EXPECT_EQ(chunks.back().first, chunks.back().second);
+  EXPECT_EQ(chunks[work.groups() - 1].second, work.groups());
+}
+
+}  // namespace

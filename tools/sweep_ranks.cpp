@@ -27,9 +27,13 @@ constexpr int kRequestTag = 1;  // rank -> 0: RankRequest
 constexpr int kRangeTag = 2;    // 0 -> rank: GroupRange
 // How often a rank's main thread looks at its messages while the threads evaluate: a request
 // waits at most this long, less than a small group takes (a group is several configurations
-// of ~0.5 ms each), and a rank asks for its next chunk before its threads run out, so the
-// wait is hidden. 0.2 ms cost 10 % more CPU time on 2 ranks (wake-ups) for nothing.
+// of ~0.5 ms each), and a rank asks for its next chunk while it still holds a group per thread
+// not started, so the wait is hidden. 0.2 ms cost 10 % more CPU time on 2 ranks (wake-ups) for
+// nothing.
 constexpr std::chrono::microseconds kPoll{1000};
+// Rank 0's, once its own threads are done: its cores are free, and the last results it waits
+// for end the evaluation.
+constexpr std::chrono::microseconds kIdlePoll{100};
 constexpr double kProgressInterval = 0.1;  // seconds between progress calls on rank 0
 
 // Rank 0's thread memory on every rank, so that every rank skips the same combinations.
@@ -94,15 +98,19 @@ struct RemoteFailure {
   RankRequest request;
 };
 
+// Each rank's share of the remaining work per chunk: a quarter of it divided by the ranks.
+double chunk_share(const MpiJob& job) { return 1.0 / (4.0 * job.size()); }
+
 SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProgress& progress) {
   SweepCollector results(work);
   GroupQueue queue(work);
+  const double share = chunk_share(job);
+  (void)queue.take_first_chunks(job.size(), share);  // the other ranks' first chunks: they know them
   std::atomic<std::size_t> done{0};
   std::size_t remote_done = 0;
   int working = job.size() - 1;  // the other ranks that have not ended
   bool local_working = true;
   std::optional<RemoteFailure> failure;  // the first rank that failed
-  const double share = 1.0 / (4.0 * job.size());
   double next_progress = 0;
   const auto serve = [&] {
     for (int flag = 1; working > 0;) {
@@ -153,7 +161,7 @@ SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProg
   local_working = false;
   while (working > 0) {  // the other ranks' last chunks
     serve();
-    std::this_thread::sleep_for(kPoll);
+    std::this_thread::sleep_for(kIdlePoll);
   }
   if (local_failure) std::rethrow_exception(local_failure);
   if (failure) {
@@ -174,24 +182,32 @@ class LocalGroups {
  public:
   void add(std::size_t first, std::size_t last) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (closed_) return;
+    if (ended_) return;
     for (std::size_t g = first; g < last; ++g) groups_.push_back(g);
     ready_.notify_all();
   }
+  // Rank 0 has no more work: the threads finish the groups they hold, then end.
+  void last_given() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ended_ = true;
+    ready_.notify_all();
+  }
+  // A failure: the threads end after the groups they are on.
   void close() {
     const std::lock_guard<std::mutex> lock(mutex_);
-    closed_ = true;
+    ended_ = true;
     groups_.clear();
     ready_.notify_all();
   }
-  bool wants_more() {
+  // While `reserve` groups or fewer are left to start: the next chunk's round trip overlaps them.
+  bool wants_more(std::size_t reserve) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    return !closed_ && groups_.empty();
+    return !ended_ && groups_.size() <= reserve;
   }
-  // The next group, waiting for one; empty once closed.
+  // The next group, waiting for one; empty once none is left and none will come.
   std::optional<std::size_t> next() {
     std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait(lock, [&] { return closed_ || !groups_.empty(); });
+    ready_.wait(lock, [&] { return ended_ || !groups_.empty(); });
     if (groups_.empty()) return std::nullopt;
     const std::size_t g = groups_.front();
     groups_.pop_front();
@@ -202,11 +218,17 @@ class LocalGroups {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::size_t> groups_;
-  bool closed_ = false;
+  bool ended_ = false;  // no group will be added
 };
 
-void serve_rank0(const SweepWork& work) {
+void serve_rank0(const MpiJob& job, const SweepWork& work) {
   LocalGroups groups;
+  {  // the first chunk, from the plan: the same as rank 0 took from its queue for this rank
+    GroupQueue plan(work);
+    const auto [first, last] = plan.take_first_chunks(job.size(), chunk_share(job))[job.rank() - 1];
+    if (first == last) groups.last_given();
+    else groups.add(first, last);
+  }
   std::mutex finished_mutex;
   std::vector<GroupOutcome> finished;  // since the last request
   std::atomic<std::size_t> done{0};
@@ -226,10 +248,10 @@ void serve_rank0(const SweepWork& work) {
       int arrived = 0;
       MPI_Test(&pending, &arrived, MPI_STATUS_IGNORE);
       if (!arrived) return;
-      if (range.first == range.last) groups.close();
+      if (range.first == range.last) groups.last_given();
       else groups.add(range.first, range.last);
     }
-    if (groups.wants_more()) {  // ask while the threads still work on the last groups
+    if (groups.wants_more(work.threads())) {  // ask while the threads still have groups to start
       send(RankRequest{});
       MPI_Irecv(&range, 2, MPI_UINT64_T, 0, kRangeTag, MPI_COMM_WORLD, &pending);
     }
@@ -273,7 +295,7 @@ std::optional<SweepResult> run_sweep_on_ranks(const MpiJob& job, SweepWork& work
   work.set_rank(job.rank());
   report_deaths(job.rank());  // after MPI_Init, whose own handlers print a stack trace instead
   if (job.rank() == 0) return coordinate(job, work, progress);
-  serve_rank0(work);
+  serve_rank0(job, work);
   return std::nullopt;
 }
 

@@ -395,6 +395,12 @@ std::pair<std::size_t, std::size_t> GroupQueue::take(double share) {
   return {first, last};
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> GroupQueue::take_first_chunks(int ranks, double share) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (int r = 1; r < ranks; ++r) out.push_back(take(share));
+  return out;
+}
+
 void GroupQueue::close() {
   const std::lock_guard<std::mutex> lock(mutex_);
   next_ = work_after_.size() - 1;

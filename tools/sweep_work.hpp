@@ -120,6 +120,10 @@ class GroupQueue {
   // under `share` of what was left; empty when none is left.
   std::pair<std::size_t, std::size_t> take(double share);
   void close();  // hands nothing out from now on
+  // The first chunk of each of ranks 1 .. ranks - 1, in rank order, each `take(share)`: what
+  // every rank of an MPI job computes from the plan alone, so that no rank waits for a first
+  // answer (rank 0 takes them from its queue, rank r keeps the r-th, empty when none was left).
+  std::vector<std::pair<std::size_t, std::size_t>> take_first_chunks(int ranks, double share);
 
  private:
   std::vector<double> work_after_;  // work_after_[g]: work of groups g, g+1, ...
