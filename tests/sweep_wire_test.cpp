@@ -122,6 +122,28 @@ TEST(SweepWork, ChunksShrinkWithTheWorkLeftAndCoverEveryGroupOnce) {
   EXPECT_EQ(sizes.front(), 1u);  // the largest group alone is more than a quarter of 12
 }
 
+// The least work a chunk holds (towards the end, where a quarter of what is left is less
+// than one small group): groups while their work stays under it, still at least one.
+TEST(SweepWork, AChunkHoldsAtLeastTheWorkAsked) {
+  const SweepSettings settings = small_settings();
+  const SweepGrid grid = small_grid();
+  const SweepWork work(settings, grid, 1);
+  GroupQueue queue(work);
+  const double all = queue.left();
+  double sum = 0;
+  for (std::size_t g = 0; g < work.groups(); ++g) sum += work.work(g);
+  EXPECT_EQ(all, sum);
+  const auto [a, b] = queue.take(0.01, 0.5 * all);  // half of all the work, largest groups first
+  double taken = 0;
+  for (std::size_t g = a; g < b; ++g) taken += work.work(g);
+  EXPECT_LE(taken, 0.5 * all);
+  EXPECT_GT(taken + work.work(b), 0.5 * all);  // one more would be over
+  EXPECT_EQ(queue.left(), all - taken);
+  const auto [c, d] = queue.take(0.01, 0);  // a share smaller than any group: one group
+  EXPECT_EQ(c, b);
+  EXPECT_EQ(d, b + 1);
+}
+
 }  // namespace
 
 namespace {

@@ -25,12 +25,16 @@ namespace {
 
 constexpr int kRequestTag = 1;  // rank -> 0: RankRequest
 constexpr int kRangeTag = 2;    // 0 -> rank: GroupRange
-// How often a rank's main thread looks at its messages while the threads evaluate: a request
-// waits at most this long, less than a small group takes (a group is several configurations
-// of ~0.5 ms each), and a rank asks for its next chunk while it still holds a group per thread
-// not started, so the wait is hidden. 0.2 ms cost 10 % more CPU time on 2 ranks (wake-ups) for
-// nothing.
+// How often a rank's main thread looks at its messages while the threads evaluate. A request's
+// round trip is two of these and the wake-ups of two busy cores: 1-5 ms on a 2-core machine.
+// 0.2 ms cost 10 % more CPU time on 2 ranks (wake-ups) for nothing.
 constexpr std::chrono::microseconds kPoll{1000};
+// The least work a chunk holds, in seconds of rank 0's rate: towards the end the groups are
+// the smallest (0.1-1 ms), and a chunk of one would leave its rank waiting for the next one
+// for most of a round trip. A rank asks for the next chunk once half of its last one is
+// started, so the other half (>= 3 ms) covers the round trip; at the very end a chunk is at
+// most an even split of what is left, so a rank holds at most about half a chunk more.
+constexpr double kLeastChunk = 0.006;
 // Rank 0's, once its own threads are done: its cores are free, and the last results it waits
 // for end the evaluation.
 constexpr std::chrono::microseconds kIdlePoll{100};
@@ -107,6 +111,8 @@ SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProg
   const double share = chunk_share(job);
   (void)queue.take_first_chunks(job.size(), share);  // the other ranks' first chunks: they know them
   std::atomic<std::size_t> done{0};
+  std::atomic<double> taken{0};  // work rank 0's threads took: its rate, for the least chunk
+  const double started = seconds_now();
   std::size_t remote_done = 0;
   int working = job.size() - 1;  // the other ranks that have not ended
   bool local_working = true;
@@ -135,7 +141,10 @@ SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProg
         --working;
         continue;
       }
-      const auto [first, last] = queue.take(share);
+      const double elapsed = seconds_now() - started;
+      const double least = elapsed > 0 ? taken.load() / elapsed * kLeastChunk : 0;
+      // at the very end, no more than an even split of what is left
+      const auto [first, last] = queue.take(share, std::min(least, queue.left() / job.size()));
       const GroupRange range{first, last};
       MPI_Send(&range, 2, MPI_UINT64_T, status.MPI_SOURCE, kRangeTag, MPI_COMM_WORLD);
     }
@@ -148,7 +157,13 @@ SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProg
   std::exception_ptr local_failure;
   try {
     evaluate_groups(
-        work, work.threads(), done, [&] { return queue.next(); }, [&](GroupOutcome&& o) { results.add(std::move(o)); },
+        work, work.threads(), done,
+        [&]() -> std::optional<std::size_t> {
+          const std::optional<std::size_t> g = queue.next();
+          if (g) taken.fetch_add(work.work(*g), std::memory_order_relaxed);
+          return g;
+        },
+        [&](GroupOutcome&& o) { results.add(std::move(o)); },
         [&] { queue.close(); }, kPoll, serve);
   } catch (const SweepFailure& e) {  // named like another rank's
     local_failure = std::make_exception_ptr(
@@ -180,10 +195,12 @@ SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProg
 // The groups rank 0 gave this rank, for its threads.
 class LocalGroups {
  public:
+  explicit LocalGroups(const SweepWork& work) : work_(work) {}
   void add(std::size_t first, std::size_t last) {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (ended_) return;
-    for (std::size_t g = first; g < last; ++g) groups_.push_back(g);
+    last_chunk_ = 0;
+    for (std::size_t g = first; g < last; ++g) groups_.push_back(g), last_chunk_ += work_.work(g), queued_ += work_.work(g);
     ready_.notify_all();
   }
   // Rank 0 has no more work: the threads finish the groups they hold, then end.
@@ -197,12 +214,14 @@ class LocalGroups {
     const std::lock_guard<std::mutex> lock(mutex_);
     ended_ = true;
     groups_.clear();
+    queued_ = 0;
     ready_.notify_all();
   }
-  // While `reserve` groups or fewer are left to start: the next chunk's round trip overlaps them.
+  // Once half of the last chunk's work is started, or only `reserve` groups are left to start:
+  // the next chunk's round trip overlaps the rest.
   bool wants_more(std::size_t reserve) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    return !ended_ && groups_.size() <= reserve;
+    return !ended_ && (groups_.size() <= reserve || queued_ <= last_chunk_ / 2);
   }
   // The next group, waiting for one; empty once none is left and none will come.
   std::optional<std::size_t> next() {
@@ -211,10 +230,14 @@ class LocalGroups {
     if (groups_.empty()) return std::nullopt;
     const std::size_t g = groups_.front();
     groups_.pop_front();
+    queued_ -= work_.work(g);
     return g;
   }
 
  private:
+  const SweepWork& work_;
+  double queued_ = 0;      // work of the groups not started
+  double last_chunk_ = 0;  // work of the last chunk given
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::size_t> groups_;
@@ -222,7 +245,7 @@ class LocalGroups {
 };
 
 void serve_rank0(const MpiJob& job, const SweepWork& work) {
-  LocalGroups groups;
+  LocalGroups groups(work);
   {  // the first chunk, from the plan: the same as rank 0 took from its queue for this rank
     GroupQueue plan(work);
     const auto [first, last] = plan.take_first_chunks(job.size(), chunk_share(job))[job.rank() - 1];
