@@ -226,5 +226,26 @@ TEST_F(ReportBrowser, ValidatePageRendersBothTimelinesAndTheErrorTables) {
   EXPECT_GT(slurp(dir_ / "validate.png").size(), 40'000u);
 }
 
+// A sweep of two blocks (docs/sweep.md#blocks) on one page: both blocks' sections with their
+// two plots each, and the comparison across blocks, as the browser builds them.
+TEST_F(ReportBrowser, SweepOfTwoBlocksHasEachBlocksPlotsAndTheComparison) {
+  const fs::path report = dir_ / "sweep.html";
+  const std::string cmd = std::string(PIPESIM_CLI) + " sweep --model gpt3-1.3b --gpus 8,4 --schedules 1f1b,zb-h1,pipedream " +
+                          "--pp 2,4 --tp 1,2 --global-batch-size 32 --report " + report.string() + " > " +
+                          (dir_ / "sweep.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "sweep.log");
+  ASSERT_EQ(chromium("--enable-logging=stderr --v=0 --dump-dom", report, "sdom"), 0) << err("sdom");
+  const std::string dom = out("sdom"), log = err("sdom");
+  for (const char* id : {"block-1", "block-1-best", "block-1-pareto-memory", "block-2", "block-2-pareto-staleness",
+                         "across-blocks"})
+    EXPECT_THAT(dom, HasSubstr("<section id=\"" + std::string(id) + "\"")) << id;
+  EXPECT_EQ(count(dom, "class=\"scatter\""), 4u);
+  EXPECT_THAT(dom, HasSubstr("The best of each block: gpt3-1.3b at global batch 32"));
+  EXPECT_THAT(log, Not(HasSubstr("CONSOLE"))) << log;
+  ASSERT_EQ(chromium("--window-size=1400,2000 --screenshot=" + (dir_ / "sweep.png").string(), report, "sshot"), 0)
+      << err("sshot");
+  EXPECT_GT(slurp(dir_ / "sweep.png").size(), 40'000u);
+}
+
 }  // namespace
 }  // namespace pipesim

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "tests/cli_runner.hpp"
+#include "tests/html_checks.hpp"
 
 namespace {
 
@@ -151,6 +153,66 @@ double num(const json& row, const char* key) { return row[key].get<double>(); }
 // device's core work end to end (the p2p transfers overlap it): pp x the mean per device of
 // forward, backward, optimizer and gradient sync. --share-cores 2 gives each device its own:
 // the unshared time, no contention.
+// Every id="..." of a page.
+std::vector<std::string> ids(const std::string& page) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0; (at = page.find(" id=\"", at)) != std::string::npos;) {
+    at += 5;
+    out.push_back(page.substr(at, page.find('"', at) - at));
+  }
+  return out;
+}
+
+std::string between(const std::string& text, const std::string& from, const std::string& to) {
+  const std::size_t a = text.find(from);
+  EXPECT_NE(a, std::string::npos) << from;
+  const std::size_t b = text.find(to, a + from.size());
+  EXPECT_NE(b, std::string::npos) << to;
+  return text.substr(a + from.size(), b - a - from.size());
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+  return text;
+}
+
+// --report with several blocks: one page, a section per block that is the page of the block's
+// sweep alone (its ids prefixed, its headings one level down), then the comparisons across
+// blocks; the same bytes for any --jobs.
+TEST(SweepBlocks, TheReportHasEachBlocksPageAndTheComparison) {
+  const std::string html = temp_path("blocks.html"), alone = temp_path("alone.html");
+  run_ok(kGrid + " --model gpt3-1.3b --gpus 8,4 --jobs 1 --report " + html);
+  const std::string page = slurp(html);
+  run_ok(kGrid + " --model gpt3-1.3b --gpus 8,4 --jobs 2 --report " + html);
+  EXPECT_EQ(slurp(html), page) << "--jobs 1 and 2";
+  EXPECT_EQ(pipesim::markup_error(page), "");
+  EXPECT_THAT(page, HasSubstr("<h1>pipesim sweep: 2 blocks</h1>"));
+  EXPECT_THAT(page, HasSubstr("<a href=\"#block-1\">8</a><a href=\"#block-2\">4</a>"));
+  std::vector<std::string> all = ids(page), unique = all;
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  EXPECT_EQ(all.size(), unique.size()) << "ids are unique";
+  EXPECT_EQ(all.size(), 2u * 5 + 1);  // block-K and its four sections, across-blocks
+  EXPECT_EQ(pipesim::count(page, "<svg"), 4u);
+  const std::vector<std::pair<std::string, std::string>> blocks = {{"8", "1"}, {"4", "2"}};
+  for (const auto& [gpus, k] : blocks) {
+    run_ok(kGrid + " --model gpt3-1.3b --gpus " + gpus + " --report " + alone);
+    const std::string one = slurp(alone);
+    const std::string section = between(page, "<section id=\"block-" + k + "\" class=\"block\">\n", "<section id=\"" +
+                                                  (k == "1" ? std::string("block-2\"") : std::string("across-blocks\"")));
+    EXPECT_THAT(section, HasSubstr("<h2>Block " + gpus + " (" + k + " of 2)</h2>\n"));
+    std::string as_alone = section.substr(section.find("</h2>\n") + 6);  // up to the block's own </section>
+    as_alone = replace_all(replace_all(replace_all(as_alone, "block-" + k + "-", ""), "<h3>", "<h2>"), "</h3>", "</h2>");
+    EXPECT_EQ(as_alone, between(one, "</h1>\n", "<footer>") + "</section>\n") << "block " << gpus;
+  }
+  const std::string across = between(page, "<section id=\"across-blocks\">", "</section>");
+  EXPECT_THAT(across, HasSubstr("<h3>The best of each block: gpt3-1.3b at global batch 32</h3>"));
+  EXPECT_THAT(across, HasSubstr("<h3>The best of each block: gpt3-1.3b at global batch 64</h3>"));
+  EXPECT_EQ(pipesim::count(across, "<table>"), 2u);
+  EXPECT_EQ(pipesim::count(across, "<td class=\"l\">8</td>"), 2u);
+  EXPECT_EQ(pipesim::count(across, "<td class=\"l\">4</td>"), 2u);
+}
+
 TEST(SweepSharing, OneSharedCoreSerialisesTheDevices) {
   const std::string base = "sweep --model gpt3-1.3b --gpus 2 --schedules gpipe,1f1b --pp 2 -m 4,8";
   const json alone = run_json(base, "unshared.json");

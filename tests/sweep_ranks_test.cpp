@@ -111,10 +111,10 @@ TEST_F(SweepRanks, TwoBlocksAreTheSingleProcessesBytes) {
   const Folder dir("blocks");
   std::string grid = kGrid;
   grid.replace(grid.find("--gpus 8"), 8, "--gpus 8,4");
-  const std::string outputs = " --csv s.csv --json s.json --jobs ";
+  const std::string outputs = " --csv s.csv --json s.json --report s.html --jobs ";
   const Result one = dir.run(kPipesim + " " + grid + outputs + "2");
   ASSERT_EQ(one.code, 0) << one.out;
-  const std::string csv = slurp(dir.path("s.csv")), json = slurp(dir.path("s.json"));
+  const std::string csv = slurp(dir.path("s.csv")), json = slurp(dir.path("s.json")), html = slurp(dir.path("s.html"));
   ASSERT_THAT(csv, HasSubstr("\n8,0,h100-sxm,")) << "rows of block 8";
   ASSERT_THAT(csv, HasSubstr("\n4,0,h100-sxm,")) << "rows of block 4";
   fs::remove(dir.path("s.csv"));
@@ -122,7 +122,25 @@ TEST_F(SweepRanks, TwoBlocksAreTheSingleProcessesBytes) {
   ASSERT_EQ(many.code, 0) << many.out;
   EXPECT_EQ(slurp(dir.path("s.csv")), csv);
   EXPECT_EQ(slurp(dir.path("s.json")), json);
+  EXPECT_EQ(slurp(dir.path("s.html")), html);
   EXPECT_THAT(many.out, HasSubstr("=== block 4 (2 of 2) ===\n"));
+  EXPECT_EQ(without_timing(many.out), without_timing(one.out));
+}
+
+// Fewer groups than ranks: the first chunks, which every rank takes from the plan, leave the
+// last ranks none; they end at once, and the outputs are still one process's.
+TEST_F(SweepRanks, RanksWithoutAFirstChunkEndAtOnce) {
+  const Folder dir("few");
+  const std::string grid = kPipesim + " sweep --model gpt3-1.3b --gpus 8 --schedules 1f1b,zb-h1 --pp 2 -m 8 --tp 1,2 "
+                                      "--csv s.csv --json s.json --jobs 1";
+  const Result one = dir.run(grid);
+  ASSERT_EQ(one.code, 0) << one.out;
+  const std::string csv = slurp(dir.path("s.csv")), json = slurp(dir.path("s.json"));
+  fs::remove(dir.path("s.csv"));
+  const Result many = dir.run(mpirun(3) + grid);
+  ASSERT_EQ(many.code, 0) << many.out;
+  EXPECT_EQ(slurp(dir.path("s.csv")), csv);
+  EXPECT_EQ(slurp(dir.path("s.json")), json);
   EXPECT_EQ(without_timing(many.out), without_timing(one.out));
 }
 

@@ -122,4 +122,55 @@ TEST(SweepWork, ChunksShrinkWithTheWorkLeftAndCoverEveryGroupOnce) {
   EXPECT_EQ(sizes.front(), 1u);  // the largest group alone is more than a quarter of 12
 }
 
+// The least work a chunk holds (towards the end, where a quarter of what is left is less
+// than one small group): groups while their work stays under it, still at least one.
+TEST(SweepWork, AChunkHoldsAtLeastTheWorkAsked) {
+  const SweepSettings settings = small_settings();
+  const SweepGrid grid = small_grid();
+  const SweepWork work(settings, grid, 1);
+  GroupQueue queue(work);
+  const double all = queue.left();
+  double sum = 0;
+  for (std::size_t g = 0; g < work.groups(); ++g) sum += work.work(g);
+  EXPECT_EQ(all, sum);
+  const auto [a, b] = queue.take(0.01, 0.5 * all);  // half of all the work, largest groups first
+  double taken = 0;
+  for (std::size_t g = a; g < b; ++g) taken += work.work(g);
+  EXPECT_LE(taken, 0.5 * all);
+  EXPECT_GT(taken + work.work(b), 0.5 * all);  // one more would be over
+  EXPECT_EQ(queue.left(), all - taken);
+  const auto [c, d] = queue.take(0.01, 0);  // a share smaller than any group: one group
+  EXPECT_EQ(c, b);
+  EXPECT_EQ(d, b + 1);
+}
+
+}  // namespace
+
+namespace {
+
+// Under MPI every rank computes the other ranks' first chunks from the plan (no request for
+// them): rank 0's queue then goes on after them, and together with what rank 0 and the later
+// requests take they cover every group once.
+TEST(SweepWork, FirstChunksComeFromThePlanAndTheQueueGoesOnAfterThem) {
+  const SweepSettings settings = small_settings();
+  const SweepGrid grid = small_grid();
+  const SweepWork work(settings, grid, 1);
+  GroupQueue rank0(work), rank2(work);
+  const auto first = rank0.take_first_chunks(3, 1.0 / 12);
+  ASSERT_EQ(first.size(), 2u);  // ranks 1 and 2
+  EXPECT_EQ(rank2.take_first_chunks(3, 1.0 / 12), first);  // what rank 2 computes alone
+  EXPECT_EQ(first[0].first, 0u);
+  EXPECT_LT(first[0].first, first[0].second);  // at least one group each
+  EXPECT_EQ(first[1].first, first[0].second);
+  EXPECT_LT(first[1].first, first[1].second);
+  std::size_t expected = first[1].second;
+  while (const auto g = rank0.next()) EXPECT_EQ(*g, expected++);  // rank 0's threads: the rest
+  EXPECT_EQ(expected, work.groups());
+  // More ranks than groups: the last ones start with nothing (and end at once).
+  GroupQueue many(work);
+  const auto chunks = many.take_first_chunks(static_cast<int>(work.groups()) + 3, 0.01);
+  EXPECT_EQ(chunks.back().first, chunks.back().second);
+  EXPECT_EQ(chunks[work.groups() - 1].second, work.groups());
+}
+
 }  // namespace

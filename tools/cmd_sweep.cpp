@@ -268,9 +268,6 @@ void add_sweep_command(CLI::App& app) {
         throw InputError("--jobs: at most " + std::to_string(kMaxJobs) + " threads, got " + std::to_string(f->jobs));
       if (f->top < 1) throw InputError("--top must be at least 1, got " + std::to_string(f->top));
       blocks = sweep_blocks(*cmd, *f);
-      if (blocks.size() > 1 && !f->report.empty())
-        throw InputError("--report: one block at a time (this sweep has " + std::to_string(blocks.size()) +
-                         "); the CSV and JSON hold every block");
       json_to_stdout = f->json_option->count() > 0 && f->json.empty();
       for (const SweepBlock& b : blocks)
         in_block(b, [&] {
@@ -363,9 +360,13 @@ void add_sweep_command(CLI::App& app) {
                              : blocks_json(blocks, results);
       (json ? json->stream() : std::cout) << json_text(j) << "\n";
     }
-    if (report)
-      write_html_sweep(report->stream(),
-                       sweep_page(one.settings, one.grid, results.front().result, results.front().selection));
+    if (report) {
+      if (blocks.size() == 1)
+        write_html_sweep(report->stream(),
+                         sweep_page(one.settings, one.grid, results.front().result, results.front().selection));
+      else
+        write_html_sweep_blocks(report->stream(), blocks_page(blocks, results));
+    }
     if (!json_to_stdout) {
       std::cout << (blocks.size() == 1
                         ? sweep_text(one.settings, one.grid, results.front().result, results.front().selection)

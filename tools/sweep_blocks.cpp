@@ -169,6 +169,61 @@ Json blocks_json(const std::vector<SweepBlock>& blocks, const std::vector<BlockR
   return j;
 }
 
+namespace {
+
+std::string across_title(const AcrossBlocks& a) {
+  return "The best of each block: " + a.model + " at global batch " + std::to_string(a.global_batch);
+}
+
+std::string across_note(const std::vector<SweepBlock>& blocks, const std::vector<AcrossBlocks>& across) {
+  if (!across.empty())
+    return "Blocks are compared only at equal global batch and the same model: the best of each block, fastest first.";
+  return "(no comparison: blocks are compared only at equal global batch and the same model, and no two blocks "
+         "share both" + std::string(blocks.front().grid.by_global_batch() ? "" : "; pass --global-batch-size") + ")";
+}
+
+SweepTable across_table(const std::vector<SweepBlock>& blocks, const std::vector<BlockResult>& results,
+                        const AcrossBlocks& a) {
+  SweepTable t;
+  for (const char* c : {"#", "block", "config", "hardware", "schedule", "gpus", "tp", "pp", "dp", "m", "b", "time/iter",
+                        "tokens/s", "MFU", "peak memory", "$/M tokens"}) {
+    t.headers.emplace_back(c);
+    const std::string_view name = c;
+    t.left.push_back(name == "block" || name == "hardware" || name == "schedule");
+  }
+  for (std::size_t i = 0; i < a.best.size(); ++i) {
+    const auto [k, pos] = a.best[i];
+    const SweepGrid& g = blocks[k].grid;
+    const SweepRow& r = results[k].result.rows[pos];
+    t.rows.push_back({std::to_string(i + 1), blocks[k].name, std::to_string(r.index), g.hardware[r.point.hardware],
+                      g.variants[r.point.variant].label, std::to_string(r.gpus), std::to_string(r.tp),
+                      std::to_string(r.pp), std::to_string(r.dp), std::to_string(r.microbatches),
+                      std::to_string(r.micro_batch_size), format_duration(r.time_per_iteration),
+                      format_fixed(r.tokens_per_s, 0), format_percent(r.mfu),
+                      format_bytes(static_cast<double>(r.peak_memory)),
+                      r.cost_per_million_tokens ? "$" + format_fixed(*r.cost_per_million_tokens, 3) : "-"});
+  }
+  return t;
+}
+
+}  // namespace
+
+SweepBlocksPage blocks_page(const std::vector<SweepBlock>& blocks, const std::vector<BlockResult>& results) {
+  SweepBlocksPage page;
+  page.title = "pipesim sweep: " + std::to_string(blocks.size()) + " blocks";
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const SweepBlock& b = blocks[k];
+    SweepPage one = sweep_page(b.settings, b.grid, results[k].result, results[k].selection);
+    one.title = "Block " + b.name + " (" + std::to_string(k + 1) + " of " + std::to_string(blocks.size()) + ")";
+    page.generator = one.generator;
+    page.blocks.push_back({b.name, std::move(one)});
+  }
+  const std::vector<AcrossBlocks> across = across_blocks(blocks, results);
+  page.across_note = across_note(blocks, across);
+  for (const AcrossBlocks& a : across) page.across.emplace_back(across_title(a), across_table(blocks, results, a));
+  return page;
+}
+
 std::string blocks_text(const std::vector<SweepBlock>& blocks, const std::vector<BlockResult>& results) {
   std::string out;
   for (std::size_t k = 0; k < blocks.size(); ++k) {
@@ -179,33 +234,9 @@ std::string blocks_text(const std::vector<SweepBlock>& blocks, const std::vector
   }
   const std::vector<AcrossBlocks> across = across_blocks(blocks, results);
   out += "\n=== across blocks ===\n";
-  if (across.empty())
-    out += "(no comparison: blocks are compared only at equal global batch and the same model, and no two blocks "
-           "share both" + std::string(blocks.front().grid.by_global_batch() ? "" : "; pass --global-batch-size") +
-           ")\n";
-  for (const AcrossBlocks& a : across) {
-    out += "\nThe best of each block: " + a.model + " at global batch " + std::to_string(a.global_batch) + "\n";
-    Table t;
-    for (const char* c : {"#", "block"}) t.add_column(c, c[0] == '#' ? Table::Align::Right : Table::Align::Left);
-    t.add_column("config");
-    t.add_column("hardware", Table::Align::Left);
-    t.add_column("schedule", Table::Align::Left);
-    for (const char* c : {"gpus", "tp", "pp", "dp", "m", "b", "time/iter", "tokens/s", "MFU", "peak memory",
-                          "$/M tokens"})
-      t.add_column(c);
-    for (std::size_t i = 0; i < a.best.size(); ++i) {
-      const auto [k, pos] = a.best[i];
-      const SweepGrid& g = blocks[k].grid;
-      const SweepRow& r = results[k].result.rows[pos];
-      t.add_row({std::to_string(i + 1), blocks[k].name, std::to_string(r.index), g.hardware[r.point.hardware],
-                 g.variants[r.point.variant].label, std::to_string(r.gpus), std::to_string(r.tp), std::to_string(r.pp),
-                 std::to_string(r.dp), std::to_string(r.microbatches), std::to_string(r.micro_batch_size),
-                 format_duration(r.time_per_iteration), format_fixed(r.tokens_per_s, 0), format_percent(r.mfu),
-                 format_bytes(static_cast<double>(r.peak_memory)),
-                 r.cost_per_million_tokens ? "$" + format_fixed(*r.cost_per_million_tokens, 3) : "-"});
-    }
-    out += t.render();
-  }
+  if (across.empty()) out += across_note(blocks, across) + "\n";
+  for (const AcrossBlocks& a : across)
+    out += "\n" + across_title(a) + "\n" + render_text(across_table(blocks, results, a));
   return out;
 }
 

@@ -63,4 +63,8 @@ struct AcrossBlocks {
 };
 std::vector<AcrossBlocks> across_blocks(const std::vector<SweepBlock>& blocks, const std::vector<BlockResult>& results);
 
+// The HTML page of a sweep of several blocks (--report): each block's page (sweep_page) in a
+// section of its own, then the comparisons across blocks, the tables of the text's.
+SweepBlocksPage blocks_page(const std::vector<SweepBlock>& blocks, const std::vector<BlockResult>& results);
+
 }  // namespace pipesim

@@ -171,14 +171,6 @@ std::map<std::size_t, std::string> equivalents(const SweepResult& result) {
   return out;
 }
 
-std::string render_text(const SweepTable& t) {
-  Table out;
-  for (std::size_t c = 0; c < t.headers.size(); ++c)
-    out.add_column(t.headers[c], t.left[c] ? Table::Align::Left : Table::Align::Right);
-  for (const auto& row : t.rows) out.add_row(row);
-  return out.render();
-}
-
 std::vector<std::string> summary_lines(const SweepGrid& grid, const SweepResult& result) {
   std::vector<std::string> lines = {std::to_string(result.combinations) + " combinations: " +
                                     std::to_string(result.rows.size()) + " evaluated (" +
@@ -213,6 +205,14 @@ std::string best_title(std::size_t shown) {
 }
 
 }  // namespace
+
+std::string render_text(const SweepTable& t) {
+  Table out;
+  for (std::size_t c = 0; c < t.headers.size(); ++c)
+    out.add_column(t.headers[c], t.left[c] ? Table::Align::Left : Table::Align::Right);
+  for (const auto& row : t.rows) out.add_row(row);
+  return out.render();
+}
 
 SweepSelection select_rows(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
                            std::size_t top) {

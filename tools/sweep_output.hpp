@@ -48,6 +48,8 @@ std::string sweep_settings_line(const SweepSettings& settings, const SweepGrid& 
 std::string sweep_text(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
                        const SweepSelection& selection);
 
+// A table as text: aligned columns under a rule (tools/table.hpp).
+std::string render_text(const SweepTable& table);
 SweepPage sweep_page(const SweepSettings& settings, const SweepGrid& grid, const SweepResult& result,
                      const SweepSelection& selection);
 

@@ -25,11 +25,19 @@ namespace {
 
 constexpr int kRequestTag = 1;  // rank -> 0: RankRequest
 constexpr int kRangeTag = 2;    // 0 -> rank: GroupRange
-// How often a rank's main thread looks at its messages while the threads evaluate: a request
-// waits at most this long, less than a small group takes (a group is several configurations
-// of ~0.5 ms each), and a rank asks for its next chunk before its threads run out, so the
-// wait is hidden. 0.2 ms cost 10 % more CPU time on 2 ranks (wake-ups) for nothing.
+// How often a rank's main thread looks at its messages while the threads evaluate. A request's
+// round trip is two of these and the wake-ups of two busy cores: 1-5 ms on a 2-core machine.
+// 0.2 ms cost 10 % more CPU time on 2 ranks (wake-ups) for nothing.
 constexpr std::chrono::microseconds kPoll{1000};
+// The least work a chunk holds, in seconds of rank 0's rate: towards the end the groups are
+// the smallest (0.1-1 ms), and a chunk of one would leave its rank waiting for the next one
+// for most of a round trip. A rank asks for the next chunk once half of its last one is
+// started, so the other half (>= 3 ms) covers the round trip; at the very end a chunk is at
+// most an even split of what is left, so a rank holds at most about half a chunk more.
+constexpr double kLeastChunk = 0.006;
+// Rank 0's, once its own threads are done: its cores are free, and the last results it waits
+// for end the evaluation.
+constexpr std::chrono::microseconds kIdlePoll{100};
 constexpr double kProgressInterval = 0.1;  // seconds between progress calls on rank 0
 
 // Rank 0's thread memory on every rank, so that every rank skips the same combinations.
@@ -94,15 +102,21 @@ struct RemoteFailure {
   RankRequest request;
 };
 
+// Each rank's share of the remaining work per chunk: a quarter of it divided by the ranks.
+double chunk_share(const MpiJob& job) { return 1.0 / (4.0 * job.size()); }
+
 SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProgress& progress) {
   SweepCollector results(work);
   GroupQueue queue(work);
+  const double share = chunk_share(job);
+  (void)queue.take_first_chunks(job.size(), share);  // the other ranks' first chunks: they know them
   std::atomic<std::size_t> done{0};
+  std::atomic<double> taken{0};  // work rank 0's threads took: its rate, for the least chunk
+  const double started = seconds_now();
   std::size_t remote_done = 0;
   int working = job.size() - 1;  // the other ranks that have not ended
   bool local_working = true;
   std::optional<RemoteFailure> failure;  // the first rank that failed
-  const double share = 1.0 / (4.0 * job.size());
   double next_progress = 0;
   const auto serve = [&] {
     for (int flag = 1; working > 0;) {
@@ -127,7 +141,10 @@ SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProg
         --working;
         continue;
       }
-      const auto [first, last] = queue.take(share);
+      const double elapsed = seconds_now() - started;
+      const double least = elapsed > 0 ? taken.load() / elapsed * kLeastChunk : 0;
+      // at the very end, no more than an even split of what is left
+      const auto [first, last] = queue.take(share, std::min(least, queue.left() / job.size()));
       const GroupRange range{first, last};
       MPI_Send(&range, 2, MPI_UINT64_T, status.MPI_SOURCE, kRangeTag, MPI_COMM_WORLD);
     }
@@ -140,7 +157,13 @@ SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProg
   std::exception_ptr local_failure;
   try {
     evaluate_groups(
-        work, work.threads(), done, [&] { return queue.next(); }, [&](GroupOutcome&& o) { results.add(std::move(o)); },
+        work, work.threads(), done,
+        [&]() -> std::optional<std::size_t> {
+          const std::optional<std::size_t> g = queue.next();
+          if (g) taken.fetch_add(work.work(*g), std::memory_order_relaxed);
+          return g;
+        },
+        [&](GroupOutcome&& o) { results.add(std::move(o)); },
         [&] { queue.close(); }, kPoll, serve);
   } catch (const SweepFailure& e) {  // named like another rank's
     local_failure = std::make_exception_ptr(
@@ -153,7 +176,7 @@ SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProg
   local_working = false;
   while (working > 0) {  // the other ranks' last chunks
     serve();
-    std::this_thread::sleep_for(kPoll);
+    std::this_thread::sleep_for(kIdlePoll);
   }
   if (local_failure) std::rethrow_exception(local_failure);
   if (failure) {
@@ -172,41 +195,63 @@ SweepResult coordinate(const MpiJob& job, const SweepWork& work, const RanksProg
 // The groups rank 0 gave this rank, for its threads.
 class LocalGroups {
  public:
+  explicit LocalGroups(const SweepWork& work) : work_(work) {}
   void add(std::size_t first, std::size_t last) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (closed_) return;
-    for (std::size_t g = first; g < last; ++g) groups_.push_back(g);
+    if (ended_) return;
+    last_chunk_ = 0;
+    for (std::size_t g = first; g < last; ++g) groups_.push_back(g), last_chunk_ += work_.work(g), queued_ += work_.work(g);
     ready_.notify_all();
   }
+  // Rank 0 has no more work: the threads finish the groups they hold, then end.
+  void last_given() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ended_ = true;
+    ready_.notify_all();
+  }
+  // A failure: the threads end after the groups they are on.
   void close() {
     const std::lock_guard<std::mutex> lock(mutex_);
-    closed_ = true;
+    ended_ = true;
     groups_.clear();
+    queued_ = 0;
     ready_.notify_all();
   }
-  bool wants_more() {
+  // Once half of the last chunk's work is started, or only `reserve` groups are left to start:
+  // the next chunk's round trip overlaps the rest.
+  bool wants_more(std::size_t reserve) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    return !closed_ && groups_.empty();
+    return !ended_ && (groups_.size() <= reserve || queued_ <= last_chunk_ / 2);
   }
-  // The next group, waiting for one; empty once closed.
+  // The next group, waiting for one; empty once none is left and none will come.
   std::optional<std::size_t> next() {
     std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait(lock, [&] { return closed_ || !groups_.empty(); });
+    ready_.wait(lock, [&] { return ended_ || !groups_.empty(); });
     if (groups_.empty()) return std::nullopt;
     const std::size_t g = groups_.front();
     groups_.pop_front();
+    queued_ -= work_.work(g);
     return g;
   }
 
  private:
+  const SweepWork& work_;
+  double queued_ = 0;      // work of the groups not started
+  double last_chunk_ = 0;  // work of the last chunk given
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::size_t> groups_;
-  bool closed_ = false;
+  bool ended_ = false;  // no group will be added
 };
 
-void serve_rank0(const SweepWork& work) {
-  LocalGroups groups;
+void serve_rank0(const MpiJob& job, const SweepWork& work) {
+  LocalGroups groups(work);
+  {  // the first chunk, from the plan: the same as rank 0 took from its queue for this rank
+    GroupQueue plan(work);
+    const auto [first, last] = plan.take_first_chunks(job.size(), chunk_share(job))[job.rank() - 1];
+    if (first == last) groups.last_given();
+    else groups.add(first, last);
+  }
   std::mutex finished_mutex;
   std::vector<GroupOutcome> finished;  // since the last request
   std::atomic<std::size_t> done{0};
@@ -226,10 +271,10 @@ void serve_rank0(const SweepWork& work) {
       int arrived = 0;
       MPI_Test(&pending, &arrived, MPI_STATUS_IGNORE);
       if (!arrived) return;
-      if (range.first == range.last) groups.close();
+      if (range.first == range.last) groups.last_given();
       else groups.add(range.first, range.last);
     }
-    if (groups.wants_more()) {  // ask while the threads still work on the last groups
+    if (groups.wants_more(work.threads())) {  // ask while the threads still have groups to start
       send(RankRequest{});
       MPI_Irecv(&range, 2, MPI_UINT64_T, 0, kRangeTag, MPI_COMM_WORLD, &pending);
     }
@@ -273,7 +318,7 @@ std::optional<SweepResult> run_sweep_on_ranks(const MpiJob& job, SweepWork& work
   work.set_rank(job.rank());
   report_deaths(job.rank());  // after MPI_Init, whose own handlers print a stack trace instead
   if (job.rank() == 0) return coordinate(job, work, progress);
-  serve_rank0(work);
+  serve_rank0(job, work);
   return std::nullopt;
 }
 

@@ -384,15 +384,26 @@ std::optional<std::size_t> GroupQueue::next() {
   return next_++;
 }
 
-std::pair<std::size_t, std::size_t> GroupQueue::take(double share) {
+std::pair<std::size_t, std::size_t> GroupQueue::take(double share, double at_least) {
   const std::lock_guard<std::mutex> lock(mutex_);
   const std::size_t end = work_after_.size() - 1, first = next_;
   if (first == end) return {first, first};
-  const double budget = work_after_[first] * share;
+  const double budget = std::max(work_after_[first] * share, at_least);
   std::size_t last = first + 1;
   while (last < end && work_after_[first] - work_after_[last + 1] <= budget) ++last;
   next_ = last;
   return {first, last};
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> GroupQueue::take_first_chunks(int ranks, double share) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (int r = 1; r < ranks; ++r) out.push_back(take(share));
+  return out;
+}
+
+double GroupQueue::left() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return work_after_[next_];
 }
 
 void GroupQueue::close() {

@@ -117,9 +117,15 @@ class GroupQueue {
   explicit GroupQueue(const SweepWork& work);
   std::optional<std::size_t> next();
   // [first, last): at least one group while any is left, then groups while their work stays
-  // under `share` of what was left; empty when none is left.
-  std::pair<std::size_t, std::size_t> take(double share);
+  // under `share` of what was left, or under `at_least` (work, SweepWork::work's unit) where
+  // that is more; empty when none is left.
+  std::pair<std::size_t, std::size_t> take(double share, double at_least = 0);
   void close();  // hands nothing out from now on
+  double left();  // the work of the groups not handed out
+  // The first chunk of each of ranks 1 .. ranks - 1, in rank order, each `take(share)`: what
+  // every rank of an MPI job computes from the plan alone, so that no rank waits for a first
+  // answer (rank 0 takes them from its queue, rank r keeps the r-th, empty when none was left).
+  std::vector<std::pair<std::size_t, std::size_t>> take_first_chunks(int ranks, double share);
 
  private:
   std::vector<double> work_after_;  // work_after_[g]: work of groups g, g+1, ...

@@ -54,4 +54,21 @@ struct SweepPage {
 
 void write_html_sweep(std::ostream& out, const SweepPage& page);
 
+// A sweep of several blocks (docs/sweep.md#blocks) on one page: links to each block, each
+// block's page as a section of its own (ids "block-K-best", ...), then the comparisons across
+// blocks as tables.
+struct SweepBlocksPage {
+  struct Block {
+    std::string name;  // the link's text
+    SweepPage page;    // its title heads its section; its generator is not shown
+  };
+  std::string title = "pipesim sweep";
+  std::vector<Block> blocks;
+  std::string across_note;                                 // what is compared across blocks, or why nothing is
+  std::vector<std::pair<std::string, SweepTable>> across;  // a title and a table per comparison
+  std::string generator = "pipesim";
+};
+
+void write_html_sweep_blocks(std::ostream& out, const SweepBlocksPage& page);
+
 }  // namespace pipesim
