@@ -232,6 +232,30 @@ TEST(SweepRanks, ABuildWithoutMpiRefusesToRunAsOneOfSeveralRanks) {
 
 #endif
 
+// srun of several tasks without an MPI plugin (srun --mpi=none) gives no PMI to start MPI
+// with: every task refuses, task 0 says why in one line, no file is written. A batch script's
+// own commands (SLURM_PROCID without SLURM_STEP_NUM_TASKS) and a step of one task run alone.
+TEST(SweepSrun, WithoutAnMpiPluginIsRefusedWithOneLine) {
+  const Folder dir("srun");
+  std::ofstream(dir.path("s.csv")) << "before\n";
+  for (const char* task : {"0", "1"}) {
+    const Result r = dir.run(std::string("SLURM_PROCID=") + task + " SLURM_STEP_NUM_TASKS=2 " + kPipesim + " " + kGrid +
+                             " --csv s.csv");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_EQ(r.out, task[0] == '0' ? "pipesim: error: started by srun as task 0 of 2 without an MPI plugin: run srun "
+                                      "--mpi=pmix (or set MpiDefault=pmix in slurm.conf; "
+                                      "docs/sweep.md#a-slurm-batch-script)\n"
+                                    : "")
+        << "task " << task;
+  }
+  EXPECT_EQ(slurp(dir.path("s.csv")), "before\n");
+  for (const char* env : {"SLURM_PROCID=0 SLURM_NTASKS=2", "SLURM_PROCID=0 SLURM_STEP_NUM_TASKS=1"}) {
+    const Result r = dir.run(std::string(env) + " " + kPipesim + " " + kGrid + " --csv s.csv");
+    EXPECT_EQ(r.code, 0) << env << ": " << r.out;
+  }
+  EXPECT_NE(slurp(dir.path("s.csv")), "before\n");
+}
+
 // Alone, a configuration that fails for a reason of its own (a bug, here injected) is named.
 TEST(SweepFailure, OneProcessNamesTheConfiguration) {
   const Folder dir("alone");

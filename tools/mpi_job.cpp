@@ -35,6 +35,9 @@ MpiLaunch mpi_launch() {
     const int r = env_number(rank), s = env_number(size);
     if (r >= 0 && s > r) return {r, s};
   }
+  // A job step's tasks (not a batch script's commands, which have no SLURM_STEP_NUM_TASKS).
+  const int task = env_number("SLURM_PROCID"), tasks = env_number("SLURM_STEP_NUM_TASKS");
+  if (task >= 0 && tasks > 1 && tasks > task) return {task, tasks, true};
   return {};
 }
 
@@ -58,6 +61,10 @@ std::string mpi_version_line() {
 MpiJob::MpiJob() {
   const MpiLaunch launch = mpi_launch();
   if (launch.size == 1) return;
+  if (launch.without_pmi)
+    throw InputError("started by srun as task " + std::to_string(launch.rank) + " of " + std::to_string(launch.size) +
+                     " without an MPI plugin: run srun --mpi=pmix (or set MpiDefault=pmix in slurm.conf; "
+                     "docs/sweep.md#a-slurm-batch-script)");
 #if PIPESIM_HAVE_MPI
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);  // the errors abort (MPI_ERRORS_ARE_FATAL)

@@ -13,6 +13,10 @@ namespace pipesim {
 struct MpiLaunch {
   int rank = 0;
   int size = 1;
+  // Started by srun as one of several tasks, but without an MPI plugin (srun --mpi=none, the
+  // default of a slurm.conf without MpiDefault): SLURM_PROCID and SLURM_STEP_NUM_TASKS, and
+  // no PMI to initialise MPI with. MpiJob refuses it.
+  bool without_pmi = false;
 };
 MpiLaunch mpi_launch();
 

@@ -2,7 +2,9 @@
 // `pipesim sweep` on the ranks of an MPI job (docs/sweep.md#mpi). Every rank builds the same
 // SweepWork from the same command line. Rank 0 evaluates groups on its own threads and hands
 // the others chunks of groups on demand, about a quarter of the remaining work per rank at a
-// time (so chunks shrink towards the end and a slow group holds no one up); each rank
+// time (so chunks shrink towards the end and a slow group holds no one up) but at least a few
+// milliseconds of it; each rank's first chunk comes from the plan, without a request, and a
+// rank asks for the next one while half of its last one is still to start. Each rank
 // evaluates its chunk on its own threads and sends the outcomes back with its next request
 // (tools/sweep_wire.hpp). Rank 0 collects them in a SweepCollector: the result, and so every
 // output, is the one of a single process. Only the main thread of a rank calls MPI
