@@ -341,7 +341,7 @@ void add_sweep_command(CLI::App& app) {
                                            : std::to_string(job.size()) + " ranks x " + std::to_string(threads) +
                                                  (threads == 1 ? " thread" : " threads");
     const std::string in_blocks = blocks.size() == 1 ? "" : " in " + std::to_string(blocks.size()) + " blocks";
-    std::fprintf(stderr, "sweep: %zu combinations%s (%zu evaluated, %zu skipped) in %.2f s on %s\n", combinations,
+    std::fprintf(stderr, "sweep: %zu combinations%s (%zu evaluated, %zu skipped) in %.3f s on %s\n", combinations,
                  in_blocks.c_str(), evaluated, skipped, seconds, on.c_str());
 
     for (std::size_t k = 0; k < blocks.size(); ++k)
