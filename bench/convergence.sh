@@ -51,15 +51,15 @@ summary() { python3 bench/convergence_summary.py "$@" 3.4 3.2 3.05; }
 {
   echo "# bench/convergence.sh, started $started on $(uname -n) ($(nproc) cores), load average $load_before;"
   echo "# $SECONDS s in all, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-  echo "== gpt-tiny-tuned: each schedule at its rate tuned for the run's target"
+  echo "== gpt-tiny-tuned: each schedule at its best rate for each target"
   summary "$out/gpt-tiny-tuned.json"
   for lr in ${LRS//,/ }; do
     echo "== gpt-tiny-tuned at lr $lr for every schedule"
     summary --lr "$lr" "$out/gpt-tiny-tuned.json"
   done
-  echo "== gpt-tiny-variants: each variant at its better rate"
+  echo "== gpt-tiny-variants: each variant at its better rate for each target"
   summary "$out/gpt-tiny-variants.json"
-  echo "== gpt-tiny-wide: each schedule at its rate tuned for the run's target"
+  echo "== gpt-tiny-wide: each schedule at its best rate for each target"
   summary "$out/gpt-tiny-wide.json"
   for lr in ${WIDE_LRS//,/ }; do
     echo "== gpt-tiny-wide at lr $lr for every schedule"
