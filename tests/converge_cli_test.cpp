@@ -1,7 +1,9 @@
 // `pipesim converge` (tools/cmd_converge.cpp) end to end on a tiny proxy and a small text:
 // the table with its assumption, iterations to the target, the simulated time, byte-identical
-// reruns, the report's plots.
+// reruns, the report's plots, the learning rate tuned per schedule and the generators'
+// variants.
 #include <fstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -14,14 +16,14 @@ using namespace testing_cli;
 using ::testing::HasSubstr;
 
 // A proxy smaller than gpt-tiny and a text of 4 KB, so the test takes about a second.
-std::string args() {
+std::string args(const std::string& lr = "0.01") {
   const std::string model = temp_path("converge_micro.json"), text = temp_path("converge_text.txt");
   std::ofstream(model) << R"({"models": [{"name": "micro", "family": "gpt", "layers": 2, "hidden": 32, "heads": 2,
     "ffn_hidden": 64, "seq_len": 16, "vocab": 256, "mlp": "gelu", "source": "test"}]})";
   std::ofstream out(text);
   for (int k = 0; k < 100; ++k) out << "all work and no play makes jack a dull boy " << k << "\n";
   return "converge --proxy-model " + model + " --data " + text +
-         " --schedules 1f1b,pipedream -p 2 -m 2 --iterations 6 --validate-every 2 --seeds 1,2 --lr 0.01";
+         " --schedules 1f1b,pipedream -p 2 -m 2 --iterations 6 --validate-every 2 --seeds 1,2 --lr " + lr;
 }
 
 TEST(ConvergeCli, IterationsToTargetTimesSimulatedTime) {
@@ -58,6 +60,90 @@ TEST(ConvergeCli, RerunsAreByteIdenticalAndTheReportPlots) {
   EXPECT_EQ(slurp(report), first);
   // Without --model the time is the proxy's own, measured (and so not repeatable).
   EXPECT_THAT(run(args()).out, HasSubstr("per iteration measured on the proxy run"));
+}
+
+// The rule of tools/convergence.hpp, recomputed from the JSON of every rate: the most seeds
+// reaching the target, the fewest iterations (lower median), the lower mean final loss, the
+// lower rate.
+std::tuple<long, int, double, double> score(const nlohmann::json& run) {
+  long reached = 0;
+  for (const auto& seed : run["seeds"]) reached += seed["iterations_to_target"].is_null() ? 0 : 1;
+  const int iterations = run["iterations_to_target"].is_null() ? 1 << 30 : run["iterations_to_target"].get<int>();
+  return {-reached, iterations, run["mean_final_validation_loss"].get<double>(), run["lr"].get<double>()};
+}
+
+TEST(ConvergeCli, EachScheduleTakesItsBestRateAndEveryRateStaysBesideIt) {
+  const std::string tuned = args("0.03,0.01,0.002") + " --model gpt3-1.3b";
+  const auto j = nlohmann::json::parse(run(tuned + " --json").out);
+  EXPECT_EQ(j["lr"], nlohmann::json::parse("[0.03, 0.01, 0.002]"));
+  ASSERT_EQ(j["schedules"].size(), 2u);
+  ASSERT_EQ(j["every_rate"].size(), 6u);  // schedule by schedule, the rates in the order given
+  for (std::size_t k = 0; k < 2; ++k) {
+    const auto& best = j["schedules"][k];
+    const nlohmann::json* expected = nullptr;
+    for (std::size_t r = 0; r < 3; ++r) {
+      const auto& run_at = j["every_rate"][3 * k + r];
+      EXPECT_EQ(run_at["schedule"], best["schedule"]);
+      if (!expected || score(run_at) < score(*expected)) expected = &run_at;
+    }
+    nlohmann::json same = best;
+    same.erase("lr_at_grid_end");
+    EXPECT_EQ(same, *expected) << best["schedule"];
+    EXPECT_EQ(best["lr_at_grid_end"], best["lr"] != 0.01);
+  }
+  // Every rate's runs are the single-rate runs' numbers.
+  const auto single = nlohmann::json::parse(run(args("0.002") + " --model gpt3-1.3b --json").out);
+  for (std::size_t k = 0; k < 2; ++k)
+    for (std::size_t seed = 0; seed < 2; ++seed)
+      for (const char* key : {"validation", "training_loss", "staleness"})
+        EXPECT_EQ(single["schedules"][k]["seeds"][seed][key], j["every_rate"][3 * k + 2]["seeds"][seed][key]) << key;
+  // The target chosen: each schedule at its best rate reaches it on every seed.
+  for (const auto& best : j["schedules"])
+    for (const auto& seed : best["seeds"]) EXPECT_FALSE(seed["iterations_to_target"].is_null()) << best["schedule"];
+  // The table names each schedule's rate and lists every rate; reruns are byte-identical.
+  const Result text = run(tuned);
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_THAT(text.out, HasSubstr("learning rate tuned per schedule over 0.03, 0.01, 0.002: the rate with the most seeds"));
+  EXPECT_THAT(text.out, HasSubstr("each schedule at its best rate:\n"));
+  EXPECT_THAT(text.out, HasSubstr("every rate (the same target):\n"));
+  EXPECT_EQ(run(tuned).out, text.out);
+  const std::string report = temp_path("converge_tuned.html");
+  ASSERT_EQ(run(tuned + " --report " + report).code, 0);
+  EXPECT_THAT(slurp(report), HasSubstr("aria-label=\"validation loss against iterations at lr 0.002\""));
+}
+
+TEST(ConvergeCli, VariantsOfAGeneratorAreRowsNamedAfterTheirSettings) {
+  // 4 layers for p = 4 (AMDP takes a multiple of 4 devices).
+  const std::string model = temp_path("converge_micro4.json"), text = temp_path("converge_text.txt");
+  (void)args();  // writes the text
+  std::ofstream(model) << R"({"models": [{"name": "micro4", "family": "gpt", "layers": 4, "hidden": 32, "heads": 2,
+    "ffn_hidden": 64, "seq_len": 16, "vocab": 256, "mlp": "gelu", "source": "test"}]})";
+  const std::string common = "converge --proxy-model " + model + " --data " + text +
+                             " -p 4 -m 4 --iterations 4 --validate-every 2 --lr 0.01 --json";
+  const auto j = nlohmann::json::parse(
+      run(common + " --schedules amp,pipedream-2bw,amdp --max-active-keys 1,2 --min-update-frequency 1,2 "
+                   "--twobw-policy double-buffer,naive --amdp-update code,late")
+          .out);
+  std::vector<std::string> names;
+  for (const auto& s : j["schedules"]) names.push_back(s["schedule"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"amp keys=1 freq=1", "amp keys=1 freq=2", "amp keys=2 freq=1",
+                                             "amp keys=2 freq=2", "pipedream-2bw policy=double-buffer",
+                                             "pipedream-2bw policy=naive", "amdp update=code", "amdp update=late"}));
+  EXPECT_EQ(j["schedules"][2]["settings"], nlohmann::json::parse(R"({"max-active-keys": 2, "min-update-frequency": 1})"));
+  EXPECT_EQ(j["schedules"][5]["settings"], nlohmann::json::parse(R"({"twobw-policy": "naive"})"));
+  // The settings reach the generator: one instance in flight is never stale, two are.
+  EXPECT_EQ(j["schedules"][0]["seeds"][0]["staleness"]["max_mismatch"], 0);
+  EXPECT_GT(j["schedules"][2]["seeds"][0]["staleness"]["max_mismatch"], 0);
+  EXPECT_NE(j["schedules"][4]["seeds"][0]["staleness"], j["schedules"][5]["seeds"][0]["staleness"]);
+  // One value other than the default is named too (a sweep names only what varies).
+  const auto naive = nlohmann::json::parse(run(common + " --schedules 1f1b,pipedream-2bw --twobw-policy naive").out);
+  EXPECT_EQ(naive["schedules"][0]["schedule"], "1f1b");
+  EXPECT_EQ(naive["schedules"][1]["schedule"], "pipedream-2bw policy=naive");
+  EXPECT_EQ(naive["schedules"][1]["seeds"][0]["validation"], j["schedules"][5]["seeds"][0]["validation"]);
+  // A setting no listed generator reads is refused, as in every command.
+  const Result r = run(common + " --schedules 1f1b --max-active-keys 1,2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.out, HasSubstr("--max-active-keys: not a setting of 1f1b"));
 }
 
 }  // namespace

@@ -37,13 +37,8 @@ CLI::Validator integer_check() {
 CLI::Validator number_check() {
   return CLI::Validator(
       [](std::string& v) -> std::string {
-        // Digits, one point, an exponent: what strtod reads, without its nan, inf and hex forms.
-        const bool plain = v.find_first_not_of("0123456789.eE+-") == std::string::npos;
-        char* end = nullptr;
-        const double d = plain ? std::strtod(v.c_str(), &end) : 0.0;
-        if (!plain || v.empty() || end != v.c_str() + v.size()) return quote(v) + ": expected a decimal number";
-        if (!std::isfinite(d)) return quote(v) + ": out of range";
-        return {};
+        const std::string problem = number_problem(v);
+        return problem.empty() ? problem : quote(v) + ": " + problem;
       },
       "", "pipesim-number");
 }
@@ -75,6 +70,16 @@ std::string cli_error_text(const CLI::Error& e) {
              " is out of range for this option";
   }
   return what;
+}
+
+std::string number_problem(const std::string& v) {
+  // Digits, one point, an exponent: what strtod reads, without its nan, inf and hex forms.
+  const bool plain = v.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  char* end = nullptr;
+  const double d = plain ? std::strtod(v.c_str(), &end) : 0.0;
+  if (!plain || v.empty() || end != v.c_str() + v.size()) return "expected a decimal number";
+  if (!std::isfinite(d)) return "out of range";
+  return {};
 }
 
 void add_value_checks(CLI::App& app) {

@@ -19,6 +19,10 @@ namespace pipesim {
 
 void add_value_checks(CLI::App& app);  // app and all its subcommands
 
+// Why `text` is not a number as the number flags take it ("expected a decimal number",
+// "out of range"); empty when it is one (then std::strtod reads all of it).
+std::string number_problem(const std::string& text);
+
 // A CLI11 error as one line for a person: CLI11's "Could not convert: --stages =
 // 99999999999" becomes "--stages: '99999999999' is out of range for this option".
 std::string cli_error_text(const CLI::Error& e);

@@ -14,7 +14,7 @@
 
 namespace pipesim {
 
-void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name) {
+void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name, const std::vector<std::string_view>& own) {
   if (with_name) {
     auto* name = app.add_option("--schedule", o.name, "Schedule generator (see `pipesim schedule --list`)")
                      ->capture_default_str();
@@ -22,6 +22,7 @@ void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name) {
         ->excludes(name);
   }
   for (const ScheduleSetting& setting : schedule_settings()) {
+    if (std::find(own.begin(), own.end(), setting.name()) != own.end()) continue;
     const std::string flags(setting.flags), help(setting.help);
     auto* option = setting.number ? app.add_option(flags, o.params.*setting.number, help)
                                   : app.add_option(flags, o.params.*setting.text, help);

@@ -33,8 +33,11 @@ struct CostOptions {
   std::vector<std::string> stage_overrides;  // "STAGE:FWD:BWD[:WGRAD]"
 };
 
-// `with_name` adds --schedule (simulate, schedule); compare adds its own --schedules.
-void add_schedule_flags(CLI::App& app, ScheduleOptions& options, bool with_name);
+// `with_name` adds --schedule (simulate, schedule); compare adds its own --schedules. The
+// settings named in `own` ("max-active-keys", ...) get no flag here: the command adds its own
+// (converge: comma-separated lists, one row per variant).
+void add_schedule_flags(CLI::App& app, ScheduleOptions& options, bool with_name,
+                        const std::vector<std::string_view>& own = {});
 void add_cost_flags(CLI::App& app, CostOptions& options);
 
 // Its flags are the uniform cost model's (tools/cost_model_registry.hpp).

@@ -4,7 +4,12 @@
 // analytical cost model), or, without --model, measured on the proxy run itself. The answer
 // is their product, printed with its assumption: that the proxy's iterations-to-target
 // (and their ratio between schedules) carry over to the real model (docs/convergence.md).
+//
+// Several learning rates (--lr 1e-3,3e-3) train every schedule at each, and the answer takes
+// each schedule's best (tuned_runs); the generators' settings take lists as in `sweep`
+// (--max-active-keys 2,4 --amdp-update code,early): one row per variant ("amp keys=2").
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -23,7 +28,9 @@
 #include "tools/commands.hpp"
 #include "tools/convergence.hpp"
 #include "tools/hardware_flags.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/report.hpp"
+#include "tools/sweep_grid.hpp"
 
 namespace pipesim {
 namespace {
@@ -34,7 +41,14 @@ struct ConvergeFlags {
   std::string data = "fortunes";
   std::string seeds = "1";
   std::string optimizer = "adam";
-  double lr = 3e-3;
+  std::string lr = "3e-3";
+  // The generators' settings, comma-separated as in `sweep` (tools/sweep_grid.hpp).
+  std::string chunks = "2";
+  std::string concat = "direct";
+  std::string max_active_keys;  // empty: p (AMP's default)
+  std::string min_update_frequency = "1";
+  std::string twobw_policy = "double-buffer";
+  std::string amdp_update = "code";
   double target = 0;
   int validate_every = 10;
   bool json = false;
@@ -60,6 +74,61 @@ std::vector<std::uint64_t> parse_seeds(const std::string& text) {
   return out;
 }
 
+// --lr: rates > 0 in the order given, none twice.
+std::vector<double> parse_rates(const std::string& text) {
+  const std::string form = "give learning rates > 0, comma-separated, e.g. 1e-3,3e-3,1e-2";
+  std::vector<std::string> items;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (std::all_of(items.begin(), items.end(), [](const std::string& i) { return i.empty(); }))
+    throw InputError("--lr: no learning rate in " + quote(text) + "; " + form);
+  std::vector<double> out;
+  std::vector<std::string> texts;
+  for (const std::string& item : items) {
+    if (item.empty()) throw InputError("--lr: an empty item in " + quote(text) + "; " + form);
+    if (const std::string problem = number_problem(item); !problem.empty())
+      throw InputError("--lr: " + quote(item) + ": " + problem + "; " + form);
+    const double lr = std::strtod(item.c_str(), nullptr);
+    if (!(lr > 0)) throw InputError("--lr: " + quote(item) + " is not > 0; " + form);
+    const auto same = std::find(out.begin(), out.end(), lr);
+    if (same != out.end()) {
+      const std::string& first = texts[static_cast<std::size_t>(same - out.begin())];
+      throw InputError("--lr: " + quote(item) + " is listed twice" + (first == item ? "" : " (as " + quote(first) + ")"));
+    }
+    out.push_back(lr);
+    texts.push_back(item);
+  }
+  return out;
+}
+
+// Every variant of the generators in `names` the setting lists describe.
+std::vector<SweepVariant> variants_of(const std::vector<std::string>& names, const ConvergeFlags& f) {
+  VariantLists lists;
+  lists.schedules = names;
+  lists.name_off_default = true;
+  lists.chunks = parse_int_grid(f.chunks, "--chunks");
+  lists.concat = parse_choice_grid(f.concat, "concat");
+  if (!f.max_active_keys.empty()) lists.max_active_keys = parse_int_grid(f.max_active_keys, "--max-active-keys");
+  lists.min_update_frequency = parse_int_grid(f.min_update_frequency, "--min-update-frequency");
+  lists.twobw_policy = parse_choice_grid(f.twobw_policy, "twobw-policy");
+  lists.amdp_update = parse_choice_grid(f.amdp_update, "amdp-update");
+  return expand_variants(lists);
+}
+
+// The settings `generator` reads, by name, with their values in `params`.
+nlohmann::ordered_json settings_json(const std::string& generator, const ScheduleParams& params) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const std::string_view name : find_generator(generator).settings) {
+    const ScheduleSetting& s = find_setting(name);
+    out[std::string(name)] = s.number ? nlohmann::ordered_json(params.*s.number) : nlohmann::ordered_json(params.*s.text);
+  }
+  return out;
+}
+
 // Simulated time of one steady-state iteration of `schedule` for --model on --hardware.
 Tick simulated_iteration(const HardwareOptions& ho, const Schedule& schedule) {
   const AnalyticalCostModel costs = analytical_model(ho, ho.hardware, schedule);
@@ -78,7 +147,8 @@ void add_converge_command(CLI::App& app) {
   auto ho = std::make_shared<HardwareOptions>();
   so->params.iterations = 300;
   cmd->add_option("--schedules", f->schedules, "Comma-separated generator names, or 'all'")->capture_default_str();
-  add_schedule_flags(*cmd, *so, false);
+  add_schedule_flags(*cmd, *so, false,
+                     {"chunks", "concat", "max-active-keys", "min-update-frequency", "twobw-policy", "amdp-update"});
   const std::size_t before = cmd->get_options().size();
   add_hardware_flags(*cmd, *ho);
   std::vector<CLI::Option*> hardware_flags = cmd->get_options();
@@ -89,9 +159,23 @@ void add_converge_command(CLI::App& app) {
   cmd->add_option("--seeds", f->seeds, "Comma-separated seeds (weights and data order); each schedule runs once per seed")
       ->capture_default_str();
   cmd->add_option("--optimizer", f->optimizer, "sgd or adam")->check(CLI::IsMember({"sgd", "adam"}))->capture_default_str();
-  cmd->add_option("--lr", f->lr, "Learning rate, the same for every schedule")->capture_default_str();
+  cmd->add_option("--lr", f->lr,
+                  "Learning rate, the same for every schedule; several, comma-separated (1e-3,3e-3,1e-2): each "
+                  "schedule trains at each and the answer takes its best")
+      ->capture_default_str();
+  const std::string list = ", comma-separated: one row per value";
+  cmd->add_option("-v,--chunks", f->chunks, "Chunks per device (interleaved)" + list)->capture_default_str();
+  cmd->add_option("--concat", f->concat, "Chimera with m > p: direct, doubling, halving" + list)->capture_default_str();
+  cmd->add_option("--max-active-keys", f->max_active_keys, "AMP: instances in flight" + list + " [default: p]");
+  cmd->add_option("--min-update-frequency", f->min_update_frequency,
+                  "AMP: local update after this many backwards at a stage" + list)
+      ->capture_default_str();
+  cmd->add_option("--twobw-policy", f->twobw_policy, "PipeDream-2BW: double-buffer, naive" + list)->capture_default_str();
+  cmd->add_option("--amdp-update", f->amdp_update, "AMDP: position of the optimizer step, code, early, late" + list)
+      ->capture_default_str();
   cmd->add_option("--target", f->target,
-                  "Validation loss to reach; 0: the highest of the schedules' lowest losses (one every schedule reaches)")
+                  "Validation loss to reach; 0: chosen from the runs, one every schedule reaches on every seed at "
+                  "one of its rates at least (docs/convergence.md)")
       ->capture_default_str();
   cmd->add_option("--validate-every", f->validate_every, "Iterations between validation points")->capture_default_str();
   cmd->add_flag("--json", f->json, "Print one JSON object instead of tables");
@@ -108,36 +192,54 @@ void add_converge_command(CLI::App& app) {
                        std::to_string(f->target));
     const std::vector<std::string> names = parse_schedule_list(f->schedules);
     const std::vector<std::uint64_t> seeds = parse_seeds(f->seeds);
+    const std::vector<double> rates = parse_rates(f->lr);
     CommandFiles files;
     files.catalog_input("--proxy-model", f->proxy);
     files.catalog_input("--model", ho->model);
     if (f->data != "fortunes") files.input("--data", f->data);
     OutputFile* report = files.output("--report", f->report);
     check_generator_flags(*cmd, names);
+    const std::vector<SweepVariant> variants = variants_of(names, *f);
     const ModelSpec proxy = find_model(f->proxy);
     RunOptions options;
-    options.optimizer = {f->optimizer == "sgd" ? OptimizerKind::Sgd : OptimizerKind::Adam, f->lr};
+    const OptimizerKind kind = f->optimizer == "sgd" ? OptimizerKind::Sgd : OptimizerKind::Adam;
+    options.optimizer = {kind, rates.front()};
     options.validate_every = f->validate_every;
     options.data = load_text_corpus(f->data);
-    std::vector<ScheduleConvergence> results;
-    for (const std::string& name : names) {
-      const Schedule schedule = make_schedule(*cmd, *so, name);
-      ScheduleConvergence r;
-      r.schedule = name;
+    // Every schedule generated and checked before the first (long) training run.
+    std::vector<Schedule> schedules;
+    std::vector<nlohmann::ordered_json> generator_settings;
+    for (const SweepVariant& variant : variants) {
+      ScheduleOptions vo = *so;
+      vo.params.v = variant.settings.v;
+      vo.params.concat = variant.settings.concat;
+      vo.params.max_active_keys = variant.settings.max_active_keys;
+      vo.params.min_update_frequency = variant.settings.min_update_frequency;
+      vo.params.twobw_policy = variant.settings.twobw_policy;
+      vo.params.amdp_update = variant.settings.amdp_update;
+      schedules.push_back(make_schedule(*cmd, vo, variant.schedule));
+      generator_settings.push_back(settings_json(variant.schedule, vo.params));
       for (const std::uint64_t seed : seeds) {
         options.seed = seed;
-        check_run(schedule, proxy, options);
+        check_run(schedules.back(), proxy, options);
       }
-      if (!ho->model.empty()) r.simulated_iteration = simulated_iteration(*ho, schedule);
-      for (const std::uint64_t seed : seeds) {
-        options.seed = seed;
-        const MeasuredRun run = run_schedule(schedule, proxy, options);
-        const Metrics m = summarize(schedule, run.result);
-        r.seeds.push_back(SeedCurve{seed, run.validation, run.iteration_loss, m.time_per_iteration, m.staleness});
-      }
-      results.push_back(std::move(r));
     }
-    const ConvergenceSettings settings{f->proxy, options.data->name, f->optimizer, f->lr, so->params.p,
+    std::vector<ScheduleConvergence> results;
+    for (std::size_t k = 0; k < variants.size(); ++k) {
+      const Tick simulated = ho->model.empty() ? 0 : simulated_iteration(*ho, schedules[k]);
+      for (const double lr : rates) {
+        ScheduleConvergence r{variants[k].label, generator_settings[k], lr, simulated, {}};
+        options.optimizer = {kind, lr};
+        for (const std::uint64_t seed : seeds) {
+          options.seed = seed;
+          const MeasuredRun run = run_schedule(schedules[k], proxy, options);
+          const Metrics m = summarize(schedules[k], run.result);
+          r.seeds.push_back(SeedCurve{seed, run.validation, run.iteration_loss, m.time_per_iteration, m.staleness});
+        }
+        results.push_back(std::move(r));
+      }
+    }
+    const ConvergenceSettings settings{f->proxy, options.data->name, f->optimizer, rates, so->params.p,
                                        so->params.m, so->params.iterations, ho->model, ho->hardware,
                                        f->target > 0 ? f->target : common_target(results), f->target == 0};
     if (report) write_convergence_report(report->stream(), settings, results);

@@ -129,11 +129,7 @@ SweepGrid make_grid(const SweepFlags& f) {
   VariantLists lists;
   lists.schedules = parse_schedule_grid(f.schedules);
   lists.chunks = parse_int_grid(f.chunks, "--chunks");
-  lists.concat = parse_name_grid(f.concat, "--concat");
-  const ScheduleSetting& concat = find_setting("concat");
-  for (const std::string& c : lists.concat)
-    if (std::find(concat.choices.begin(), concat.choices.end(), c) == concat.choices.end())
-      throw InputError("--concat: expected " + concat.choices_text() + ", got " + quote(c));
+  lists.concat = parse_choice_grid(f.concat, "concat");
   if (!f.max_active_keys.empty()) lists.max_active_keys = parse_int_grid(f.max_active_keys, "--max-active-keys");
   lists.min_update_frequency = parse_int_grid(f.min_update_frequency, "--min-update-frequency");
   g.variants = expand_variants(lists);

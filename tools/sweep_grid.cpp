@@ -83,6 +83,15 @@ std::vector<std::string> parse_name_grid(std::string_view text, std::string_view
   return names;
 }
 
+std::vector<std::string> parse_choice_grid(std::string_view text, std::string_view setting) {
+  const ScheduleSetting& s = find_setting(setting);
+  std::vector<std::string> names = parse_name_grid(text, s.flag());
+  for (const std::string& name : names)
+    if (std::find(s.choices.begin(), s.choices.end(), name) == s.choices.end())
+      throw InputError(s.flag() + ": expected " + s.choices_text() + ", got " + quote(name));
+  return names;
+}
+
 std::vector<std::string> parse_schedule_grid(std::string_view text) {
   if (trim(text) == "all") {
     std::vector<std::string> all;
@@ -107,6 +116,11 @@ std::vector<SweepVariant> expand_variants(const VariantLists& lists) {
     const auto varies = [&](std::string_view setting, std::size_t values) {
       return values > 1 && std::find(reads.begin(), reads.end(), setting) != reads.end();
     };
+    const ScheduleParams defaults;
+    const auto named = [&](std::string_view setting, std::size_t values, bool is_default) {
+      return varies(setting, values) ||
+             (lists.name_off_default && !is_default && std::find(reads.begin(), reads.end(), setting) != reads.end());
+    };
     const auto one_or_all = [&](std::string_view setting, const auto& values) {
       using T = typename std::decay_t<decltype(values)>::value_type;
       return varies(setting, values.size()) ? values : std::vector<T>{values.front()};
@@ -114,19 +128,30 @@ std::vector<SweepVariant> expand_variants(const VariantLists& lists) {
     for (int v : one_or_all("chunks", lists.chunks))
       for (const std::string& concat : one_or_all("concat", lists.concat))
         for (int keys : one_or_all("max-active-keys", lists.max_active_keys))
-          for (int freq : one_or_all("min-update-frequency", lists.min_update_frequency)) {
-            SweepVariant variant{name, {}, name};
-            variant.settings.v = v;
-            variant.settings.concat = concat;
-            variant.settings.max_active_keys = keys;
-            variant.settings.min_update_frequency = freq;
-            if (varies("chunks", lists.chunks.size())) variant.label += " v=" + std::to_string(v);
-            if (varies("concat", lists.concat.size())) variant.label += " concat=" + concat;
-            if (varies("max-active-keys", lists.max_active_keys.size())) variant.label += " keys=" + std::to_string(keys);
-            if (varies("min-update-frequency", lists.min_update_frequency.size()))
-              variant.label += " freq=" + std::to_string(freq);
-            out.push_back(std::move(variant));
-          }
+          for (int freq : one_or_all("min-update-frequency", lists.min_update_frequency))
+            for (const std::string& policy : one_or_all("twobw-policy", lists.twobw_policy))
+              for (const std::string& update : one_or_all("amdp-update", lists.amdp_update)) {
+                SweepVariant variant{name, {}, name};
+                variant.settings.v = v;
+                variant.settings.concat = concat;
+                variant.settings.max_active_keys = keys;
+                variant.settings.min_update_frequency = freq;
+                variant.settings.twobw_policy = policy;
+                variant.settings.amdp_update = update;
+                if (named("chunks", lists.chunks.size(), v == defaults.v)) variant.label += " v=" + std::to_string(v);
+                if (named("concat", lists.concat.size(), concat == defaults.concat))
+                  variant.label += " concat=" + concat;
+                if (named("max-active-keys", lists.max_active_keys.size(), keys == defaults.max_active_keys))
+                  variant.label += " keys=" + std::to_string(keys);
+                if (named("min-update-frequency", lists.min_update_frequency.size(),
+                          freq == defaults.min_update_frequency))
+                  variant.label += " freq=" + std::to_string(freq);
+                if (named("twobw-policy", lists.twobw_policy.size(), policy == defaults.twobw_policy))
+                  variant.label += " policy=" + policy;
+                if (named("amdp-update", lists.amdp_update.size(), update == defaults.amdp_update))
+                  variant.label += " update=" + update;
+                out.push_back(std::move(variant));
+              }
   }
   return out;
 }

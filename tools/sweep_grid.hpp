@@ -20,27 +20,38 @@ namespace pipesim {
 std::vector<int> parse_int_grid(std::string_view text, std::string_view flag);
 // Comma-separated names in the order given; InputError for an empty list or a name given twice.
 std::vector<std::string> parse_name_grid(std::string_view text, std::string_view flag);
+// parse_name_grid for the text setting `setting` ("concat"): each name one of its choices
+// (InputError "--concat: expected direct, doubling or halving, got 'x'").
+std::vector<std::string> parse_choice_grid(std::string_view text, std::string_view setting);
 // `all` or a list of generator names; InputError for unknown names (listing the known ones).
 std::vector<std::string> parse_schedule_grid(std::string_view text);
 
 // One generator with a value for each setting of it the sweep varies
-// (GeneratorInfo::settings): "interleaved v=4", "chimera concat=halving", "amp keys=2 freq=4".
+// (GeneratorInfo::settings): "interleaved v=4", "chimera concat=halving", "amp keys=2 freq=4",
+// "pipedream-2bw policy=naive", "amdp update=early".
 // A setting varies only for the generators that read it, so no two variants give the same
 // schedule because of a setting that has no effect.
 struct SweepVariant {
   std::string schedule;
-  ScheduleParams settings;  // v, concat, max_active_keys, min_update_frequency (p, m per combination)
+  ScheduleParams settings;  // v, concat, max_active_keys, min_update_frequency, twobw_policy, amdp_update
+                            // (p, m per combination)
   std::string label;        // the schedule, and the settings whose list has several values
 };
 
-// The lists of the generators' settings a sweep can vary (-v, --concat, --max-active-keys,
-// --min-update-frequency): every variant of each schedule, in the order given.
+// The lists of the generators' settings that can vary (-v, --concat, --max-active-keys,
+// --min-update-frequency; `converge` also --twobw-policy and --amdp-update): every variant of
+// each schedule, in the order given.
 struct VariantLists {
   std::vector<std::string> schedules;
   std::vector<int> chunks{2};
   std::vector<std::string> concat{"direct"};
   std::vector<int> max_active_keys{0};
   std::vector<int> min_update_frequency{1};
+  std::vector<std::string> twobw_policy{"double-buffer"};
+  std::vector<std::string> amdp_update{"code"};
+  // Also name a setting whose one value is not its default (`converge`: "pipedream-2bw
+  // policy=naive" for --twobw-policy naive); a sweep names only the settings that vary.
+  bool name_off_default = false;
 };
 std::vector<SweepVariant> expand_variants(const VariantLists& lists);
 
