@@ -146,6 +146,10 @@ double TimeBreakdown::mean_share(TimeCategory c) const {
   return static_cast<double>(sum) / static_cast<double>(span) / static_cast<double>(per_device.size());
 }
 
+BreakdownRecorder::BreakdownRecorder(const Schedule& schedule) : BreakdownRecorder(schedule.num_devices) {
+  for (std::size_t d = 0; d < ops_.size() && d < schedule.ops.size(); ++d) ops_[d].reserve(schedule.ops[d].size());
+}
+
 void BreakdownRecorder::on_op(const OpRecord& r) {
   if (!is_compute(r.op.kind)) return;  // a GradSync's time is its collective's; comms take none
   auto& list = ops_[static_cast<std::size_t>(r.ref.device)];
