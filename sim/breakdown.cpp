@@ -34,6 +34,9 @@ class DeviceAccount {
     if (a < b) out_[category] += b - a;
   }
 
+  // `ticks` (>= 0) of `category` that lie wholly inside the window: add() without clipping.
+  void add_inside(TimeCategory category, Tick ticks) { out_[category] += ticks; }
+
   // [a, b) in which the device computes nothing: DP sync while one of its collectives runs,
   // idle outside [first op's start, last op's end), pipeline wait in between.
   void add_gap(Tick a, Tick b) {
@@ -194,6 +197,16 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       }
       const Tick own = duration - contention - parts.total();
       PIPESIM_ASSERT(own >= 0 && parts.recompute >= 0 && parts.tp_comm >= 0 && parts.p2p >= 0 && parts.grad_sync >= 0);
+      if (s.start >= out.window.start && s.end <= out.window.end) {
+        // Wholly inside the window (all but the ops at its two edges): nothing to clip.
+        account.add_inside(own_work(op.kind), own);
+        account.add_inside(TimeCategory::Recompute, parts.recompute);
+        account.add_inside(TimeCategory::TpComm, parts.tp_comm);
+        account.add_inside(TimeCategory::Pipeline, parts.p2p);
+        account.add_inside(TimeCategory::DpSync, parts.grad_sync);
+        account.add_inside(TimeCategory::Contention, contention);
+        continue;
+      }
       Tick at = s.start;
       const std::pair<TimeCategory, Tick> segments[] = {{own_work(op.kind), own},
                                                         {TimeCategory::Recompute, parts.recompute},
