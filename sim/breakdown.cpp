@@ -149,15 +149,26 @@ double TimeBreakdown::mean_share(TimeCategory c) const {
   return static_cast<double>(sum) / static_cast<double>(span) / static_cast<double>(per_device.size());
 }
 
-BreakdownRecorder::BreakdownRecorder(const Schedule& schedule) : BreakdownRecorder(schedule.num_devices) {
-  for (std::size_t d = 0; d < ops_.size() && d < schedule.ops.size(); ++d) ops_[d].reserve(schedule.ops[d].size());
+BreakdownRecorder::BreakdownRecorder(const Schedule& schedule)
+    : begin_(static_cast<std::size_t>(std::max(0, schedule.num_devices))), count_(begin_.size()),
+      capacity_(begin_.size()), syncs_(begin_.size()) {
+  std::size_t total = 0;
+  for (std::size_t d = 0; d < begin_.size(); ++d) {
+    begin_[d] = total;
+    capacity_[d] = d < schedule.ops.size() ? schedule.ops[d].size() : 0;
+    total += capacity_[d];
+  }
+  spans_ = buffer_.get(total);
 }
 
 void BreakdownRecorder::on_op(const OpRecord& r) {
   if (!is_compute(r.op.kind)) return;  // a GradSync's time is its collective's; comms take none
-  auto& list = ops_[static_cast<std::size_t>(r.ref.device)];
-  PIPESIM_ASSERT(list.empty() || list.back().end <= r.start);  // one compute op at a time, in order
-  list.push_back({r.start, r.end, r.ref.index});
+  const auto d = static_cast<std::size_t>(r.ref.device);
+  PIPESIM_ASSERT(d < begin_.size() && count_[d] < capacity_[d]);  // a record of an op of the schedule
+  Span* list = spans_ + begin_[d];
+  std::size_t& n = count_[d];
+  PIPESIM_ASSERT(n == 0 || list[n - 1].end <= r.start);  // one compute op at a time, in order
+  list[n++] = Span{r.start, r.end, r.ref.index};
 }
 
 void BreakdownRecorder::on_collective(const CollectiveRecord& r) {
@@ -166,13 +177,13 @@ void BreakdownRecorder::on_collective(const CollectiveRecord& r) {
 
 TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, const CostModel& costs,
                              const BreakdownRecorder& recorder) {
-  PIPESIM_ASSERT(recorder.ops().size() == static_cast<std::size_t>(schedule.num_devices));
+  PIPESIM_ASSERT(recorder.devices() == schedule.num_devices);
   TimeBreakdown out;
   out.window = iteration_window(result);
   const OpScale scale = scale_of(schedule);
   Tick most_busy = -1;
   for (int d = 0; d < schedule.num_devices; ++d) {
-    const auto& ops = recorder.ops()[static_cast<std::size_t>(d)];
+    const std::span<const Span> ops = recorder.ops(d);
     const std::vector<Span> syncs = merged(recorder.syncs()[static_cast<std::size_t>(d)]);
     const Tick first = ops.empty() ? 0 : ops.front().start, last = ops.empty() ? 0 : ops.back().end;
     DeviceAccount account(out.window, syncs, first, last);
