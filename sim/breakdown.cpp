@@ -161,6 +161,11 @@ BreakdownRecorder::BreakdownRecorder(const Schedule& schedule)
   spans_ = buffer_.get(total);
 }
 
+void BreakdownRecorder::restart() {
+  std::fill(count_.begin(), count_.end(), 0);
+  for (auto& s : syncs_) s.clear();
+}
+
 void BreakdownRecorder::on_op(const OpRecord& r) {
   if (!is_compute(r.op.kind)) return;  // a GradSync's time is its collective's; comms take none
   const auto d = static_cast<std::size_t>(r.ref.device);

@@ -89,6 +89,7 @@ class BreakdownRecorder final : public SimObserver {
   explicit BreakdownRecorder(const Schedule& schedule);
   std::uint8_t wants() const override { return kOpRecords | kCollectiveRecords; }
   bool needs_time_order() const override { return false; }  // one list per device
+  void restart() override;
   void on_op(const OpRecord& r) override;
   void on_collective(const CollectiveRecord& r) override;
 

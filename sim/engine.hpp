@@ -87,7 +87,7 @@ SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver
 // Simulator per thread. The memory is held until the Simulator goes away.
 // The engine's two ways of running a schedule: the ready pass (sim/ready_pass.hpp), where it
 // applies and is exact, and the event loop (sim/engine.cpp) for everything. Same results,
-// same records (the pass hands each device's op records over in its order, after the run).
+// same records (the pass hands each device's op records over in its order, not in time order).
 enum class EnginePath : std::uint8_t { ReadyPass, EventLoop };
 
 class Simulator {

@@ -38,19 +38,12 @@ struct Produced {
 static_assert(sizeof(Produced) == 24);
 constexpr Tick kNotYet = -1;
 
-// Per op (device-major id): its times, what let it start last, its weight version.
-struct OpTimes {
-  Tick start, end;
-  std::uint32_t cause;  // kNone: nothing (the device's first op, without inputs)
-  std::int32_t version;
-};
-
 }  // namespace
 
 struct ReadyPassBuffers::Arrays {
   Buffer<Produced> forward, backward;
   Buffer<std::uint8_t> weight_grads;  // W(k,s) ran: duplicates are the event loop's to report
-  Buffer<OpTimes> times;
+  Buffer<std::uint32_t> causes;  // per op (device-major id): what let it start last, or kNone
 };
 
 ReadyPassBuffers::ReadyPassBuffers() = default;
@@ -62,8 +55,10 @@ namespace {
 
 class Pass {
  public:
-  Pass(const Schedule& s, const CostModel& costs, const SimProgress* progress, ReadyPassBuffers::Arrays& arrays)
-      : s_(s), costs_(costs), progress_(progress && progress->report ? progress : nullptr),
+  // `observer`: gets each op's record as it ends (null: no records).
+  Pass(const Schedule& s, const CostModel& costs, SimObserver* observer, const SimProgress* progress,
+       ReadyPassBuffers::Arrays& arrays)
+      : s_(s), costs_(costs), observer_(observer), progress_(progress && progress->report ? progress : nullptr),
         next_report_(progress_ ? std::max<std::uint64_t>(1, progress_->every) : ~std::uint64_t{0}),
         scale_(scale_of(s)), versions_(s) {
     stages_ = s.num_stages;
@@ -85,7 +80,7 @@ class Pass {
     forward_ = arrays.forward.get(entries);
     backward_ = arrays.backward.get(entries);
     weight_grads_ = arrays.weight_grads.get(entries);
-    times_ = arrays.times.get(total);
+    causes_ = arrays.causes.get(total);
     std::memset(static_cast<void*>(forward_), 0xFF, entries * sizeof(Produced));
     std::memset(static_cast<void*>(backward_), 0xFF, entries * sizeof(Produced));
     std::memset(weight_grads_, 0, entries);
@@ -127,15 +122,8 @@ class Pass {
     out.staleness = versions_.staleness();
   }
 
-  // Each device's op records, in its list's order.
-  void emit(SimObserver& observer) const {
-    for (std::size_t d = 0; d < dev_.size(); ++d) {
-      const std::vector<Op>& list = s_.ops[d];
-      const OpTimes* t = times_ + dev_[d].base;
-      for (std::uint32_t i = 0; i < dev_[d].size; ++i)
-        observer.on_op(OpRecord{OpRef{static_cast<int>(d), static_cast<int>(i)}, list[i], t[i].start, t[i].end, t[i].version});
-    }
-  }
+  // Whether the observer has had a record (restart() it if the pass gives up).
+  bool emitted() const { return observer_ && ops_done_ > 0; }
 
  private:
   struct DeviceState {
@@ -256,7 +244,8 @@ class Pass {
       iteration_end_[t] = std::max(iteration_end_[t], end);
     }
     if (microbatch_op || op.kind == OpKind::OptStep) versions_.end(op, version, forward_version, d);
-    times_[id] = OpTimes{start, end, cause, version};
+    causes_[id] = cause;
+    if (observer_) observer_->on_op(OpRecord{OpRef{d, static_cast<int>(id - dev.base)}, op, start, end, version});
     received_ += crossing;
     if (++ops_done_ >= next_report_) [[unlikely]] report_progress();
 
@@ -324,7 +313,7 @@ class Pass {
       }
     }
     std::vector<OpRef> path;
-    for (std::uint32_t id = last; id != kNone; id = times_[id].cause) {
+    for (std::uint32_t id = last; id != kNone; id = causes_[id]) {
       // The device whose ids hold it: the last whose first id is at most id (devices
       // without ops share their base with the next one).
       const auto it = std::upper_bound(dev_.begin(), dev_.end(), id,
@@ -339,6 +328,7 @@ class Pass {
 
   const Schedule& s_;
   const CostModel& costs_;
+  SimObserver* const observer_;
   const SimProgress* progress_;
   std::uint64_t next_report_;
   const OpScale scale_;
@@ -350,7 +340,7 @@ class Pass {
   Produced* forward_ = nullptr;
   Produced* backward_ = nullptr;
   std::uint8_t* weight_grads_ = nullptr;
-  OpTimes* times_ = nullptr;
+  std::uint32_t* causes_ = nullptr;
   std::vector<Tick> iteration_end_;
   Tick makespan_ = 0;
   std::uint64_t ops_done_ = 0, sent_ = 0, received_ = 0;
@@ -367,16 +357,17 @@ bool ready_pass(const Schedule& schedule, const CostModel& costs, SimObserver* o
   std::optional<Pass> pass;
   try {
     check_schedule_shape(schedule);  // before the lists are read
-    pass.emplace(schedule, costs, progress, *buffers.arrays);
+    pass.emplace(schedule, costs, (wants & kOpRecords) ? observer : nullptr, progress, *buffers.arrays);
     pass->run();
     if (hardware) hardware->check(schedule.num_devices);
   } catch (const NotHere&) {
+    if (pass && pass->emitted()) observer->restart();
     return false;
   } catch (const InputError&) {
+    if (pass && pass->emitted()) observer->restart();
     return false;  // the event loop reports it, with what it finds first
   }
   pass->result(out);
-  if (wants & kOpRecords) pass->emit(*observer);
   return true;
 }
 

@@ -19,10 +19,11 @@
 // reports (activation peaks, weight versions, staleness) is per device or per stage
 // replica, which lives on one device, or a sum or maximum.
 //
-// Where it applies (else ready_pass returns false and nothing was emitted):
+// Where it applies (else ready_pass returns false, having restarted the observer if it had
+// sent it records: SimObserver::restart):
 //   - hardware null or sharing nothing, and an observer that wants no transfer or memory
 //     records and does not need time order (SimObserver::needs_time_order): its op records
-//     come device by device after the run;
+//     come as the ops end in the pass, each device's in its order;
 //   - the ops are F, B, I, W and OptStep only (no GradSync, no SEND/RECV), placed on their
 //     stage's device, micro-batch ids in [0, microbatches x iterations), at most one of B
 //     and I per (micro-batch, stage), no duplicates, fewer than 2^31 ops;
@@ -55,8 +56,9 @@ class ReadyPassBuffers {
   std::unique_ptr<Arrays> arrays;
 };
 
-// Runs `schedule` in the ready pass into `out` and returns true, or returns false (nothing
-// emitted, `out` untouched) where the pass does not apply or is not exact.
+// Runs `schedule` in the ready pass into `out` and returns true, or returns false (`out`
+// untouched, the observer restarted if it had records) where the pass does not apply or is
+// not exact.
 bool ready_pass(const Schedule& schedule, const CostModel& costs, SimObserver* observer, const SimProgress* progress,
                 const SharedHardware* hardware, ReadyPassBuffers& buffers, SimResult& out);
 

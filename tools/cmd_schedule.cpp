@@ -30,6 +30,7 @@ class OpTimes final : public SimObserver {
   // The chart's rows are independent, each drawn in its device's order (render_ascii_timeline):
   // the engine may run its ready pass (sim/ready_pass.hpp).
   bool needs_time_order() const override { return false; }
+  void restart() override { timeline.ops.clear(); }
   Timeline timeline;
 };
 
