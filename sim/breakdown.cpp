@@ -203,7 +203,8 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       // Shared hardware (sim/resources.hpp) can make an op take longer than its cost model's
       // duration (contention) or, with an interference factor below 1, shorter: then its
       // parts shrink with it.
-      const Tick duration = s.end - s.start, alone = costs.compute_time(op, scale);
+      // Without sharing an op takes exactly its cost model's time: not asked again.
+      const Tick duration = s.end - s.start, alone = result.shared ? costs.compute_time(op, scale) : duration;
       const Tick contention = std::max<Tick>(0, duration - alone);
       if (duration < alone && alone > 0) {
         const auto shrink = [&](Tick& t) {

@@ -100,6 +100,7 @@ class Run {
       out.peak_weight_versions = versions_.peak_versions_held(static_cast<int>(d));
     }
     result_.staleness = versions_.staleness();
+    result_.shared = sharing_.has_value();
     return std::move(result_);
   }
 

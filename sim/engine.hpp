@@ -57,6 +57,9 @@ struct SimResult {
   // Per iteration t: end of the last micro-batch op of iteration t (ids t*m .. t*m+m-1).
   std::vector<Tick> iteration_end;
   std::vector<StageStaleness> staleness;  // per stage, over all pipelines
+  // Something was shared (sim/resources.hpp): a compute op may have taken longer or shorter
+  // than its cost model's compute_time. False: every op took exactly that.
+  bool shared = false;
 };
 
 // Progress of a long run, for a caller that shows it (the engine formats nothing; the CLI's

@@ -40,6 +40,7 @@ void expect_same(const SimResult& a, const SimResult& b) {
   EXPECT_EQ(a.events, b.events);
   EXPECT_EQ(a.critical_path, b.critical_path);
   EXPECT_EQ(a.iteration_end, b.iteration_end);
+  EXPECT_EQ(a.shared, b.shared);
   ASSERT_EQ(a.devices.size(), b.devices.size());
   for (std::size_t d = 0; d < a.devices.size(); ++d) {
     const DeviceStats &x = a.devices[d], &y = b.devices[d];
