@@ -31,7 +31,9 @@
 //     producer, a deadlock) or any InputError (overflow, a 2BW version not made yet) hands
 //     the schedule to the event loop, which reports it in its own words and order.
 // All generators but those with GradSync collectives or communication ops take it
-// (tests/ready_pass_test.cpp runs every generator both ways).
+// (tests/ready_pass_test.cpp runs every generator both ways). Progress (SimProgress) is
+// reported by the pass with the event loop's counts; a pass that gives up leaves the event
+// loop to report again from the start.
 #include <cstdint>
 #include <memory>
 #include <vector>
