@@ -3,7 +3,7 @@
 // grown when a run needs more, never shrunk, and never zero-filled (each run writes what it
 // reads).
 //
-// Performance: an array of 4 MiB or more is aligned to 2 MiB and asked for transparent huge
+// Performance: an array of 2 MiB or more is aligned to 2 MiB and asked for transparent huge
 // pages (madvise MADV_HUGEPAGE; this machine's kernel gives them only to regions that ask).
 // A run touches every page of its arrays once, and with 4 KiB pages that was a page fault
 // per 4 KiB, about 12 000 per run of 1F1B at p = 128, m = 2048 (docs/performance.md,
@@ -42,7 +42,7 @@ class Buffer {
   };
   static std::unique_ptr<T, Free> allocate(std::size_t n) {
     const std::size_t bytes = std::max<std::size_t>(1, n * sizeof(T));
-    const bool huge = bytes >= 2 * kHuge;
+    const bool huge = bytes >= kHuge;  // rounded up to whole huge pages: at most 2x, at 2-4 MiB
     const std::size_t rounded = huge ? (bytes + kHuge - 1) / kHuge * kHuge : bytes;
     const std::size_t align = huge ? kHuge : std::max<std::size_t>(alignof(T), __STDCPP_DEFAULT_NEW_ALIGNMENT__);
     void* p = ::operator new(rounded, std::align_val_t{align});
