@@ -5,6 +5,7 @@
 //
 //   BM_Simulate/p/m      Simulator::run(schedule, costs) and nothing else in the timed
 //                        loop, one Simulator for all iterations (as a sweep runs it)
+//   BM_SimulateEventLoop/p/m  BM_Simulate with the ready pass turned off: the event loop
 //   BM_SimulateOnce/p/m  simulate(schedule, costs): a fresh Simulator every time, so a
 //                        schedule over a million ops also pays for fresh pages (engine.hpp)
 //   BM_Baseline/p/m      visits every op of the same schedule once and sums its duration
@@ -152,12 +153,15 @@ void set_rate_counters(benchmark::State& state, std::int64_t ops) {
 // Benchmark calls this function anew for each batch of iterations it times, and a fresh
 // Simulator's first run pays for fresh pages: the one-off cost BM_SimulateOnce measures).
 // Otherwise simulate(), a fresh Simulator each time.
-void simulate_bench(benchmark::State& state, bool reuse) {
+// `event_loop`: the Simulator runs every schedule in its event loop (Simulator::always_event_loop),
+// where otherwise 1F1B takes the ready pass (sim/ready_pass.hpp): the two paired in one run.
+void simulate_bench(benchmark::State& state, bool reuse, bool event_loop = false) {
   const Schedule schedule = make_schedule(state);
   const UniformCostModel costs = make_costs();
   const std::int64_t ops = compute_ops(schedule);
   std::int64_t extra_peak = 0;
   Simulator simulator;
+  simulator.always_event_loop(event_loop);
   if (reuse) {  // the warm-up run allocates the array the Simulator keeps: it counts
     const std::int64_t before = heap::reset_peak();
     benchmark::DoNotOptimize(simulator.run(schedule, costs).makespan);
@@ -175,6 +179,7 @@ void simulate_bench(benchmark::State& state, bool reuse) {
 
 void BM_Simulate(benchmark::State& state) { simulate_bench(state, true); }
 void BM_SimulateOnce(benchmark::State& state) { simulate_bench(state, false); }
+void BM_SimulateEventLoop(benchmark::State& state) { simulate_bench(state, true, true); }
 
 void BM_Baseline(benchmark::State& state) {
   const Schedule schedule = make_schedule(state);
@@ -204,6 +209,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Simulate)->Apply(sizes);
 BENCHMARK(BM_SimulateOnce)->Apply(sizes);
+BENCHMARK(BM_SimulateEventLoop)->Apply(sizes);
 BENCHMARK(BM_Baseline)->Apply(sizes);
 
 // ---- summary ---------------------------------------------------------------------------

@@ -34,6 +34,9 @@ class DeviceAccount {
     if (a < b) out_[category] += b - a;
   }
 
+  // `ticks` (>= 0) of `category` that lie wholly inside the window: add() without clipping.
+  void add_inside(TimeCategory category, Tick ticks) { out_[category] += ticks; }
+
   // [a, b) in which the device computes nothing: DP sync while one of its collectives runs,
   // idle outside [first op's start, last op's end), pipeline wait in between.
   void add_gap(Tick a, Tick b) {
@@ -146,11 +149,31 @@ double TimeBreakdown::mean_share(TimeCategory c) const {
   return static_cast<double>(sum) / static_cast<double>(span) / static_cast<double>(per_device.size());
 }
 
+BreakdownRecorder::BreakdownRecorder(const Schedule& schedule)
+    : begin_(static_cast<std::size_t>(std::max(0, schedule.num_devices))), count_(begin_.size()),
+      capacity_(begin_.size()), syncs_(begin_.size()) {
+  std::size_t total = 0;
+  for (std::size_t d = 0; d < begin_.size(); ++d) {
+    begin_[d] = total;
+    capacity_[d] = d < schedule.ops.size() ? schedule.ops[d].size() : 0;
+    total += capacity_[d];
+  }
+  spans_ = buffer_.get(total);
+}
+
+void BreakdownRecorder::restart() {
+  std::fill(count_.begin(), count_.end(), 0);
+  for (auto& s : syncs_) s.clear();
+}
+
 void BreakdownRecorder::on_op(const OpRecord& r) {
   if (!is_compute(r.op.kind)) return;  // a GradSync's time is its collective's; comms take none
-  auto& list = ops_[static_cast<std::size_t>(r.ref.device)];
-  PIPESIM_ASSERT(list.empty() || list.back().end <= r.start);  // one compute op at a time, in order
-  list.push_back({r.start, r.end, r.ref.index});
+  const auto d = static_cast<std::size_t>(r.ref.device);
+  PIPESIM_ASSERT(d < begin_.size() && count_[d] < capacity_[d]);  // a record of an op of the schedule
+  Span* list = spans_ + begin_[d];
+  std::size_t& n = count_[d];
+  PIPESIM_ASSERT(n == 0 || list[n - 1].end <= r.start);  // one compute op at a time, in order
+  list[n++] = Span{r.start, r.end, r.ref.index};
 }
 
 void BreakdownRecorder::on_collective(const CollectiveRecord& r) {
@@ -159,13 +182,13 @@ void BreakdownRecorder::on_collective(const CollectiveRecord& r) {
 
 TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, const CostModel& costs,
                              const BreakdownRecorder& recorder) {
-  PIPESIM_ASSERT(recorder.ops().size() == static_cast<std::size_t>(schedule.num_devices));
+  PIPESIM_ASSERT(recorder.devices() == schedule.num_devices);
   TimeBreakdown out;
   out.window = iteration_window(result);
   const OpScale scale = scale_of(schedule);
   Tick most_busy = -1;
   for (int d = 0; d < schedule.num_devices; ++d) {
-    const auto& ops = recorder.ops()[static_cast<std::size_t>(d)];
+    const std::span<const Span> ops = recorder.ops(d);
     const std::vector<Span> syncs = merged(recorder.syncs()[static_cast<std::size_t>(d)]);
     const Tick first = ops.empty() ? 0 : ops.front().start, last = ops.empty() ? 0 : ops.back().end;
     DeviceAccount account(out.window, syncs, first, last);
@@ -180,7 +203,8 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       // Shared hardware (sim/resources.hpp) can make an op take longer than its cost model's
       // duration (contention) or, with an interference factor below 1, shorter: then its
       // parts shrink with it.
-      const Tick duration = s.end - s.start, alone = costs.compute_time(op, scale);
+      // Without sharing an op takes exactly its cost model's time: not asked again.
+      const Tick duration = s.end - s.start, alone = result.shared ? costs.compute_time(op, scale) : duration;
       const Tick contention = std::max<Tick>(0, duration - alone);
       if (duration < alone && alone > 0) {
         const auto shrink = [&](Tick& t) {
@@ -190,6 +214,16 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       }
       const Tick own = duration - contention - parts.total();
       PIPESIM_ASSERT(own >= 0 && parts.recompute >= 0 && parts.tp_comm >= 0 && parts.p2p >= 0 && parts.grad_sync >= 0);
+      if (s.start >= out.window.start && s.end <= out.window.end) {
+        // Wholly inside the window (all but the ops at its two edges): nothing to clip.
+        account.add_inside(own_work(op.kind), own);
+        account.add_inside(TimeCategory::Recompute, parts.recompute);
+        account.add_inside(TimeCategory::TpComm, parts.tp_comm);
+        account.add_inside(TimeCategory::Pipeline, parts.p2p);
+        account.add_inside(TimeCategory::DpSync, parts.grad_sync);
+        account.add_inside(TimeCategory::Contention, contention);
+        continue;
+      }
       Tick at = s.start;
       const std::pair<TimeCategory, Tick> segments[] = {{own_work(op.kind), own},
                                                         {TimeCategory::Recompute, parts.recompute},

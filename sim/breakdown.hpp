@@ -23,11 +23,13 @@
 // of steady state (the first iteration's fill is left out); with one, [0, makespan].
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "cost_models/cost_model.hpp"
 #include "schedules/schedule.hpp"
+#include "sim/buffer.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "sim/observer.hpp"
@@ -80,20 +82,32 @@ struct TimeBreakdown {
 // end, index in its list) and the spans of its GradSync collectives. 24 bytes per op.
 class BreakdownRecorder final : public SimObserver {
  public:
-  explicit BreakdownRecorder(int devices) : ops_(static_cast<std::size_t>(devices)), syncs_(ops_.size()) {}
+  // For a run of `schedule`. Performance: every device's list has its place in one array,
+  // sized for the schedule's ops, so that nothing grows (at a million ops, per-device
+  // vectors growing by doubling were a sixth of the run) and the array can have huge pages
+  // (sim/buffer.hpp; docs/performance.md, 2026-12-02).
+  explicit BreakdownRecorder(const Schedule& schedule);
   std::uint8_t wants() const override { return kOpRecords | kCollectiveRecords; }
+  bool needs_time_order() const override { return false; }  // one list per device
+  void restart() override;
   void on_op(const OpRecord& r) override;
   void on_collective(const CollectiveRecord& r) override;
 
   struct Span {
-    Tick start = 0, end = 0;
-    std::int32_t index = -1;  // the op's index in its device's list (-1: a collective)
+    Tick start, end;
+    std::int32_t index;  // the op's index in its device's list (-1: a collective)
   };
-  const std::vector<std::vector<Span>>& ops() const { return ops_; }
+  int devices() const { return static_cast<int>(begin_.size()); }
+  // Device d's compute ops, in its order.
+  std::span<const Span> ops(int d) const {
+    return {spans_ + begin_[static_cast<std::size_t>(d)], count_[static_cast<std::size_t>(d)]};
+  }
   const std::vector<std::vector<Span>>& syncs() const { return syncs_; }
 
  private:
-  std::vector<std::vector<Span>> ops_;
+  Buffer<Span> buffer_;
+  Span* spans_ = nullptr;
+  std::vector<std::size_t> begin_, count_, capacity_;  // per device, in spans_
   std::vector<std::vector<Span>> syncs_;
 };
 

@@ -12,7 +12,10 @@
 #include "core/error.hpp"
 #include "schedules/op_numbering.hpp"
 #include "schedules/op_text.hpp"
+#include "sim/activation_account.hpp"
+#include "sim/buffer.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/ready_pass.hpp"
 #include "sim/sharing.hpp"
 #include "sim/slots.hpp"
 #include "sim/versions.hpp"
@@ -20,24 +23,6 @@
 namespace pipesim {
 namespace {
 
-
-// An array a Simulator keeps between runs: grown when a run needs more, never shrunk.
-template <class T>
-class Buffer {
- public:
-  T* get(std::size_t n) {
-    if (capacity_ < n) {
-      items_.reset();  // before the new one: the old one is too small to be worth keeping
-      items_ = std::make_unique_for_overwrite<T[]>(n);
-      capacity_ = n;
-    }
-    return items_.get();
-  }
-
- private:
-  std::unique_ptr<T[]> items_;
-  std::size_t capacity_ = 0;
-};
 
 // What a Simulator keeps between runs: the slots, and the schedule's ops in slot order.
 // With reuse_walks, also the last schedule it walked, its slots as the walk filled them and
@@ -109,12 +94,13 @@ class Run {
       out.busy = dev.busy_time;
       out.first_start = dev.first_start;
       out.last_end = dev.last_end;
-      out.peak_activations = dev.peak_activations;
-      out.peak_activation_bytes = dev.peak_activation_bytes;
-      out.final_activation_bytes = dev.act_bytes;
+      out.peak_activations = dev.memory.peak_count;
+      out.peak_activation_bytes = dev.memory.peak_bytes;
+      out.final_activation_bytes = dev.memory.bytes;
       out.peak_weight_versions = versions_.peak_versions_held(static_cast<int>(d));
     }
     result_.staleness = versions_.staleness();
+    result_.shared = sharing_.has_value();
     return std::move(result_);
   }
 
@@ -131,10 +117,7 @@ class Run {
     SlotId last_compute = kNoSlot;  // for the critical path
     Tick comm_free_at = 0;       // the communication stream (collectives)
     bool comm_busy = false;      // shared hardware with overlap: a collective runs on it
-    std::int64_t act_bytes = 0;
-    std::int32_t act_count = 0;
-    std::int32_t peak_activations = 0;
-    std::int64_t peak_activation_bytes = 0;
+    ActivationAccount memory;
     Tick busy_time = 0, first_start = 0, last_end = 0;
   };
   struct CollectiveState {
@@ -177,15 +160,6 @@ class Run {
     if (s_.num_devices <= kDenseLinkDevices) link_free_.assign(devices * devices, 0);
     collectives_.assign(slots_.collectives().size(), CollectiveState{});
     result_.iteration_end.assign(static_cast<std::size_t>(std::max(1, s_.iterations)), 0);
-  }
-
-  // t + duration. Time is 64-bit nanoseconds (292 years); only absurd inputs (--fwd
-  // 9000000000s and two micro-batches) get past that, and must not wrap around.
-  static Tick later(Tick t, Tick duration) {
-    Tick out = 0;
-    if (__builtin_add_overflow(t, duration, &out))
-      throw InputError("simulated time overflows 2^63 ns (292 years): the durations are too large");
-    return out;
   }
 
   // Starts as many ops on device d as its order and dependencies allow at time now_.
@@ -274,27 +248,11 @@ class Run {
     release_successors(to, dst);
   }
 
-  // F allocates its activation when it starts; B frees all of it, I part of it and W the
-  // rest, when they end.
+  // The device's activation memory (sim/activation_account.hpp), and its record.
   [[gnu::always_inline]] void change_memory(int d, const Op& op, Tick now) {
-    const ActivationCost a = costs_.activation(op, scale_);
-    DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-    std::int64_t delta = 0;
-    int count = 0;
-    switch (op.kind) {
-      case OpKind::F: delta = a.bytes; count = 1; break;
-      case OpKind::B: delta = -a.bytes; count = -1; break;
-      case OpKind::I: delta = -a.freed_by_input_grad; break;
-      case OpKind::W: delta = -(a.bytes - a.freed_by_input_grad); count = -1; break;
-      default: return;
-    }
-    // The micro-batch counts as held until nothing of it is left: after B, or after W.
-    if (__builtin_add_overflow(dev.act_bytes, delta, &dev.act_bytes))
-      throw InputError("activation memory of device " + std::to_string(d) + " overflows 8 EiB: the activation size is too large");
-    dev.act_count += count;
-    dev.peak_activations = std::max(dev.peak_activations, dev.act_count);
-    dev.peak_activation_bytes = std::max(dev.peak_activation_bytes, dev.act_bytes);
-    if (wants_ & kMemoryRecords) observer_->on_memory(MemoryRecord{d, now, dev.act_bytes, dev.act_count});
+    ActivationAccount& memory = dev_[static_cast<std::size_t>(d)].memory;
+    if (!memory.change(d, op.kind, costs_.activation(op, scale_))) return;
+    if (wants_ & kMemoryRecords) observer_->on_memory(MemoryRecord{d, now, memory.bytes, memory.count});
   }
 
   // Performance: inlined into the event loop (and, a second copy, into the shared path's
@@ -716,6 +674,9 @@ class Run {
 
 struct Simulator::Workspace {
   Buffers buffers;
+  ReadyPassBuffers pass;
+  bool always_event_loop = false;
+  EnginePath last = EnginePath::EventLoop;
 };
 
 Simulator::Simulator(bool reuse_walks) : workspace_(std::make_unique<Workspace>()) {
@@ -727,8 +688,20 @@ Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 SimResult Simulator::run(const Schedule& schedule, const CostModel& costs, SimObserver* observer,
                          const SimProgress* progress, const SharedHardware* hardware) {
-  return Run(schedule, costs, observer, progress, hardware, workspace_->buffers).run();
+  Workspace& w = *workspace_;
+  if (!w.always_event_loop) {
+    SimResult out;
+    if (ready_pass(schedule, costs, observer, progress, hardware, w.pass, out)) {
+      w.last = EnginePath::ReadyPass;
+      return out;
+    }
+  }
+  w.last = EnginePath::EventLoop;
+  return Run(schedule, costs, observer, progress, hardware, w.buffers).run();
 }
+
+void Simulator::always_event_loop(bool on) { workspace_->always_event_loop = on; }
+EnginePath Simulator::last_path() const { return workspace_->last; }
 
 SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver* observer,
                    const SimProgress* progress, const SharedHardware* hardware) {

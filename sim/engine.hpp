@@ -17,6 +17,11 @@
 // the op that uses it waits for it, as PyTorch's runtime does. Schedules without them run
 // exactly as before (same records, same bytes).
 //
+// Two ways, one semantics: Simulator::run gives a schedule that needs no event queue (nothing
+// shared, no collective, no communication op, an observer that takes each device's records
+// in its order) to the ready pass (sim/ready_pass.hpp), and every other one, or one the
+// pass cannot finish, to the event loop (sim/engine.cpp). Results and records are the same.
+//
 // The engine never computes a duration (it asks the CostModel) and never formats output
 // (it emits records to a SimObserver).
 #include <cstdint>
@@ -52,6 +57,9 @@ struct SimResult {
   // Per iteration t: end of the last micro-batch op of iteration t (ids t*m .. t*m+m-1).
   std::vector<Tick> iteration_end;
   std::vector<StageStaleness> staleness;  // per stage, over all pipelines
+  // Something was shared (sim/resources.hpp): a compute op may have taken longer or shorter
+  // than its cost model's compute_time. False: every op took exactly that.
+  bool shared = false;
 };
 
 // Progress of a long run, for a caller that shows it (the engine formats nothing; the CLI's
@@ -80,6 +88,11 @@ SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver
 // large part of its time on this machine (docs/performance.md); smaller arrays come back
 // from the heap without. A sweep or a benchmark that simulates again and again keeps one
 // Simulator per thread. The memory is held until the Simulator goes away.
+// The engine's two ways of running a schedule: the ready pass (sim/ready_pass.hpp), where it
+// applies and is exact, and the event loop (sim/engine.cpp) for everything. Same results,
+// same records (the pass hands each device's op records over in its order, not in time order).
+enum class EnginePath : std::uint8_t { ReadyPass, EventLoop };
+
 class Simulator {
  public:
   // reuse_walks: also keep the last schedule's dependency walk (a copy of the schedule and of
@@ -92,6 +105,12 @@ class Simulator {
 
   SimResult run(const Schedule& schedule, const CostModel& costs, SimObserver* observer = nullptr,
                 const SimProgress* progress = nullptr, const SharedHardware* hardware = nullptr);
+
+  // For tests that compare the two: run every schedule in the event loop (default false:
+  // the ready pass wherever it applies).
+  void always_event_loop(bool on);
+  // The way the last run() went.
+  EnginePath last_path() const;
 
  private:
   struct Workspace;

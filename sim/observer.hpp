@@ -25,6 +25,15 @@ class SimObserver {
   // Asked once, before the run: the records this observer reads. The engine may leave out
   // the others (an observer that says it does not read them must not depend on them).
   virtual std::uint8_t wants() const { return kAllRecords; }
+  // Asked once, before the run: whether the records must come in simulated-time order
+  // (records.hpp). False: each device's op records in that device's order suffice, as for
+  // an observer that keeps one list per device; the engine may then run its ready pass
+  // (sim/ready_pass.hpp), whose records of different devices interleave in no time order.
+  // An observer that says false must implement restart().
+  virtual bool needs_time_order() const { return true; }
+  // The ready pass gave up part-way (a schedule it cannot finish exactly): forget every
+  // record so far; the event loop now runs the schedule from the start and sends them all.
+  virtual void restart() {}
   virtual void on_op(const OpRecord&) {}
   virtual void on_transfer(const TransferRecord&) {}
   virtual void on_collective(const CollectiveRecord&) {}
@@ -44,6 +53,14 @@ class ObserverList final : public SimObserver {
     std::uint8_t any = 0;
     for (const SimObserver* o : list_) any = static_cast<std::uint8_t>(any | o->wants());
     return any;
+  }
+  bool needs_time_order() const override {
+    for (const SimObserver* o : list_)
+      if (o->needs_time_order()) return true;
+    return false;
+  }
+  void restart() override {
+    for (SimObserver* o : list_) o->restart();
   }
   void on_op(const OpRecord& r) override { for (SimObserver* o : list_) o->on_op(r); }
   void on_transfer(const TransferRecord& r) override { for (SimObserver* o : list_) o->on_transfer(r); }

@@ -26,7 +26,7 @@ struct Sim {
 };
 
 Sim simulated(const Schedule& s, const CostModel& costs) {
-  BreakdownRecorder recorder(s.num_devices);
+  BreakdownRecorder recorder(s);
   Sim out;
   out.result = simulate(s, costs, &recorder);
   out.metrics = summarize(s, out.result);

@@ -27,6 +27,10 @@ class OpTimes final : public SimObserver {
   explicit OpTimes(std::size_t ops) { timeline.ops.reserve(ops); }
   void on_op(const OpRecord& r) override { timeline.ops.push_back(r); }
   std::uint8_t wants() const override { return kOpRecords; }  // the engine makes no other records
+  // The chart's rows are independent, each drawn in its device's order (render_ascii_timeline):
+  // the engine may run its ready pass (sim/ready_pass.hpp).
+  bool needs_time_order() const override { return false; }
+  void restart() override { timeline.ops.clear(); }
   Timeline timeline;
 };
 
