@@ -14,6 +14,7 @@
 // another browser binary (set it to a missing path to see the skip).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -212,8 +213,12 @@ TEST_F(ReportBrowser, ModelReportNamesTheModelDrawsTheCapacityAndMarksWhatDoesNo
 TEST_F(ReportBrowser, ValidatePageRendersBothTimelinesAndTheErrorTables) {
   const fs::path report = dir_ / "validate.html";
   const std::string cmd = std::string(PIPESIM_CLI) + " validate --schedule 1f1b -p 2 -m 2 --iterations 2 --model gpt-tiny " +
-                          "--repeats 2 --tolerance 400 --report " + report.string() + " > " + (dir_ / "validate.log").string() + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "validate.log");
+                          "--repeats 2 --report " + report.string() + " > " + (dir_ / "validate.log").string() + " 2>&1";
+  // The page is what is tested, not the verdict: exit 1 (off by more than --tolerance) writes
+  // it too, and a profile taken in a burst of other tests' load can be off by any amount.
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1)) << slurp(dir_ / "validate.log");
+  ASSERT_TRUE(fs::exists(report)) << slurp(dir_ / "validate.log");
   ASSERT_EQ(chromium("--enable-logging=stderr --v=0 --dump-dom", report, "vdom"), 0) << err("vdom");
   const std::string dom = out("vdom"), log = err("vdom");
   EXPECT_THAT(dom, HasSubstr("<section id=\"validation-0\">"));
