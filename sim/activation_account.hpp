@@ -12,6 +12,7 @@
 #include "core/units.hpp"
 #include "cost_models/cost_model.hpp"
 #include "schedules/op.hpp"
+#include "sim/engine.hpp"
 
 namespace pipesim {
 
@@ -51,5 +52,19 @@ struct ActivationAccount {
     return true;
   }
 };
+
+// What both paths report of a device at the end of a run.
+inline DeviceStats device_stats(Tick busy, Tick first_start, Tick last_end, const ActivationAccount& memory,
+                                std::int32_t weight_versions) {
+  DeviceStats out;
+  out.busy = busy;
+  out.first_start = first_start;
+  out.last_end = last_end;
+  out.peak_activations = memory.peak_count;
+  out.peak_activation_bytes = memory.peak_bytes;
+  out.final_activation_bytes = memory.bytes;
+  out.peak_weight_versions = weight_versions;
+  return out;
+}
 
 }  // namespace pipesim

@@ -88,17 +88,9 @@ class Run {
     if (progress_) progress_->report(ops_done_);
     result_.events = queue_.pushed();
     result_.critical_path = critical_path();
-    for (std::size_t d = 0; d < dev_.size(); ++d) {
-      const DeviceState& dev = dev_[d];
-      DeviceStats& out = result_.devices[d];
-      out.busy = dev.busy_time;
-      out.first_start = dev.first_start;
-      out.last_end = dev.last_end;
-      out.peak_activations = dev.memory.peak_count;
-      out.peak_activation_bytes = dev.memory.peak_bytes;
-      out.final_activation_bytes = dev.memory.bytes;
-      out.peak_weight_versions = versions_.peak_versions_held(static_cast<int>(d));
-    }
+    for (std::size_t d = 0; d < dev_.size(); ++d)
+      result_.devices[d] = device_stats(dev_[d].busy_time, dev_[d].first_start, dev_[d].last_end, dev_[d].memory,
+                                        versions_.peak_versions_held(static_cast<int>(d)));
     result_.staleness = versions_.staleness();
     result_.shared = sharing_.has_value();
     return std::move(result_);

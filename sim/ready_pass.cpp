@@ -104,18 +104,10 @@ class Pass {
 
   void result(SimResult& out) const {
     out.makespan = makespan_;
-    out.devices.assign(dev_.size(), DeviceStats{});
-    for (std::size_t d = 0; d < dev_.size(); ++d) {
-      const DeviceState& dev = dev_[d];
-      DeviceStats& o = out.devices[d];
-      o.busy = dev.busy;
-      o.first_start = dev.first_start;
-      o.last_end = dev.last_end;
-      o.peak_activations = dev.memory.peak_count;
-      o.peak_activation_bytes = dev.memory.peak_bytes;
-      o.final_activation_bytes = dev.memory.bytes;
-      o.peak_weight_versions = versions_.peak_versions_held(static_cast<int>(d));
-    }
+    out.devices.clear();
+    for (std::size_t d = 0; d < dev_.size(); ++d)
+      out.devices.push_back(device_stats(dev_[d].busy, dev_[d].first_start, dev_[d].last_end, dev_[d].memory,
+                                         versions_.peak_versions_held(static_cast<int>(d))));
     out.critical_path = critical_path();
     out.events = ops_done_ + sent_;  // what the event loop pushes: a finish per op, an arrival per message
     out.iteration_end = iteration_end_;
