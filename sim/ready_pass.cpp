@@ -81,9 +81,11 @@ class Pass {
     backward_ = arrays.backward.get(entries);
     weight_grads_ = arrays.weight_grads.get(entries);
     causes_ = arrays.causes.get(total);
-    std::memset(static_cast<void*>(forward_), 0xFF, entries * sizeof(Produced));
-    std::memset(static_cast<void*>(backward_), 0xFF, entries * sizeof(Produced));
-    std::memset(weight_grads_, 0, entries);
+    if (entries > 0) {  // an empty Buffer is null, which memset must not get even for 0 bytes
+      std::memset(static_cast<void*>(forward_), 0xFF, entries * sizeof(Produced));
+      std::memset(static_cast<void*>(backward_), 0xFF, entries * sizeof(Produced));
+      std::memset(weight_grads_, 0, entries);
+    }
     iteration_end_.assign(static_cast<std::size_t>(std::max(1, s.iterations)), 0);
   }
 
