@@ -214,23 +214,18 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       }
       const Tick own = duration - contention - parts.total();
       PIPESIM_ASSERT(own >= 0 && parts.recompute >= 0 && parts.tp_comm >= 0 && parts.p2p >= 0 && parts.grad_sync >= 0);
-      if (s.start >= out.window.start && s.end <= out.window.end) {
-        // Wholly inside the window (all but the ops at its two edges): nothing to clip.
-        account.add_inside(own_work(op.kind), own);
-        account.add_inside(TimeCategory::Recompute, parts.recompute);
-        account.add_inside(TimeCategory::TpComm, parts.tp_comm);
-        account.add_inside(TimeCategory::Pipeline, parts.p2p);
-        account.add_inside(TimeCategory::DpSync, parts.grad_sync);
-        account.add_inside(TimeCategory::Contention, contention);
-        continue;
-      }
-      Tick at = s.start;
       const std::pair<TimeCategory, Tick> segments[] = {{own_work(op.kind), own},
                                                         {TimeCategory::Recompute, parts.recompute},
                                                         {TimeCategory::TpComm, parts.tp_comm},
                                                         {TimeCategory::Pipeline, parts.p2p},
                                                         {TimeCategory::DpSync, parts.grad_sync},
                                                         {TimeCategory::Contention, contention}};
+      if (s.start >= out.window.start && s.end <= out.window.end) {
+        // Wholly inside the window (all but the ops at its two edges): nothing to clip.
+        for (const auto& [category, ticks] : segments) account.add_inside(category, ticks);
+        continue;
+      }
+      Tick at = s.start;
       for (const auto& [category, ticks] : segments) {
         account.add(category, at, at + ticks);
         at += ticks;
