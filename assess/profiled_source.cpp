@@ -11,7 +11,7 @@
 namespace pipesim {
 
 ProfiledSource::ProfiledSource(const ProfiledCostModel& model, GpuSpec gpu, int devices)
-    : model_(model), gpu_(std::move(gpu)), devices_(devices) {
+    : model_(model), gpu_(std::move(gpu)), devices_(devices), capacity_(gpu_.memory_bytes) {
   const ProfiledCostConfig& c = model_.config();
   const Profile& p = c.profile;
   const std::string who = "--cost-hardware " + gpu_.name + ": ";
@@ -25,6 +25,7 @@ ProfiledSource::ProfiledSource(const ProfiledCostModel& model, GpuSpec gpu, int 
       throw InputError(who + c.source + " timed a virtual device of " + std::to_string(p.machine.sms) +
                        " SMs, but the catalog gives this GPU " + std::to_string(gpu_.sms) + " SMs");
     share_ = static_cast<double>(p.machine.sms) / gpu_.sms;
+    capacity_ = gpu_.memory_bytes / p.machine.virtual_devices;  // the devices split one GPU's memory
   }
   PIPESIM_ASSERT(devices_ >= 1);
 }
@@ -45,22 +46,18 @@ Deployment ProfiledSource::deployment() const {
   if (gpu_.price_per_hour) d.price_per_hour = *gpu_.price_per_hour * share_;
   d.price_source = gpu_.price_source;
   d.price_assumed = gpu_.price_assumed;
-  const int split = c.profile.machine.virtual_devices > 0 ? c.profile.machine.virtual_devices : 1;
-  d.capacity = gpu_.memory_bytes / split;
+  d.capacity = capacity_;
   return d;
 }
 
 DeviceMemory ProfiledSource::device_memory(const Schedule& schedule, int device, const DeviceStats& stats) const {
-  std::int64_t parameters = 0;
-  if (device >= 0 && device < schedule.num_devices)
-    for (const auto& replica : schedule.replicas_on(device))
-      parameters += model_.stage_parameters(replica.second, schedule.num_stages);
   const ProfiledCostConfig& c = model_.config();
-  DeviceMemory m = persistent_memory(schedule, device, parameters,
-                                     bytes_per_param(dtype_bytes(gemm_dtype(c.profile)), c.optimizer == "adam"), 1,
-                                     stats.peak_activation_bytes, stats.peak_weight_versions);
+  DeviceMemory m = persistent_memory(
+      schedule, device, [&](int stage) { return model_.stage_parameters(stage, schedule.num_stages); },
+      bytes_per_param(dtype_bytes(gemm_dtype(c.profile)), c.optimizer == "adam"), 1, stats.peak_activation_bytes,
+      stats.peak_weight_versions);
   if (schedule.num_devices > 1) m.comm_buffers = 4 * model_.message_bytes(Op{}, scale_of(schedule));
-  settle(m, deployment().capacity);
+  settle(m, capacity_);
   return m;
 }
 

@@ -34,6 +34,7 @@ class ProfiledSource final : public AssessmentSource {
   GpuSpec gpu_;
   int devices_ = 1;
   double share_ = 1;  // of one GPU per device: its SMs over the GPU's (1: a whole GPU)
+  std::int64_t capacity_;  // one device's memory
 };
 
 }  // namespace pipesim

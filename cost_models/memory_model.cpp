@@ -12,7 +12,8 @@ BytesPerParam bytes_per_param(int element_bytes, bool adam) {
   return BytesPerParam{element_bytes, 4, master + (adam ? 8 : 0)};
 }
 
-DeviceMemory persistent_memory(const Schedule& schedule, int device, std::int64_t parameters, BytesPerParam per,
+DeviceMemory persistent_memory(const Schedule& schedule, int device,
+                               const std::function<std::int64_t(int stage)>& stage_parameters, BytesPerParam per,
                                int optimizer_shards, std::int64_t peak_activation_bytes, int weight_copies) {
   if (device < 0 || device >= schedule.num_devices)
     throw InputError("memory model: device " + std::to_string(device) + " is not in the schedule (devices 0.." +
@@ -28,7 +29,7 @@ DeviceMemory persistent_memory(const Schedule& schedule, int device, std::int64_
   m.device = device;
   m.replicas = static_cast<int>(replicas.size());
   m.weight_copies = weight_copies;
-  m.parameters = parameters;
+  for (const auto& replica : replicas) m.parameters += stage_parameters(replica.second);
   // Stashed versions are copies of whole replicas; with unequal replicas (Chimera's two
   // stages) a stashed copy is charged at their mean size.
   m.weights = m.replicas == 0 ? 0 : m.parameters * per.weights * weight_copies / m.replicas;
@@ -49,12 +50,9 @@ void settle(DeviceMemory& m, std::int64_t capacity) {
 DeviceMemory device_memory(const AnalyticalCostModel& model, const Schedule& schedule, int device,
                            std::int64_t peak_activation_bytes, int weight_copies) {
   const AnalyticalConfig& c = model.config();
-  std::int64_t parameters = 0;
-  if (device >= 0 && device < schedule.num_devices)
-    for (const auto& replica : schedule.replicas_on(device))
-      parameters += model.stage_parameters(replica.second, schedule.num_stages);
-  DeviceMemory m = persistent_memory(schedule, device, parameters, bytes_per_param(dtype_bytes(c.dtype)),
-                                     c.zero1 ? c.dp : 1, peak_activation_bytes, weight_copies);
+  DeviceMemory m = persistent_memory(
+      schedule, device, [&](int stage) { return model.stage_parameters(stage, schedule.num_stages); },
+      bytes_per_param(dtype_bytes(c.dtype)), c.zero1 ? c.dp : 1, peak_activation_bytes, weight_copies);
 
   const Microbatch mb{c.micro_batch_size, c.tp, c.sequence_parallel, dtype_bytes(c.dtype), c.flash_attention};
   const std::int64_t full = layer_activation_bytes(c.model, mb, Recompute::None);

@@ -16,6 +16,7 @@
 //
 // All sizes are per GPU: a pipeline device is tp GPUs, each with its own shard.
 #include <cstdint>
+#include <functional>
 
 #include "cost_models/analytical.hpp"
 #include "schedules/schedule.hpp"
@@ -54,12 +55,13 @@ struct BytesPerParam {
 BytesPerParam bytes_per_param(int element_bytes, bool adam = true);
 
 // The parts every cost model's memory shares, one rule for all: the device's stage replicas
-// (their `parameters`, one copy each) kept in `weight_copies` copies (stashed versions at
-// the replicas' mean size), fp32 gradients, the optimizer state sharded over
-// `optimizer_shards` (ZeRO-1's dp; 1 without), and the peak activations. InputError if
+// (one copy each of `stage_parameters(stage)`'s parameters) kept in `weight_copies` copies
+// (stashed versions at the replicas' mean size), fp32 gradients, the optimizer state sharded
+// over `optimizer_shards` (ZeRO-1's dp; 1 without), and the peak activations. InputError if
 // `device` is not the schedule's, weight_copies is below its replicas or the activations are
 // negative. The caller adds workspace and buffers, then settle()s.
-DeviceMemory persistent_memory(const Schedule& schedule, int device, std::int64_t parameters, BytesPerParam per,
+DeviceMemory persistent_memory(const Schedule& schedule, int device,
+                               const std::function<std::int64_t(int stage)>& stage_parameters, BytesPerParam per,
                                int optimizer_shards, std::int64_t peak_activation_bytes, int weight_copies);
 // total = the sum of the parts; capacity, fits and overshoot against `capacity`.
 void settle(DeviceMemory& m, std::int64_t capacity);
