@@ -13,6 +13,7 @@
 #include "sim/engine.hpp"
 #include "sim/observer.hpp"
 #include "sim/timeline.hpp"
+#include "tests/same_run.hpp"
 
 namespace pipesim {
 namespace {
@@ -34,30 +35,6 @@ class PerDevice final : public SimObserver {
   std::vector<std::vector<OpRecord>> ops;
   std::vector<CollectiveRecord> collectives;
 };
-
-void expect_same(const SimResult& a, const SimResult& b) {
-  EXPECT_EQ(a.makespan, b.makespan);
-  EXPECT_EQ(a.events, b.events);
-  EXPECT_EQ(a.critical_path, b.critical_path);
-  EXPECT_EQ(a.iteration_end, b.iteration_end);
-  EXPECT_EQ(a.shared, b.shared);
-  ASSERT_EQ(a.devices.size(), b.devices.size());
-  for (std::size_t d = 0; d < a.devices.size(); ++d) {
-    const DeviceStats &x = a.devices[d], &y = b.devices[d];
-    EXPECT_TRUE(x.busy == y.busy && x.first_start == y.first_start && x.last_end == y.last_end &&
-                x.peak_activations == y.peak_activations && x.peak_activation_bytes == y.peak_activation_bytes &&
-                x.final_activation_bytes == y.final_activation_bytes && x.peak_weight_versions == y.peak_weight_versions)
-        << "device " << d;
-  }
-  ASSERT_EQ(a.staleness.size(), b.staleness.size());
-  for (std::size_t s = 0; s < a.staleness.size(); ++s) {
-    const StageStaleness &x = a.staleness[s], &y = b.staleness[s];
-    EXPECT_TRUE(x.stage == y.stage && x.backwards == y.backwards && x.mismatched == y.mismatched &&
-                x.mismatch_sum == y.mismatch_sum && x.max_mismatch == y.max_mismatch && x.gradients == y.gradients &&
-                x.delay_sum == y.delay_sum && x.max_delay == y.max_delay)
-        << "stage " << s;
-  }
-}
 
 void expect_same(const PerDevice& a, const PerDevice& b) {
   ASSERT_EQ(a.ops.size(), b.ops.size());
@@ -137,11 +114,11 @@ TEST(ReadyPass, EveryGeneratorGivesTheEventLoopsResultsAndRecords) {
           EXPECT_EQ(loop.last_path(), EnginePath::EventLoop);
           EXPECT_EQ(fast.last_path(), pass_applies(s) ? EnginePath::ReadyPass : EnginePath::EventLoop);
           (fast.last_path() == EnginePath::ReadyPass ? passes : loops)++;
-          expect_same(ra, rb);
+          expect_same_result(ra, rb);
           expect_same(a, b);
           // Without an observer too, and a second run of the same Simulator (its buffers reused).
-          expect_same(ra, fast.run(s, costs));
-          expect_same(ra, fast.run(s, costs));
+          expect_same_result(ra, fast.run(s, costs));
+          expect_same_result(ra, fast.run(s, costs));
         }
       }
   EXPECT_GT(passes, 100);  // most generators take the pass
