@@ -457,6 +457,10 @@ std::vector<Case> cases() {
                                                       j["machine"]["sms"] = 32;
                                                     })}},
        "$P simulate --cost p.json -p 2", {}, 2, "p.json: /machine/virtual_devices: "},
+      {"profile_sms_without_virtual_devices", "inputs", {{"p.json", version2_profile([](nlohmann::json& j) {
+                                                         j["machine"]["sms"] = 32;
+                                                       })}},
+       "$P simulate --cost p.json -p 2", {}, 2, "p.json: /machine: missing field 'virtual_devices'"},
       {"shape_flag_against_the_file", "semantics", {{"s.csv", kValidCsv}}, "$P simulate --schedule-file s.csv -p 8", {},
        2, "-p/--stages 8: 's.csv' has 1 devices (drop -p/--stages, or give 1)"},
       {"generator_flag_with_a_file", "semantics", {{"s.csv", kValidCsv}},

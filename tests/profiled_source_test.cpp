@@ -75,6 +75,13 @@ TEST(ProfiledSource, AVirtualDeviceIsItsShareOfOneGpu) {
               HasSubstr("timed a virtual device of 133 SMs, but the catalog gives this GPU 132 SMs"));
 }
 
+TEST(ProfiledSource, AGpuWithoutThePeakOfTheGemmDtypeIsRefused) {
+  GpuSpec gpu = find_gpu("h200");
+  gpu.peak_flops.erase("bf16");
+  EXPECT_THAT(error_of([&] { ProfiledSource(cuda_model(), gpu, 2); }),
+              HasSubstr("--cost-hardware h200: the catalog gives no bf16 peak rate, the dtype of the profile's GEMMs"));
+}
+
 TEST(ProfiledSource, MemoryIsTheMixedPrecisionAccountingAroundTheMeasuredActivations) {
   const Schedule s = generate("1f1b", {.p = 2, .m = 4});
   for (const std::string optimizer : {"adam", "sgd"}) {
