@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
 
 namespace pipesim::testing_cli {
 
@@ -34,8 +36,22 @@ inline Result run_shell(const std::string& command_line) {
 
 inline Result run(const std::string& args) { return run_shell(std::string(PIPESIM_CLI) + " " + args); }
 
+// ctest runs every test in a process of its own, several at once (-j2): a name shared by two
+// tests' files would let one test truncate the file another is reading. The process id keeps
+// each test's files its own; they are removed when the test process exits.
 inline std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("pipesim_cli_test_" + name)).string();
+  struct Created {
+    std::vector<std::string> paths;
+    ~Created() {
+      std::error_code ignored;
+      for (const auto& p : paths) std::filesystem::remove_all(p, ignored);
+    }
+  };
+  static Created created;
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("pipesim_cli_test_" + std::to_string(::getpid()) + "_" + name)).string();
+  if (std::find(created.paths.begin(), created.paths.end(), path) == created.paths.end()) created.paths.push_back(path);
+  return path;
 }
 
 inline std::string slurp(const std::string& path) {

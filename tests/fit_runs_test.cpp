@@ -247,7 +247,7 @@ TEST(FitCommand, FailuresAreOneLineAndLeaveTheOutputAlone) {
   EXPECT_EQ(slurp(out), "precious\n");
   // Nothing is left behind in the output's folder.
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(out).parent_path()))
-    EXPECT_THAT(entry.path().filename().string(), ::testing::Not(::testing::StartsWith(".pipesim_cli_test_fit_keep.json.")));
+    EXPECT_THAT(entry.path().filename().string(), ::testing::Not(::testing::StartsWith("." + std::filesystem::path(out).filename().string() + ".")));
 }
 
 }  // namespace
