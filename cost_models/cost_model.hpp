@@ -74,6 +74,12 @@ class CostModel {
   virtual std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const = 0;
   // An allreduce of `bytes` over `participants` devices (one of them: no cost).
   virtual Tick allreduce_time(int participants, std::int64_t bytes) const = 0;
+
+  // True when every answer about an op depends only on its kind, pipeline and stage and the
+  // scale, never on its micro-batch: then a run may ask once per (kind, pipeline, stage) and
+  // reuse the answers (the engine's ready pass, sim/ready_pass.cpp, does). False (the
+  // default) for a model that varies by micro-batch, as a sampled one does.
+  virtual bool same_for_every_microbatch() const { return false; }
 };
 
 }  // namespace pipesim

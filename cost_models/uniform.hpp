@@ -45,6 +45,7 @@ class UniformCostModel final : public CostModel {
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
   std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
+  bool same_for_every_microbatch() const override { return true; }
 
   const UniformCostConfig& config() const { return config_; }
 

@@ -150,34 +150,36 @@ double TimeBreakdown::mean_share(TimeCategory c) const {
 }
 
 BreakdownRecorder::BreakdownRecorder(const Schedule& schedule)
-    : begin_(static_cast<std::size_t>(std::max(0, schedule.num_devices))), count_(begin_.size()),
-      capacity_(begin_.size()), syncs_(begin_.size()) {
+    : begin_(static_cast<std::size_t>(std::max(0, schedule.num_devices))), size_(begin_.size()),
+      count_(begin_.size()), last_end_(begin_.size()), syncs_(begin_.size()) {
   std::size_t total = 0;
   for (std::size_t d = 0; d < begin_.size(); ++d) {
     begin_[d] = total;
-    capacity_[d] = d < schedule.ops.size() ? schedule.ops[d].size() : 0;
-    total += capacity_[d];
+    size_[d] = d < schedule.ops.size() ? schedule.ops[d].size() : 0;
+    total += size_[d];
   }
   spans_ = buffer_.get(total);
 }
 
 void BreakdownRecorder::restart() {
   std::fill(count_.begin(), count_.end(), 0);
+  std::fill(last_end_.begin(), last_end_.end(), 0);
   for (auto& s : syncs_) s.clear();
 }
 
 void BreakdownRecorder::on_op(const OpRecord& r) {
   if (!is_compute(r.op.kind)) return;  // a GradSync's time is its collective's; comms take none
   const auto d = static_cast<std::size_t>(r.ref.device);
-  PIPESIM_ASSERT(d < begin_.size() && count_[d] < capacity_[d]);  // a record of an op of the schedule
-  Span* list = spans_ + begin_[d];
-  std::size_t& n = count_[d];
-  PIPESIM_ASSERT(n == 0 || list[n - 1].end <= r.start);  // one compute op at a time, in order
-  list[n++] = Span{r.start, r.end, r.ref.index};
+  const auto at = static_cast<std::size_t>(r.ref.index);
+  PIPESIM_ASSERT(d < begin_.size() && at < size_[d]);  // a record of an op of the schedule
+  PIPESIM_ASSERT(last_end_[d] <= r.start);              // one compute op at a time, in order
+  spans_[begin_[d] + at] = Span{r.start, r.end};
+  last_end_[d] = r.end;
+  ++count_[d];
 }
 
 void BreakdownRecorder::on_collective(const CollectiveRecord& r) {
-  for (const OpRef& p : r.participants) syncs_[static_cast<std::size_t>(p.device)].push_back({r.start, r.end, -1});
+  for (const OpRef& p : r.participants) syncs_[static_cast<std::size_t>(p.device)].push_back({r.start, r.end});
 }
 
 TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, const CostModel& costs,
@@ -186,20 +188,45 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
   TimeBreakdown out;
   out.window = iteration_window(result);
   const OpScale scale = scale_of(schedule);
+  // An op's parts, asked once per (kind, pipeline, stage) when the model's answers are the
+  // same for every micro-batch (CostModel::same_for_every_microbatch), else for each op.
+  const bool shared_answers = costs.same_for_every_microbatch();
+  std::vector<ComputeParts> known;  // recompute -1: not asked yet
+  if (shared_answers)
+    known.assign(static_cast<std::size_t>(std::max(0, schedule.num_pipelines)) *
+                     static_cast<std::size_t>(std::max(0, schedule.num_stages)) * kNumOpKinds,
+                 ComputeParts{-1, 0, 0, 0});
+  const auto parts_of = [&](const Op& op) {
+    if (!shared_answers) return costs.compute_parts(op, scale);
+    ComputeParts& p = known[(static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(schedule.num_stages) +
+                             static_cast<std::size_t>(op.stage)) * kNumOpKinds + static_cast<std::size_t>(op.kind)];
+    if (p.recompute < 0) p = costs.compute_parts(op, scale);
+    return p;
+  };
   Tick most_busy = -1;
   for (int d = 0; d < schedule.num_devices; ++d) {
-    const std::span<const Span> ops = recorder.ops(d);
+    const std::span<const Span> times = recorder.ops(d);
+    const std::vector<Op>& list = schedule.ops[static_cast<std::size_t>(d)];
+    PIPESIM_ASSERT(times.size() == list.size());
+    // The device's first and last compute ops: its busy time lies between them.
+    std::size_t first_op = 0, end_op = list.size(), compute_ops = 0;
+    while (first_op < end_op && !is_compute(list[first_op].kind)) ++first_op;
+    while (end_op > first_op && !is_compute(list[end_op - 1].kind)) --end_op;
+    const bool any = first_op < end_op;
+    const Tick first = any ? times[first_op].start : 0, last = any ? times[end_op - 1].end : 0;
     const std::vector<Span> syncs = merged(recorder.syncs()[static_cast<std::size_t>(d)]);
-    const Tick first = ops.empty() ? 0 : ops.front().start, last = ops.empty() ? 0 : ops.back().end;
     DeviceAccount account(out.window, syncs, first, last);
     Tick cursor = out.window.start, busy = 0;
-    for (const Span& s : ops) {
+    for (std::size_t i = first_op; i < end_op; ++i) {
+      const Op& op = list[i];
+      if (!is_compute(op.kind)) continue;
+      ++compute_ops;
+      const Span& s = times[i];
       account.add_gap(cursor, s.start);
       cursor = s.end;
       if (s.end <= out.window.start || s.start >= out.window.end) continue;
       busy += std::min(s.end, out.window.end) - std::max(s.start, out.window.start);
-      const Op& op = schedule.ops[static_cast<std::size_t>(d)][static_cast<std::size_t>(s.index)];
-      ComputeParts parts = costs.compute_parts(op, scale);
+      ComputeParts parts = parts_of(op);
       // Shared hardware (sim/resources.hpp) can make an op take longer than its cost model's
       // duration (contention) or, with an interference factor below 1, shorter: then its
       // parts shrink with it.
@@ -211,6 +238,10 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
           t = static_cast<Tick>(static_cast<long double>(t) * static_cast<long double>(duration) / static_cast<long double>(alone));
         };
         shrink(parts.recompute), shrink(parts.tp_comm), shrink(parts.p2p), shrink(parts.grad_sync);
+      }
+      if (contention == 0 && parts.total() == 0 && s.start >= out.window.start && s.end <= out.window.end) {
+        account.add_inside(own_work(op.kind), duration);  // all of it the op's own work (most ops)
+        continue;
       }
       const Tick own = duration - contention - parts.total();
       PIPESIM_ASSERT(own >= 0 && parts.recompute >= 0 && parts.tp_comm >= 0 && parts.p2p >= 0 && parts.grad_sync >= 0);
@@ -232,6 +263,7 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       }
     }
     account.add_gap(cursor, out.window.end);
+    PIPESIM_ASSERT(compute_ops == recorder.recorded(d));  // every compute op ran, once
     out.per_device.push_back(account.result());
     out.busy.push_back(busy);
     PIPESIM_ASSERT(out.per_device.back().total() == out.window_ticks());

@@ -78,8 +78,9 @@ struct TimeBreakdown {
   double mean_share(TimeCategory c) const;
 };
 
-// Keeps what time_breakdown needs while the engine runs: each device's compute ops (start,
-// end, index in its list) and the spans of its GradSync collectives. 24 bytes per op.
+// Keeps what time_breakdown needs while the engine runs: when each of a device's compute
+// ops ran, at its position in the device's list (16 bytes per op of the schedule: the
+// position is the op, so no index is kept), and the spans of its GradSync collectives.
 class BreakdownRecorder final : public SimObserver {
  public:
   // For a run of `schedule`. Performance: every device's list has its place in one array,
@@ -95,19 +96,23 @@ class BreakdownRecorder final : public SimObserver {
 
   struct Span {
     Tick start, end;
-    std::int32_t index;  // the op's index in its device's list (-1: a collective)
   };
   int devices() const { return static_cast<int>(begin_.size()); }
-  // Device d's compute ops, in its order.
+  // Device d's ops by their index in its list: the compute ops' times (the others' entries
+  // mean nothing).
   std::span<const Span> ops(int d) const {
-    return {spans_ + begin_[static_cast<std::size_t>(d)], count_[static_cast<std::size_t>(d)]};
+    const auto i = static_cast<std::size_t>(d);
+    return {spans_ + begin_[i], size_[i]};
   }
+  // How many compute ops of device d have a record.
+  std::size_t recorded(int d) const { return count_[static_cast<std::size_t>(d)]; }
   const std::vector<std::vector<Span>>& syncs() const { return syncs_; }
 
  private:
   Buffer<Span> buffer_;
   Span* spans_ = nullptr;
-  std::vector<std::size_t> begin_, count_, capacity_;  // per device, in spans_
+  std::vector<std::size_t> begin_, size_, count_;  // per device: its list in spans_, records
+  std::vector<Tick> last_end_;                      // per device: its latest record's end
   std::vector<std::vector<Span>> syncs_;
 };
 

@@ -24,18 +24,21 @@ constexpr std::uint32_t kIsI = 0x80000000u;  // Produced::id of an I (the backwa
 // What an F, B or I left for the ops that need it, by (pipeline, stage, micro-batch): the
 // dependency rules (schedules/dependency_walk.hpp) without an op index. An op looks up the
 // producers its rule names, and if one has not run yet its device waits for it there.
-//   F(k,s)   needs F(k,s-1)                  forward table, `arrival` (stage s-1 -> s)
-//   B/I(k,s) needs F(k,s) and B/I(k,s+1)     forward table `end`; backward table `arrival`
-//   W(k,s)   needs I(k,s)                    backward table `end`
+//   F(k,s)   needs F(k,s-1)                  forward table (stage s-1 -> s)
+//   B/I(k,s) needs F(k,s) and B/I(k,s+1)     forward table (same device); backward table
+//   W(k,s)   needs I(k,s)                    backward table (same device)
 //   OptStep  needs nothing (no GradSync here)
-// Bytes 0xFF in every field mean "nothing yet" (end == kNotYet, id == kNone).
+// An input made on the op's own device ran earlier in its list, so it ended no later than
+// the device became free: only its having run and its weight version count, not its time.
+// Bytes 0xFF in every field mean "nothing yet" (arrival == kNotYet, id == kNone).
 struct Produced {
-  Tick end;          // >= 0: when it ended; kNotYet: not yet; below: device -2 - end waits for it
-  Tick arrival;      // when its output reaches the neighbouring stage's device (F: s+1, B/I: s-1)
+  Tick arrival;      // >= 0: when its output reaches the device that needs it (F: stage s+1's,
+                     // B/I: s-1's; its own at the last or first stage); kNotYet: not run yet;
+                     // below: device -2 - arrival waits for it
   std::uint32_t id;  // the op (device-major id), | kIsI for an I
   std::int32_t forward_version;  // the weight version its forward used (an F: its own)
 };
-static_assert(sizeof(Produced) == 24);
+static_assert(sizeof(Produced) == 16);
 constexpr Tick kNotYet = -1;
 
 }  // namespace
@@ -52,6 +55,14 @@ ReadyPassBuffers::ReadyPassBuffers(ReadyPassBuffers&&) noexcept = default;
 ReadyPassBuffers& ReadyPassBuffers::operator=(ReadyPassBuffers&&) noexcept = default;
 
 namespace {
+
+// What the cost model said of an op (Pass::op_costs): `duration` -1 until asked.
+struct OpCosts {
+  Tick duration = -1;
+  ActivationCost activation;
+  mutable TransferCost message;  // of its output to the device that needs it, once sent
+  mutable bool message_known = false;
+};
 
 class Pass {
  public:
@@ -87,6 +98,7 @@ class Pass {
       std::memset(weight_grads_, 0, entries);
     }
     iteration_end_.assign(static_cast<std::size_t>(std::max(1, s.iterations)), 0);
+    if (costs.same_for_every_microbatch()) cached_.resize(replicas * kCachedKinds);
   }
 
   // Runs every device's list; throws NotHere where the pass is not exact.
@@ -141,11 +153,11 @@ class Pass {
 
   // The producer in `e` (made on `producer_device`) if it has run; else d waits for it.
   [[gnu::always_inline]] const Produced* input(Produced& e, int producer_device, int d) {
-    if (e.end >= 0) return &e;
+    if (e.arrival >= 0) return &e;
     // On d's own device it would come later in d's list, or never: the event loop stops
     // there too. A second device waiting for one producer: one of them waits forever.
-    if (producer_device == d || e.end != kNotYet) throw NotHere{};
-    e.end = -2 - static_cast<Tick>(d);
+    if (producer_device == d || e.arrival != kNotYet) throw NotHere{};
+    e.arrival = -2 - static_cast<Tick>(d);
     return nullptr;
   }
 
@@ -165,8 +177,9 @@ class Pass {
             static_cast<std::size_t>(op.microbatch);
     }
     // Its inputs: the latest one (`released`, from `cause`), as the event loop's satisfy()
-    // keeps it: the backward from the next stage takes over from a B's or I's forward only if
-    // strictly later (a tie goes to the device's previous op below either way: the header).
+    // keeps it. An input from the op's own device (a B's or I's forward, a W's I) ended by
+    // the time the device is free, so the device's previous op is the cause below whenever
+    // it would have been the latest (a tie goes to the device's previous op: the header).
     Tick released = 0;
     std::uint32_t cause = kNone;
     std::int32_t forward_version = -1;
@@ -185,8 +198,6 @@ class Pass {
       case OpKind::B:
       case OpKind::I: {
         const Produced* f = input(forward_[key], d, d);
-        released = f->end;
-        cause = f->id;
         forward_version = f->forward_version;
         if (op.stage < last_stage) {
           const Produced* b = input(backward_[key + m], placed[op.stage + 1], d);
@@ -199,8 +210,6 @@ class Pass {
       case OpKind::W: {
         const Produced* in = input(backward_[key], d, d);
         if (!(in->id & kIsI)) throw NotHere{};  // a B: the W's input-gradient backward is missing
-        released = in->end;
-        cause = in->id & ~kIsI;
         forward_version = in->forward_version;
         break;
       }
@@ -217,10 +226,10 @@ class Pass {
       version = versions_.start(op, forward_version);
       if (op.kind == OpKind::F) forward_version = version;
     }
-    const Tick duration = costs_.compute_time(op, scale_);
-    PIPESIM_ASSERT(duration >= 0);
+    const OpCosts& c = op_costs(op, microbatch_op);
+    const Tick duration = c.duration;
     if (!dev.started) dev.first_start = start, dev.started = true;
-    if (op.kind == OpKind::F) dev.memory.change(d, op.kind, costs_.activation(op, scale_));
+    if (op.kind == OpKind::F) dev.memory.change(d, op.kind, c.activation);
     dev.busy = later(dev.busy, duration);
     const Tick end = later(start, duration);
 
@@ -232,7 +241,7 @@ class Pass {
     dev.last_end = end;
     makespan_ = std::max(makespan_, end);
     if (microbatch_op) {
-      if (op.kind != OpKind::F) dev.memory.change(d, op.kind, costs_.activation(op, scale_));
+      if (op.kind != OpKind::F) dev.memory.change(d, op.kind, c.activation);
       const auto t = static_cast<std::size_t>(s_.iteration_of(op.microbatch));
       if (t >= iteration_end_.size()) iteration_end_.resize(t + 1, 0);
       iteration_end_[t] = std::max(iteration_end_[t], end);
@@ -246,11 +255,11 @@ class Pass {
     // What it leaves for the ops that need it.
     switch (op.kind) {
       case OpKind::F:
-        produce(forward_[key], d, op.stage < last_stage ? placed[op.stage + 1] : d, op, end, id, version);
+        produce(forward_[key], d, op.stage < last_stage ? placed[op.stage + 1] : d, op, c, end, id, version);
         break;
       case OpKind::B:
       case OpKind::I:
-        produce(backward_[key], d, op.stage > 0 ? placed[op.stage - 1] : d, op, end,
+        produce(backward_[key], d, op.stage > 0 ? placed[op.stage - 1] : d, op, c, end,
                 id | (op.kind == OpKind::I ? kIsI : 0), forward_version);
         break;
       case OpKind::W:
@@ -266,18 +275,23 @@ class Pass {
   // The op (on d) ended at `end`; its output goes to device `to` (a message if that is
   // another device: sent now, so in d's list order, FIFO on the link). Wakes the device
   // waiting for it.
-  [[gnu::always_inline]] void produce(Produced& e, int d, int to, const Op& op, Tick end, std::uint32_t id, std::int32_t forward_version) {
-    if (e.end >= 0) throw NotHere{};  // a duplicate, or both B and I of one micro-batch and stage
-    const Tick waiting = e.end;
-    e = Produced{end, to == d ? end : send(d, to, op, end), id, forward_version};
+  [[gnu::always_inline]] void produce(Produced& e, int d, int to, const Op& op, const OpCosts& c, Tick end,
+                                      std::uint32_t id, std::int32_t forward_version) {
+    if (e.arrival >= 0) throw NotHere{};  // a duplicate, or both B and I of one micro-batch and stage
+    const Tick waiting = e.arrival;
+    e = Produced{to == d ? end : send(d, to, op, c, end), id, forward_version};
     if (waiting < kNotYet) ready_.push_back(static_cast<int>(-2 - waiting));
   }
 
   // A message on link (src, dst): FIFO behind earlier ones for its occupancy, then the
   // latency, which does not hold the link (sim/engine.hpp).
-  Tick send(int src, int dst, const Op& producer, Tick ready) {
-    const TransferCost cost = costs_.transfer(src, dst, costs_.message_bytes(producer, scale_));
-    PIPESIM_ASSERT(cost.occupancy >= 0 && cost.latency >= 0);
+  Tick send(int src, int dst, const Op& producer, const OpCosts& c, Tick ready) {
+    if (!c.message_known) {  // asked once per (kind, pipeline, stage) when the answers are shared
+      c.message = costs_.transfer(src, dst, costs_.message_bytes(producer, scale_));
+      PIPESIM_ASSERT(c.message.occupancy >= 0 && c.message.latency >= 0);
+      c.message_known = cached_.size() > 0;
+    }
+    const TransferCost cost = c.message;
     Tick& link = link_free(src, dst);
     const Tick link_end = later(std::max(ready, link), cost.occupancy);
     link = link_end;
@@ -290,6 +304,37 @@ class Pass {
       if (to == dst) return free;
     if (links.size() >= 16) throw NotHere{};  // a device sending to many: not a pipeline the pass is for
     return links.emplace_back(dst, 0).second;
+  }
+
+  // What the cost model says of an op: asked once per (kind, pipeline, stage) when its
+  // answers are the same for every micro-batch (CostModel::same_for_every_microbatch), else
+  // for each op. The message (to the device its output goes to, fixed by the placement) is
+  // asked when the op first sends one (send()). The same questions as the event loop's: its
+  // activation only for a micro-batch op.
+  [[gnu::always_inline]] const OpCosts& op_costs(const Op& op, bool microbatch_op) {
+    OpCosts* c = &scratch_;
+    if (!cached_.empty()) {
+      c = &cached_[(static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) +
+                    static_cast<std::size_t>(op.stage)) * kCachedKinds + cached_kind(op.kind)];
+      if (c->duration >= 0) [[likely]]
+        return *c;
+    } else {
+      c->message_known = false;
+    }
+    c->duration = costs_.compute_time(op, scale_);
+    PIPESIM_ASSERT(c->duration >= 0);
+    if (microbatch_op) c->activation = costs_.activation(op, scale_);
+    return *c;
+  }
+  static constexpr std::size_t kCachedKinds = 5;  // F, B, I, W, OptStep
+  static std::size_t cached_kind(OpKind k) {
+    switch (k) {
+      case OpKind::F: return 0;
+      case OpKind::B: return 1;
+      case OpKind::I: return 2;
+      case OpKind::W: return 3;
+      default: return 4;  // OptStep (the pass runs no other kind)
+    }
   }
 
   [[gnu::noinline]] void report_progress() {
@@ -331,6 +376,8 @@ class Pass {
   std::int64_t microbatches_ = 0;  // micro-batch ids over all iterations: [0, microbatches_)
   std::vector<DeviceState> dev_;
   std::vector<int> ready_;  // devices that may go on (each at most once)
+  std::vector<OpCosts> cached_;  // by (pipeline, stage, kind); empty: the model is asked for every op
+  OpCosts scratch_;
   Produced* forward_ = nullptr;
   Produced* backward_ = nullptr;
   std::uint8_t* weight_grads_ = nullptr;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "cost_models/cost_model.hpp"
 #include "cost_models/uniform.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
@@ -55,6 +56,28 @@ void expect_same(const PerDevice& a, const PerDevice& b) {
     EXPECT_EQ(a.collectives[c].participants, b.collectives[c].participants);
   }
 }
+
+// A model whose durations and message sizes vary by micro-batch (as a sampled one's do), so
+// the pass asks it for every op instead of once per (kind, pipeline, stage).
+class ByMicroBatch final : public CostModel {
+ public:
+  explicit ByMicroBatch(const CostModel& base) : base_(base) {}
+  Tick compute_time(const Op& op, OpScale scale) const override {
+    return base_.compute_time(op, scale) + (op.microbatch < 0 ? 0 : 3 * (op.microbatch % 5));
+  }
+  ActivationCost activation(const Op& op, OpScale scale) const override { return base_.activation(op, scale); }
+  std::int64_t message_bytes(const Op& producer, OpScale scale) const override {
+    return base_.message_bytes(producer, scale) * (1 + producer.microbatch % 3);
+  }
+  TransferCost transfer(int src, int dst, std::int64_t bytes) const override { return base_.transfer(src, dst, bytes); }
+  std::int64_t grad_bytes(const Op& op, OpScale scale) const override { return base_.grad_bytes(op, scale); }
+  Tick allreduce_time(int participants, std::int64_t bytes) const override {
+    return base_.allreduce_time(participants, bytes);
+  }
+
+ private:
+  const CostModel& base_;
+};
 
 // The pass applies to a generated schedule exactly when it has no collective and no
 // communication op (ready_pass.hpp).
@@ -105,7 +128,11 @@ TEST(ReadyPass, EveryGeneratorGivesTheEventLoopsResultsAndRecords) {
         for (const UniformCostConfig& c : cost_models()) {
           SCOPED_TRACE(std::string(g.name) + " p=" + std::to_string(p) + " m=" + std::to_string(m) +
                        " iterations=" + std::to_string(iterations) + " fwd=" + std::to_string(c.stage.fwd));
-          const UniformCostModel costs(c);
+          const UniformCostModel uniform(c);
+          const ByMicroBatch varying(uniform);
+          for (const CostModel* model : {static_cast<const CostModel*>(&uniform), static_cast<const CostModel*>(&varying)}) {
+          SCOPED_TRACE(model == &uniform ? "answers shared by every micro-batch" : "answers by micro-batch");
+          const CostModel& costs = *model;
           Simulator loop, fast;
           loop.always_event_loop(true);
           PerDevice a(s.num_devices), b(s.num_devices);
@@ -119,10 +146,11 @@ TEST(ReadyPass, EveryGeneratorGivesTheEventLoopsResultsAndRecords) {
           // Without an observer too, and a second run of the same Simulator (its buffers reused).
           expect_same_result(ra, fast.run(s, costs));
           expect_same_result(ra, fast.run(s, costs));
+          }
         }
       }
-  EXPECT_GT(passes, 100);  // most generators take the pass
-  EXPECT_GT(loops, 10);    // chimera, dualpipe, ...: collectives
+  EXPECT_GT(passes, 200);  // most generators take the pass
+  EXPECT_GT(loops, 20);    // chimera, dualpipe, ...: collectives
 }
 
 TEST(ReadyPass, ObserversThatNeedTimeOrderGetTheEventLoop) {

@@ -26,6 +26,7 @@ class StageCosts final : public CostModel {
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
   std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
+  bool same_for_every_microbatch() const override { return true; }
 
  private:
   // Answers by (kind, stage), for the scale of the first question (another scale starts over).
