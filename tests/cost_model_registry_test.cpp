@@ -107,6 +107,20 @@ TEST(CostModelRegistry, TheOtherModelsFlagsAreRefused) {
   }
 }
 
+// validate's way in: a profile in hand makes the model --cost's file makes.
+TEST(CostModelRegistry, AProfileInHandMakesTheModelOfItsFile) {
+  const Flags flags("profiled");
+  const std::unique_ptr<CostModelSetup> from_file = find_cost_model("profiled").setup(flags.get());
+  const std::unique_ptr<CostModelSetup> in_hand =
+      profiled_setup(profiled_config(read_profile_file(kProfile), kProfile, flags.profiled, flags.hardware), flags.get());
+  ASSERT_NE(in_hand->measured(), nullptr);
+  EXPECT_EQ(in_hand->label(), from_file->label());
+  const Schedule s = generate("1f1b", ScheduleParams{});
+  for (const OpKind kind : {OpKind::F, OpKind::B})
+    EXPECT_EQ(in_hand->measured()->compute_time(Op{kind, 0, 0, 0}, scale_of(s)),
+              from_file->measured()->compute_time(Op{kind, 0, 0, 0}, scale_of(s)));
+}
+
 TEST(CostModelRegistry, TheHelpListsEveryModel) {
   for (const CostModelInfo& info : cost_models()) EXPECT_THAT(cost_model_help(), HasSubstr(std::string(info.name) + ": "));
 }

@@ -68,6 +68,12 @@ struct CostModelInfo {
   std::unique_ptr<CostModelSetup> (*setup)(const CostFlags& flags);  // InputError for bad flags
 };
 
+// The profiled model's setup for `config`, a profile the command has in hand with its flags
+// (tools/profiled_flags.hpp's profiled_config; validate's: read from --cost or measured now),
+// as `profiled` makes it of --cost's file; --cost-hardware and --global-batch-size from
+// `flags`. InputError as there.
+std::unique_ptr<CostModelSetup> profiled_setup(ProfiledCostConfig config, const CostFlags& flags);
+
 // Every cost model, the default (uniform) first.
 const std::vector<CostModelInfo>& cost_models();
 // Looks a cost model up by name; InputError with the closest names and the known ones.
