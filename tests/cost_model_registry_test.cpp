@@ -99,12 +99,22 @@ TEST(CostModelRegistry, CostModelMustAgreeWithTheFlags) {
 TEST(CostModelRegistry, TheOtherModelsFlagsAreRefused) {
   for (const CostModelInfo& chosen : cost_models()) {
     std::set<std::string> refused;
-    for (const UnusedFlags& group : unused_flags(chosen, false, {"1f1b"}))
+    for (const UnusedFlags& group : unused_flags(&chosen, false, {"1f1b"}))
       if (group.reject) refused.insert(group.flags.begin(), group.flags.end());
     for (const CostModelInfo& other : cost_models())
       for (const std::string& flag : other.flags)
         EXPECT_EQ(refused.count(flag) > 0, &other != &chosen) << chosen.name << " " << flag;
   }
+}
+
+// No cost model (converge without one measures its time on the proxy): every model's flags.
+TEST(CostModelRegistry, WithoutAModelEveryModelsFlagsAreRefused) {
+  std::set<std::string> refused;
+  for (const UnusedFlags& group : unused_flags(nullptr, false, {"1f1b"}))
+    if (group.reject) refused.insert(group.flags.begin(), group.flags.end());
+  for (const CostModelInfo& model : cost_models())
+    for (const std::string& flag : model.flags) EXPECT_EQ(refused.count(flag), 1u) << flag;
+  EXPECT_EQ(refused.count("--micro-batch-size"), 1u);
 }
 
 // validate's way in: a profile in hand makes the model --cost's file makes.
@@ -123,6 +133,8 @@ TEST(CostModelRegistry, AProfileInHandMakesTheModelOfItsFile) {
 
 TEST(CostModelRegistry, TheHelpListsEveryModel) {
   for (const CostModelInfo& info : cost_models()) EXPECT_THAT(cost_model_help(), HasSubstr(std::string(info.name) + ": "));
+  EXPECT_THAT(cost_model_help(), HasSubstr("[default: profiled with --cost, analytical with --model, else uniform]"));
+  EXPECT_THAT(cost_model_help("none"), HasSubstr(", else none]"));
 }
 
 }  // namespace

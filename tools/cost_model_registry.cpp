@@ -145,8 +145,9 @@ const CostModelInfo& chosen_cost_model(const std::string& name, const HardwareOp
                    " (which chooses the " + std::string(by_flags.name) + " cost model)");
 }
 
-std::string cost_model_help() {
-  std::string help = "The cost model [default: profiled with --cost, analytical with --model, else uniform]:";
+std::string cost_model_help(std::string_view otherwise) {
+  std::string help = "The cost model [default: profiled with --cost, analytical with --model, else " +
+                     std::string(otherwise) + "]:";
   for (const CostModelInfo& m : cost_models()) help += "\n  " + std::string(m.name) + ": " + std::string(m.summary);
   return help;
 }
