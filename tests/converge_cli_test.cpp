@@ -1,7 +1,7 @@
 // `pipesim converge` (tools/cmd_converge.cpp) end to end on a tiny proxy and a small text:
-// the table with its assumption, iterations to the target, the simulated time, byte-identical
-// reruns, the report's plots, the learning rate tuned per schedule and the generators'
-// variants.
+// the table with its assumption, iterations to the target, the simulated time on the cost
+// model the registry chooses, byte-identical reruns, the report's plots, the learning rate
+// tuned per schedule and the generators' variants.
 #include <fstream>
 #include <tuple>
 
@@ -60,6 +60,73 @@ TEST(ConvergeCli, RerunsAreByteIdenticalAndTheReportPlots) {
   EXPECT_EQ(slurp(report), first);
   // Without --model the time is the proxy's own, measured (and so not repeatable).
   EXPECT_THAT(run(args()).out, HasSubstr("per iteration measured on the proxy run"));
+}
+
+// The time per iteration of `simulate` with the same schedule and cost model.
+double simulate_time(const std::string& schedule, const std::string& costs) {
+  const Result r = run("simulate --schedule " + schedule + " -p 2 -m 2 --iterations 6 --json " + costs);
+  EXPECT_EQ(r.code, 0) << r.out;
+  return nlohmann::json::parse(r.out)["time_per_iteration_s"].get<double>();
+}
+
+// The cost model is chosen through the registry as simulate's is (tools/cost_model_registry.hpp):
+// the time line names it, and the time per iteration is simulate's on it.
+TEST(ConvergeCli, TheTimeIsSimulatedOnTheCostModelTheRegistryChooses) {
+  const Result uniform = run(args() + " --cost-model uniform --fwd 2ms --bwd 3ms");
+  ASSERT_EQ(uniform.code, 0) << uniform.out;
+  EXPECT_THAT(uniform.out, HasSubstr("time          per iteration simulated (cost model: uniform)\n"));
+  EXPECT_THAT(uniform.out, HasSubstr("x time per iteration simulated; it assumes"));
+  EXPECT_EQ(run(args() + " --cost-model uniform --fwd 2ms --bwd 3ms").out, uniform.out);  // simulated: repeatable
+  const auto j = nlohmann::json::parse(run(args() + " --cost-model uniform --fwd 2ms --bwd 3ms --json").out);
+  EXPECT_EQ(j["cost_model"], "uniform");
+  EXPECT_FALSE(j.contains("model"));
+  const std::vector<std::string> names = {"1f1b", "pipedream"};
+  ASSERT_EQ(j["schedules"].size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_DOUBLE_EQ(j["schedules"][k]["time_per_iteration_s"].get<double>(),
+                     simulate_time(names[k], "--fwd 2ms --bwd 3ms"));
+    EXPECT_FALSE(j["schedules"][k]["seeds"][0].contains("measured_time_per_iteration_s"));
+  }
+
+  const Result analytical = run(args() + " --cost-model analytical --model gpt3-1.3b");
+  ASSERT_EQ(analytical.code, 0) << analytical.out;
+  EXPECT_THAT(analytical.out,
+              HasSubstr("time          per iteration simulated for gpt3-1.3b on h100-sxm (analytical cost model)\n"));
+  EXPECT_EQ(run(args() + " --model gpt3-1.3b").out, analytical.out);  // --model alone chooses it
+  const auto a = nlohmann::json::parse(run(args() + " --model gpt3-1.3b --json").out);
+  EXPECT_EQ(a["cost_model"], "analytical");
+  EXPECT_EQ(a["model"], "gpt3-1.3b");
+  EXPECT_EQ(a["hardware"], "h100-sxm");
+  EXPECT_DOUBLE_EQ(a["schedules"][0]["time_per_iteration_s"].get<double>(), simulate_time("1f1b", "--model gpt3-1.3b"));
+
+  const std::string profile = std::string(PIPESIM_TEST_DATA) + "/../../docs/validation/gpu-h200/profile-cuda-gpt3-1.3b.json";
+  const Result profiled = run(args() + " --cost " + profile);
+  ASSERT_EQ(profiled.code, 0) << profiled.out;
+  EXPECT_THAT(profiled.out, HasSubstr("time          per iteration simulated (cost model: profiled: gpt3-1.3b on cuda ("));
+  const auto p = nlohmann::json::parse(run(args() + " --cost " + profile + " --json").out);
+  EXPECT_DOUBLE_EQ(p["schedules"][1]["time_per_iteration_s"].get<double>(),
+                   simulate_time("pipedream", "--cost " + profile));
+}
+
+TEST(ConvergeCli, ABadCostModelOrAnotherModelsFlagIsOneLine) {
+  expect_one_line_error(run(args() + " --cost-model roofline"),
+                        "--cost-model: unknown cost model 'roofline' (known: uniform, analytical, profiled)");
+  expect_one_line_error(run(args() + " --cost-model analytcal --model gpt3-1.3b"),
+                        "(did you mean 'analytical'? known: uniform, analytical, profiled)");
+  expect_one_line_error(run(args() + " --cost-model analytical"), "--cost-model analytical: needs --model");
+  expect_one_line_error(run(args() + " --cost-model uniform --model gpt3-1.3b"),
+                        "--cost-model uniform: not with --model (which chooses the analytical cost model)");
+  expect_one_line_error(run(args() + " --cost-model uniform --tp 2"),
+                        "--tp: used only with --model (the GPU settings of the analytical model)");
+  expect_one_line_error(run(args() + " --model gpt3-1.3b --fwd 2ms"),
+                        "--fwd: not used with --model (the analytical model gives every duration and size)");
+  expect_one_line_error(run(args() + " --model gpt3-1.3b --cost-fit line"), "--cost-fit: used only with --cost");
+  // Without a cost model (the time measured on the proxy) every model's flags are refused.
+  expect_one_line_error(run(args() + " --fwd 2ms"),
+                        "--fwd: used only with --cost-model uniform (the costs of a simulated iteration)");
+  expect_one_line_error(run(args() + " --micro-batch-size 2"), "--micro-batch-size: used only with --model or --cost");
+  expect_one_line_error(run(args() + " --model gpt3-1.3b --hardware h100-sxm,a100-sxm"),
+                        "--hardware: converge takes one GPU type, got 'h100-sxm,a100-sxm'");
 }
 
 // The rule of tools/convergence.hpp, recomputed from the JSON of every rate: the most seeds

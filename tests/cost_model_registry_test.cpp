@@ -99,7 +99,7 @@ TEST(CostModelRegistry, CostModelMustAgreeWithTheFlags) {
 TEST(CostModelRegistry, TheOtherModelsFlagsAreRefused) {
   for (const CostModelInfo& chosen : cost_models()) {
     std::set<std::string> refused;
-    for (const UnusedFlags& group : unused_flags(chosen, false, {"1f1b"}))
+    for (const UnusedFlags& group : unused_flags(&chosen, false, {"1f1b"}))
       if (group.reject) refused.insert(group.flags.begin(), group.flags.end());
     for (const CostModelInfo& other : cost_models())
       for (const std::string& flag : other.flags)
@@ -107,8 +107,34 @@ TEST(CostModelRegistry, TheOtherModelsFlagsAreRefused) {
   }
 }
 
+// No cost model (converge without one measures its time on the proxy): every model's flags.
+TEST(CostModelRegistry, WithoutAModelEveryModelsFlagsAreRefused) {
+  std::set<std::string> refused;
+  for (const UnusedFlags& group : unused_flags(nullptr, false, {"1f1b"}))
+    if (group.reject) refused.insert(group.flags.begin(), group.flags.end());
+  for (const CostModelInfo& model : cost_models())
+    for (const std::string& flag : model.flags) EXPECT_EQ(refused.count(flag), 1u) << flag;
+  EXPECT_EQ(refused.count("--micro-batch-size"), 1u);
+}
+
+// validate's way in: a profile in hand makes the model --cost's file makes.
+TEST(CostModelRegistry, AProfileInHandMakesTheModelOfItsFile) {
+  const Flags flags("profiled");
+  const std::unique_ptr<CostModelSetup> from_file = find_cost_model("profiled").setup(flags.get());
+  const std::unique_ptr<CostModelSetup> in_hand =
+      profiled_setup(profiled_config(read_profile_file(kProfile), kProfile, flags.profiled, flags.hardware), flags.get());
+  ASSERT_NE(in_hand->measured(), nullptr);
+  EXPECT_EQ(in_hand->label(), from_file->label());
+  const Schedule s = generate("1f1b", ScheduleParams{});
+  for (const OpKind kind : {OpKind::F, OpKind::B})
+    EXPECT_EQ(in_hand->measured()->compute_time(Op{kind, 0, 0, 0}, scale_of(s)),
+              from_file->measured()->compute_time(Op{kind, 0, 0, 0}, scale_of(s)));
+}
+
 TEST(CostModelRegistry, TheHelpListsEveryModel) {
   for (const CostModelInfo& info : cost_models()) EXPECT_THAT(cost_model_help(), HasSubstr(std::string(info.name) + ": "));
+  EXPECT_THAT(cost_model_help(), HasSubstr("[default: profiled with --cost, analytical with --model, else uniform]"));
+  EXPECT_THAT(cost_model_help("none"), HasSubstr(", else none]"));
 }
 
 }  // namespace

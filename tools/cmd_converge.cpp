@@ -1,7 +1,9 @@
 // `pipesim converge`: time to reach a validation loss, per schedule. Iterations to the target
 // are measured by training a small proxy model for real (the executor, on real text, several
-// seeds); the time of one iteration is simulated for the model and hardware asked about (the
-// analytical cost model), or, without --model, measured on the proxy run itself. The answer
+// seeds); the time of one iteration is simulated on the cost model the flags choose
+// (tools/cost_model_registry.hpp: --model the analytical one for the model and hardware
+// asked about, --cost a profile, --cost-model uniform uniform costs), or, without one,
+// measured on the proxy run itself. The answer
 // is their product, printed with its assumption: that the proxy's iterations-to-target
 // (and their ratio between schedules) carry over to the real model (docs/convergence.md).
 //
@@ -22,15 +24,18 @@
 #include "executor/text_corpus.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
-#include "tools/analytical_setup.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
+#include "tools/config_file.hpp"
 #include "tools/convergence.hpp"
+#include "tools/cost_model_registry.hpp"
 #include "tools/hardware_flags.hpp"
+#include "tools/profiled_flags.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/report.hpp"
 #include "tools/sweep_grid.hpp"
+#include "tools/unused_flags.hpp"
 
 namespace pipesim {
 namespace {
@@ -129,11 +134,12 @@ nlohmann::ordered_json settings_json(const std::string& generator, const Schedul
   return out;
 }
 
-// Simulated time of one steady-state iteration of `schedule` for --model on --hardware.
-Tick simulated_iteration(const HardwareOptions& ho, const Schedule& schedule) {
-  const AnalyticalCostModel costs = analytical_model(ho, ho.hardware, schedule);
+// Simulated time of one steady-state iteration of `schedule` on the cost model of `setup`
+// and its `machine`.
+Tick simulated_iteration(const CostModelSetup& setup, const std::string& machine, const Schedule& schedule) {
+  const ScheduleCosts costs = setup.make(schedule, machine);
   Simulator simulator;
-  return summarize(schedule, simulator.run(schedule, costs)).time_per_iteration;
+  return summarize(schedule, simulator.run(schedule, *costs.model)).time_per_iteration;
 }
 
 }  // namespace
@@ -141,18 +147,24 @@ Tick simulated_iteration(const HardwareOptions& ho, const Schedule& schedule) {
 void add_converge_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "converge", "Time to a validation loss per schedule: iterations measured on a small proxy model trained for real, "
-                  "times the time per iteration simulated for --model");
+                  "times the time per iteration simulated for --model (or on --cost's profile, or --cost-model "
+                  "uniform)");
   auto f = std::make_shared<ConvergeFlags>();
   auto so = std::make_shared<ScheduleOptions>();
+  auto co = std::make_shared<CostOptions>();
   auto ho = std::make_shared<HardwareOptions>();
+  auto po = std::make_shared<ProfiledOptions>();
+  auto cost_model = std::make_shared<std::string>();
   so->params.iterations = 300;
   cmd->add_option("--schedules", f->schedules, "Comma-separated generator names, or 'all'")->capture_default_str();
   add_schedule_flags(*cmd, *so, false,
                      {"chunks", "concat", "max-active-keys", "min-update-frequency", "twobw-policy", "amdp-update"});
-  const std::size_t before = cmd->get_options().size();
+  add_cost_flags(*cmd, *co);
   add_hardware_flags(*cmd, *ho);
-  std::vector<CLI::Option*> hardware_flags = cmd->get_options();
-  hardware_flags.erase(hardware_flags.begin(), hardware_flags.begin() + static_cast<std::ptrdiff_t>(before));
+  add_profiled_flags(*cmd, *po);
+  // Nothing here prices a run (no tokens/s, MFU or $): --cost-hardware would be ignored.
+  cmd->remove_option(cmd->get_option("--cost-hardware"));
+  cmd->add_option("--cost-model", *cost_model, cost_model_help("none: the time per iteration measured on the proxy run"));
   cmd->add_option("--proxy-model", f->proxy, "The small GPT-style model trained for real (catalog name or file)")
       ->capture_default_str();
   cmd->add_option("--data", f->data, "UTF-8 text to train on ('fortunes': the Debian corpus)")->capture_default_str();
@@ -181,10 +193,11 @@ void add_converge_command(CLI::App& app) {
   cmd->add_flag("--json", f->json, "Print one JSON object instead of tables");
   cmd->add_option("--report", f->report, "Write an HTML report: validation loss against iterations and simulated time");
   cmd->callback([=] {
-    if (ho->model.empty())
-      for (const CLI::Option* o : hardware_flags)
-        if (o->count() > 0)
-          throw InputError(o->get_name() + ": used only with --model (the model whose time per iteration is simulated)");
+    // The cost model that simulates the time per iteration; none: it is measured on the proxy.
+    const CostModelInfo* simulated_by =
+        cost_model->empty() && ho->model.empty() && po->cost.empty() ? nullptr : &chosen_cost_model(*cost_model, *ho, *po);
+    for (const UnusedFlags& group : unused_flags(simulated_by, false, {}))
+      if (group.reject) reject_given_flags(*cmd, group.flags, group.why);
     if (f->validate_every < 1)
       throw InputError("--validate-every: expected a number of iterations >= 1, got " + std::to_string(f->validate_every));
     if (!(f->target >= 0) || f->target > 1e6)
@@ -196,9 +209,17 @@ void add_converge_command(CLI::App& app) {
     CommandFiles files;
     files.catalog_input("--proxy-model", f->proxy);
     files.catalog_input("--model", ho->model);
+    files.input("--cost", po->cost);
+    for (const std::string& gpu : split_list(ho->hardware)) files.catalog_input("--hardware", gpu);
+    files.catalog_input("--intra-link", ho->intra_link);
+    files.catalog_input("--inter-link", ho->inter_link);
     if (f->data != "fortunes") files.input("--data", f->data);
     OutputFile* report = files.output("--report", f->report);
     check_generator_flags(*cmd, names);
+    const std::unique_ptr<CostModelSetup> setup = simulated_by ? simulated_by->setup({*co, *ho, *po}) : nullptr;
+    const std::vector<std::string> machines = setup ? setup->machines() : std::vector<std::string>{};
+    if (setup && machines.size() != 1)
+      throw InputError("--hardware: converge takes one GPU type, got " + quote(ho->hardware));
     const std::vector<SweepVariant> variants = variants_of(names, *f);
     const ModelSpec proxy = find_model(f->proxy);
     RunOptions options;
@@ -224,11 +245,15 @@ void add_converge_command(CLI::App& app) {
         check_run(schedules.back(), proxy, options);
       }
     }
+    // Every simulated time before the first training run too: the cost model may refuse a schedule.
+    std::vector<Tick> simulated(schedules.size(), 0);
+    if (setup)
+      for (std::size_t k = 0; k < schedules.size(); ++k)
+        simulated[k] = simulated_iteration(*setup, machines.front(), schedules[k]);
     std::vector<ScheduleConvergence> results;
     for (std::size_t k = 0; k < variants.size(); ++k) {
-      const Tick simulated = ho->model.empty() ? 0 : simulated_iteration(*ho, schedules[k]);
       for (const double lr : rates) {
-        ScheduleConvergence r{variants[k].label, generator_settings[k], lr, simulated, {}};
+        ScheduleConvergence r{variants[k].label, generator_settings[k], lr, simulated[k], {}};
         options.optimizer = {kind, lr};
         for (const std::uint64_t seed : seeds) {
           options.seed = seed;
@@ -239,8 +264,11 @@ void add_converge_command(CLI::App& app) {
         results.push_back(std::move(r));
       }
     }
+    // What simulated the time: the model and GPU of a cost model that runs on one (analytical).
+    const std::string machine = setup ? machines.front() : "";
     const ConvergenceSettings settings{f->proxy, options.data->name, f->optimizer, rates, so->params.p,
-                                       so->params.m, so->params.iterations, ho->model, ho->hardware,
+                                       so->params.m, so->params.iterations, setup ? setup->label() : "",
+                                       machine.empty() ? "" : ho->model, machine,
                                        f->target > 0 ? f->target : common_target(results), f->target == 0};
     if (report) write_convergence_report(report->stream(), settings, results);
     if (f->json) {

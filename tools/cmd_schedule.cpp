@@ -5,7 +5,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cost_models/uniform.hpp"
 #include "core/error.hpp"
 #include "schedules/pytorch_format.hpp"
 #include "schedules/schedule_io.hpp"
@@ -15,6 +14,7 @@
 #include "tools/cli_options.hpp"
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
+#include "tools/cost_model_registry.hpp"
 #include "tools/table.hpp"
 #include "traces/ascii_timeline.hpp"
 
@@ -34,12 +34,20 @@ class OpTimes final : public SimObserver {
   Timeline timeline;
 };
 
-std::string text_form(const Schedule& s, const UniformCostConfig& costs) {
+std::string text_form(const Schedule& s, const CostModel& costs) {
   std::string out = s.name + ": " + std::to_string(s.num_devices) + " devices, " + std::to_string(s.num_stages) +
                     " stages, " + std::to_string(s.total_ops()) + " ops\n\n" + render_ascii_order(s) + "\n";
   OpTimes times(s.total_ops());
-  simulate(s, UniformCostModel(costs), &times);
+  simulate(s, costs, &times);
   return out + render_ascii_timeline(s, times.timeline);
+}
+
+// The registry's uniform cost model (tools/cost_model_registry.hpp) of the flags: schedule
+// and check take no other. InputError for a bad flag.
+std::unique_ptr<CostModelSetup> uniform_setup(const CostOptions& co) {
+  const HardwareOptions no_hardware;
+  const ProfiledOptions no_profile;
+  return find_cost_model("uniform").setup({co, no_hardware, no_profile});
 }
 
 // One row per generator (GeneratorInfo): its name first (fuzz/run.sh reads the names from
@@ -90,14 +98,14 @@ void add_schedule_command(CLI::App& app) {
     files.input("--schedule-file", so->file);
     OutputFile* file = files.output("--out", *out);
     if (so->file.empty()) check_generator_flags(*cmd, {so->name});
-    const UniformCostConfig costs = make_cost_config(*co);
+    const std::unique_ptr<CostModelSetup> uniform = uniform_setup(*co);
     const Schedule s = make_schedule(*cmd, *so, so->name, {*format == "text" ? kTextBytesPerOp : kExportBytesPerOp, 0, 0});
-    check_stage_costs(costs, s);
+    const ScheduleCosts costs = uniform->make(s, "");  // checks --stage-cost against the schedule
     (file ? file->stream() : std::cout) << (*format == "csv"             ? schedule_to_csv(s)
                                             : *format == "json"          ? schedule_to_json(s)
                                             : *format == "pytorch"       ? schedule_to_pytorch(s, PytorchFormat::ComputeOnly)
                                             : *format == "pytorch-comms" ? schedule_to_pytorch(s, PytorchFormat::ComputeComms)
-                                                                         : text_form(s, costs));
+                                                                         : text_form(s, *costs.model));
     files.commit();
   });
 }
@@ -120,9 +128,8 @@ void add_check_command(CLI::App& app) {
       check_schedule_file_flags(*cmd, s, so->file);
       check_memory_for_ops(so->file, s.total_ops(), {kValidateBytesPerOp, 0, 0}, so->max_memory);
     }
-    const UniformCostConfig costs = make_cost_config(*co);
-    check_stage_costs(costs, s);
-    const UniformCostModel model(costs);
+    const ScheduleCosts costs = uniform_setup(*co)->make(s, "");  // checks --stage-cost against the schedule
+    const CostModel& model = *costs.model;
     const OpScale scale = scale_of(s);
     const ValidationReport r = validate(s, [&](const Op& op) -> std::int64_t {
       return op.kind == OpKind::GradSync ? 0 : model.compute_time(op, scale);

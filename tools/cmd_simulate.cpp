@@ -251,7 +251,7 @@ Prepared prepare(CLI::App& cmd, OutputFlags& o, const ScheduleOptions& so, const
   if (so.file.empty()) check_generator_flags(cmd, generators);
   const CostModelInfo& chosen = chosen_cost_model(cost_model, ho, po);
   std::vector<std::string> unused;
-  for (const UnusedFlags& group : unused_flags(chosen, !so.file.empty(), generators)) {
+  for (const UnusedFlags& group : unused_flags(&chosen, !so.file.empty(), generators)) {
     if (group.reject) reject_given_flags(cmd, group.flags, group.why);
     unused.insert(unused.end(), group.flags.begin(), group.flags.end());
   }

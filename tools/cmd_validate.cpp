@@ -26,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -43,7 +44,9 @@
 #include "tools/cli_options.hpp"
 #include "tools/command_files.hpp"
 #include "tools/config_file.hpp"
+#include "tools/cost_model_registry.hpp"
 #include "tools/exit_codes.hpp"
+#include "tools/profiled_flags.hpp"
 #include "tools/commands.hpp"
 #include "tools/report.hpp"
 #include "tools/run_flags.hpp"
@@ -104,39 +107,47 @@ ProfileOptions profile_options(const ValidateFlags& f, const std::vector<Schedul
   return po;
 }
 
-ProfiledCostConfig cost_config(const ValidateFlags& f, const ModelSpec& model, const std::vector<Schedule>& schedules) {
-  ProfiledCostConfig c;
-  if (!f.cost.empty()) {
-    c.profile = read_profile_file(f.cost);
-    c.source = f.cost;
-  } else {
-    const ProfileOptions po = profile_options(f, schedules);
-    // On a GPU split between virtual devices, time the ops on one device's share of the SMs.
-    int split = 1;
-    if (f.sm_partition != "off")
-      for (const Schedule& s : schedules) split = std::max(split, devices_per_gpu(f.backend, s.num_devices));
-    std::unique_ptr<ProfileBackend> backend;
-    try {
-      backend = make_profile_backend(f.backend, "wall", split);
-    } catch (const InputError& e) {
-      if (split == 1 || f.sm_partition == "on") throw;
-      std::cerr << "pipesim: profiling on the whole GPU: " << e.what() << "\n";
-      backend = make_profile_backend(f.backend, "wall", 1);
-    }
-    if (!f.json)
-      std::cerr << "pipesim: profiling " << model.name << " on " << f.backend
-                << (split > 1 ? " (1/" + std::to_string(split) + " of the SMs)" : std::string()) << " (" << f.repeats
-                << " repeats)\n";
-    c.profile = profile_model(model, po, *backend);
-    c.source = "profiled now";
+// The prediction's profile: --cost's, or measured now (profile_options), and where it came
+// from.
+std::pair<Profile, std::string> read_or_profile(const ValidateFlags& f, const ModelSpec& model,
+                                                const std::vector<Schedule>& schedules) {
+  if (!f.cost.empty()) return {read_profile_file(f.cost), f.cost};
+  const ProfileOptions po = profile_options(f, schedules);
+  // On a GPU split between virtual devices, time the ops on one device's share of the SMs.
+  int split = 1;
+  if (f.sm_partition != "off")
+    for (const Schedule& s : schedules) split = std::max(split, devices_per_gpu(f.backend, s.num_devices));
+  std::unique_ptr<ProfileBackend> backend;
+  try {
+    backend = make_profile_backend(f.backend, "wall", split);
+  } catch (const InputError& e) {
+    if (split == 1 || f.sm_partition == "on") throw;
+    std::cerr << "pipesim: profiling on the whole GPU: " << e.what() << "\n";
+    backend = make_profile_backend(f.backend, "wall", 1);
   }
-  c.model = model;
-  c.micro_batch_size = f.micro_batch_size;
-  c.optimizer = f.optimizer;
+  if (!f.json)
+    std::cerr << "pipesim: profiling " << model.name << " on " << f.backend
+              << (split > 1 ? " (1/" + std::to_string(split) + " of the SMs)" : std::string()) << " (" << f.repeats
+              << " repeats)\n";
+  return {profile_model(model, po, *backend), "profiled now"};
+}
+
+// The profiled cost model of the prediction, as the registry makes it of a profile
+// (tools/cost_model_registry.hpp): --model, --micro-batch-size and the executor's --optimizer.
+std::unique_ptr<CostModelSetup> profiled_costs(const ValidateFlags& f, const ModelSpec& model,
+                                               const std::vector<Schedule>& schedules) {
+  auto [profile, source] = read_or_profile(f, model, schedules);
+  HardwareOptions hardware;
+  hardware.model = f.model;
+  hardware.micro_batch_size = f.micro_batch_size;
+  ProfiledOptions profiled;
+  profiled.optimizer = f.optimizer;
   // The executor gives the last stage its own head matrix (docs/executor.md): no
   // gradient exchange between the first and last stage.
-  c.tied_embedding_sync = false;
-  return c;
+  profiled.tied_embedding_sync = false;
+  const CostOptions uniform;  // read by no profiled model
+  return profiled_setup(profiled_config(std::move(profile), std::move(source), profiled, hardware),
+                        {uniform, hardware, profiled});
 }
 
 Validation validate_one(Schedule schedule, const ProfiledCostModel& costs, const RunOptions& options,
@@ -385,7 +396,8 @@ void add_validate_command(CLI::App& app) {
     const std::optional<CpuTimes> cpu_before = cpu_times();
     const auto first_reading = std::chrono::steady_clock::now();
     for (const Schedule& s : schedules) load.own_threads = std::max(load.own_threads, std::min(s.num_devices, load.cores));
-    const ProfiledCostModel costs(cost_config(*f, model, schedules));
+    const std::unique_ptr<CostModelSetup> setup = profiled_costs(*f, model, schedules);
+    const ProfiledCostModel& costs = *setup->measured();
     const std::string cost_label = costs.label();
     std::vector<Validation> all;
     for (Schedule& s : schedules) {

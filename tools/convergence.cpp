@@ -93,15 +93,20 @@ bool at_grid_end(const ConvergenceSettings& s, double lr) {
                        lr == *std::max_element(s.rates.begin(), s.rates.end()));
 }
 
+bool simulated(const ConvergenceSettings& s) { return !s.cost_model.empty(); }
+
+// "simulated for gpt3-1.3b on h100-sxm (analytical cost model)", "simulated (cost model:
+// uniform)", or measured.
 std::string time_source(const ConvergenceSettings& s) {
-  return s.model.empty() ? "measured on the proxy run (this machine's cores)"
-                         : "simulated for " + one_line(s.model) + " on " + one_line(s.hardware) +
-                               " (analytical cost model)";
+  if (!simulated(s)) return "measured on the proxy run (this machine's cores)";
+  if (s.model.empty()) return "simulated (cost model: " + one_line(s.cost_model) + ")";
+  return "simulated for " + one_line(s.model) + " on " + one_line(s.hardware) + " (" + one_line(s.cost_model) +
+         " cost model)";
 }
 
 std::string assumption(const ConvergenceSettings& s) {
   return "time to target = iterations to target, measured on " + one_line(s.proxy) + ", x time per iteration " +
-         (s.model.empty() ? "measured there" : "simulated for " + one_line(s.model)) +
+         (!simulated(s) ? "measured there" : s.model.empty() ? "simulated" : "simulated for " + one_line(s.model)) +
          "; it assumes the proxy's iterations to target (at least their ratio between schedules) carry over";
 }
 
@@ -211,7 +216,7 @@ nlohmann::ordered_json run_json(const ConvergenceSettings& s, const ScheduleConv
     sj["staleness"] = {{"max_mismatch", c.staleness.max_mismatch}, {"mean_mismatch", c.staleness.mean_mismatch},
                        {"mismatched_fraction", c.staleness.mismatched_fraction}, {"max_delay", c.staleness.max_delay},
                        {"mean_delay", c.staleness.mean_delay}};
-    if (s.model.empty()) sj["measured_time_per_iteration_s"] = static_cast<double>(c.measured_iteration) * 1e-9;
+    if (!simulated(s)) sj["measured_time_per_iteration_s"] = static_cast<double>(c.measured_iteration) * 1e-9;
     auto& v = sj["validation"] = nlohmann::ordered_json::array();
     for (const ValidationPoint& p : c.validation) v.push_back({{"iteration", p.iteration}, {"loss", p.loss}});
     sj["training_loss"] = c.training;
@@ -311,6 +316,7 @@ nlohmann::ordered_json convergence_json(const ConvergenceSettings& s, const std:
   j["target_chosen"] = s.target_chosen;
   j["time_per_iteration"] = time_source(s);
   j["assumption"] = assumption(s);
+  if (simulated(s)) j["cost_model"] = s.cost_model;
   if (!s.model.empty()) {
     j["model"] = s.model;
     j["hardware"] = s.hardware;
@@ -338,7 +344,7 @@ void write_convergence_report(std::ostream& out, const ConvergenceSettings& s,
   body += "<h2>Against iterations" + best + "</h2>\n" +
           line_chart_svg("validation loss against iterations", "iterations", "loss", by_iteration) +
           "\n<h2>Against time" + best + "</h2>\n" +
-          line_chart_svg("validation loss against time", s.model.empty() ? "seconds (measured)" : "seconds (simulated)",
+          line_chart_svg("validation loss against time", simulated(s) ? "seconds (simulated)" : "seconds (measured)",
                          "loss", by_time) +
           "\n";
   for (const double lr : tuning(s) ? s.rates : std::vector<double>{}) {

@@ -1,8 +1,8 @@
 #pragma once
 // `pipesim converge`'s results and their outputs (tools/cmd_converge.cpp): per schedule and
 // seed the validation curve measured on the proxy model, iterations to the target loss, the
-// staleness measured beside it, and the time per iteration (simulated, or measured on the
-// proxy), as a table, JSON and an HTML report with inline SVG plots. With several learning
+// staleness measured beside it, and the time per iteration (simulated on a cost model, or
+// measured on the proxy), as a table, JSON and an HTML report with inline SVG plots. With several learning
 // rates every schedule runs at each; the answer takes each schedule's best (tuned_runs), and
 // every rate's results stay beside it (the same-rate comparison).
 #include <cstdint>
@@ -31,7 +31,7 @@ struct ScheduleConvergence {
   std::string schedule;  // the row's name: the generator, and its settings that vary ("amp keys=2")
   nlohmann::ordered_json settings = nlohmann::ordered_json::object();  // every setting the generator reads
   double lr = 0;
-  Tick simulated_iteration = 0;  // with --model: the analytical cost model's; 0 without
+  Tick simulated_iteration = 0;  // the cost model's (ConvergenceSettings::cost_model); 0 without
   std::vector<SeedCurve> seeds;
 };
 
@@ -39,7 +39,10 @@ struct ConvergenceSettings {
   std::string proxy, data, optimizer;
   std::vector<double> rates;  // --lr: one rate for every schedule, or several to tune per schedule
   int p = 0, m = 0, iterations = 0;
-  std::string model, hardware;  // model empty: times measured on the proxy
+  // The cost model that simulated the time per iteration, as the registry labels it
+  // (tools/cost_model_registry.hpp); empty: times measured on the proxy.
+  std::string cost_model;
+  std::string model, hardware;  // what a model of one GPU type (analytical) simulated; else empty
   double target = 0;
   bool target_chosen = false;  // --target 0: common_target()
 };

@@ -1,6 +1,7 @@
 #include "tools/cost_model_registry.hpp"
 
 #include <optional>
+#include <utility>
 
 #include "assess/analytical_source.hpp"
 #include "assess/profiled_source.hpp"
@@ -54,9 +55,8 @@ class AnalyticalSetup final : public CostModelSetup {
 // One measured model for every schedule: the profile is read and fitted once.
 class ProfiledSetup final : public CostModelSetup {
  public:
-  explicit ProfiledSetup(const CostFlags& flags)
-      : hardware_(flags.hardware),
-        model_(std::make_shared<const ProfiledCostModel>(make_profiled_config(flags.profiled, flags.hardware))) {
+  ProfiledSetup(ProfiledCostConfig config, const CostFlags& flags)
+      : hardware_(flags.hardware), model_(std::make_shared<const ProfiledCostModel>(std::move(config))) {
     if (!flags.profiled.hardware.empty()) {
       try {
         gpu_ = find_gpu(flags.profiled.hardware);
@@ -107,9 +107,14 @@ const std::vector<CostModelInfo>& cost_models() {
         "--price-per-hour"},
        make_setup<AnalyticalSetup>},
       {"profiled", "durations and sizes measured by `pipesim profile` (--cost FILE; docs/profile-format.md)", "--cost",
-       {"--cost-optimizer", "--cost-fit", "--cost-hardware"}, make_setup<ProfiledSetup>},
+       {"--cost-optimizer", "--cost-fit", "--cost-hardware"},
+       [](const CostFlags& flags) { return profiled_setup(make_profiled_config(flags.profiled, flags.hardware), flags); }},
   };
   return all;
+}
+
+std::unique_ptr<CostModelSetup> profiled_setup(ProfiledCostConfig config, const CostFlags& flags) {
+  return std::make_unique<ProfiledSetup>(std::move(config), flags);
 }
 
 const CostModelInfo& find_cost_model(std::string_view name) {
@@ -140,8 +145,9 @@ const CostModelInfo& chosen_cost_model(const std::string& name, const HardwareOp
                    " (which chooses the " + std::string(by_flags.name) + " cost model)");
 }
 
-std::string cost_model_help() {
-  std::string help = "The cost model [default: profiled with --cost, analytical with --model, else uniform]:";
+std::string cost_model_help(std::string_view otherwise) {
+  std::string help = "The cost model [default: profiled with --cost, analytical with --model, else " +
+                     std::string(otherwise) + "]:";
   for (const CostModelInfo& m : cost_models()) help += "\n  " + std::string(m.name) + ": " + std::string(m.summary);
   return help;
 }

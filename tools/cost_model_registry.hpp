@@ -1,10 +1,16 @@
 #pragma once
 // The cost models a run can be simulated with, by name, as generators() is for schedules:
 // each with its one-line help, the flags only it reads, and the factory that makes it from
-// a command's flags. simulate and compare choose one with --cost-model NAME, or, without
-// it, by the flags given: --cost (a profile) the profiled model, --model the analytical
-// one, neither uniform costs. The unused-flag checks (tools/unused_flags.hpp) take each
-// model's flags from here.
+// a command's flags. simulate, compare and converge choose one with --cost-model NAME, or,
+// without it, by the flags given: --cost (a profile) the profiled model, --model the
+// analytical one, neither uniform costs (converge: none, its time measured on the proxy).
+// The unused-flag checks (tools/unused_flags.hpp) take each model's flags from here.
+// validate takes its profiled model from profiled_setup (a profile it read or measured now),
+// schedule and check their chart's and critical path's costs from the uniform entry.
+// Not here: sweep and fit advice build the analytical model themselves
+// (tools/analytical_setup.hpp), since they vary its parallelism per configuration; `pipesim
+// fit` (tools/cmd_fit.cpp, fit_runs.cpp) fits the analytical model's efficiencies to
+// measured runs, so it builds that model, with the parameters it is fitting, itself.
 #include <memory>
 #include <string>
 #include <string_view>
@@ -68,6 +74,12 @@ struct CostModelInfo {
   std::unique_ptr<CostModelSetup> (*setup)(const CostFlags& flags);  // InputError for bad flags
 };
 
+// The profiled model's setup for `config`, a profile the command has in hand with its flags
+// (tools/profiled_flags.hpp's profiled_config; validate's: read from --cost or measured now),
+// as `profiled` makes it of --cost's file; --cost-hardware and --global-batch-size from
+// `flags`. InputError as there.
+std::unique_ptr<CostModelSetup> profiled_setup(ProfiledCostConfig config, const CostFlags& flags);
+
 // Every cost model, the default (uniform) first.
 const std::vector<CostModelInfo>& cost_models();
 // Looks a cost model up by name; InputError with the closest names and the known ones.
@@ -77,7 +89,8 @@ const CostModelInfo& find_cost_model(std::string_view name);
 // names another than the flags choose.
 const CostModelInfo& chosen_cost_model(const std::string& name, const HardwareOptions& hardware,
                                        const ProfiledOptions& profiled);
-// The help of --cost-model: every name with its summary.
-std::string cost_model_help();
+// The help of --cost-model: every name with its summary. `otherwise`: what a run without
+// --cost-model, --cost and --model uses.
+std::string cost_model_help(std::string_view otherwise = "uniform");
 
 }  // namespace pipesim

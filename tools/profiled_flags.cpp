@@ -1,5 +1,7 @@
 #include "tools/profiled_flags.hpp"
 
+#include <utility>
+
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
@@ -18,17 +20,23 @@ void add_profiled_flags(CLI::App& app, ProfiledOptions& o) {
                  "against its capacity and $");
 }
 
-ProfiledCostConfig make_profiled_config(const ProfiledOptions& o, const HardwareOptions& hw) {
+ProfiledCostConfig profiled_config(Profile profile, std::string source, const ProfiledOptions& o,
+                                   const HardwareOptions& hw) {
   if (o.optimizer != "adam" && o.optimizer != "sgd")
     throw InputError("--cost-optimizer: expected adam or sgd, got " + quote(o.optimizer));
   ProfiledCostConfig c;
-  c.profile = read_profile_file(o.cost);
-  c.source = o.cost;
+  c.profile = std::move(profile);
+  c.source = std::move(source);
   if (!hw.model.empty()) c.model = find_model(hw.model);
   c.micro_batch_size = hw.micro_batch_size;
   c.optimizer = o.optimizer;
   c.fit = parse_fit_policy(o.fit, "--cost-fit");
+  c.tied_embedding_sync = o.tied_embedding_sync;
   return c;
+}
+
+ProfiledCostConfig make_profiled_config(const ProfiledOptions& o, const HardwareOptions& hw) {
+  return profiled_config(read_profile_file(o.cost), o.cost, o, hw);
 }
 
 }  // namespace pipesim

@@ -8,19 +8,22 @@
 
 namespace pipesim {
 
-std::vector<UnusedFlags> unused_flags(const CostModelInfo& chosen, bool schedule_file,
+std::vector<UnusedFlags> unused_flags(const CostModelInfo* chosen, bool schedule_file,
                                       const std::vector<std::string>& generators) {
   const std::vector<std::string>& uniform = find_cost_model("uniform").flags;
   const std::vector<std::string>& gpu = find_cost_model("analytical").flags;
-  const bool cost = chosen.name == "profiled", uniform_costs = chosen.name == "uniform";
+  const bool none = chosen == nullptr;
+  const bool cost = !none && chosen->name == "profiled", uniform_costs = !none && chosen->name == "uniform";
   std::vector<UnusedFlags> out;
-  if (!uniform_costs)
+  if (none)
+    out.push_back({uniform, "used only with --cost-model uniform (the costs of a simulated iteration)", true});
+  else if (!uniform_costs)
     out.push_back({uniform,
                    cost ? "not used with --cost (the profile gives every duration and size)"
                         : "not used with --model (the analytical model gives every duration and size)",
                    true});
   if (cost) out.push_back({gpu, "not used with --cost (the profile measured its own machine)", true});
-  if (uniform_costs) {
+  if (uniform_costs || none) {
     out.push_back({gpu, "used only with --model (the GPU settings of the analytical model)", true});
     out.push_back({{"--micro-batch-size", "--global-batch-size"}, "used only with --model or --cost", true});
   }
