@@ -65,6 +65,17 @@ class DeviceAccount {
     }
   }
 
+  // For a device without collectives, after its ops: the not-busy time at once (add_gap
+  // per gap gives the same): idle before its first op and after its last, and the rest of
+  // the window, between its ops, pipeline wait.
+  void add_gaps_without_syncs() {
+    PIPESIM_ASSERT(syncs_.empty() && first_ <= last_);
+    const Tick idle = std::max<Tick>(0, std::min(window_.end, first_) - window_.start) +
+                      std::max<Tick>(0, window_.end - std::max(window_.start, last_));
+    out_[TimeCategory::Idle] += idle;
+    out_[TimeCategory::Pipeline] += (window_.end - window_.start) - out_.total();
+  }
+
   const CategoryTicks& result() const { return out_; }
 
  private:
@@ -216,13 +227,14 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
     const Tick first = any ? times[first_op].start : 0, last = any ? times[end_op - 1].end : 0;
     const std::vector<Span> syncs = merged(recorder.syncs()[static_cast<std::size_t>(d)]);
     DeviceAccount account(out.window, syncs, first, last);
+    const bool gaps_at_end = syncs.empty();  // most devices: add_gaps_without_syncs()
     Tick cursor = out.window.start, busy = 0;
     for (std::size_t i = first_op; i < end_op; ++i) {
       const Op& op = list[i];
       if (!is_compute(op.kind)) continue;
       ++compute_ops;
       const Span& s = times[i];
-      account.add_gap(cursor, s.start);
+      if (!gaps_at_end) account.add_gap(cursor, s.start);
       cursor = s.end;
       if (s.end <= out.window.start || s.start >= out.window.end) continue;
       busy += std::min(s.end, out.window.end) - std::max(s.start, out.window.start);
@@ -262,7 +274,10 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
         at += ticks;
       }
     }
-    account.add_gap(cursor, out.window.end);
+    if (gaps_at_end)
+      account.add_gaps_without_syncs();
+    else
+      account.add_gap(cursor, out.window.end);
     PIPESIM_ASSERT(compute_ops == recorder.recorded(d));  // every compute op ran, once
     out.per_device.push_back(account.result());
     out.busy.push_back(busy);

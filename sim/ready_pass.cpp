@@ -230,8 +230,8 @@ class Pass {
     const Tick duration = c.duration;
     if (!dev.started) dev.first_start = start, dev.started = true;
     if (op.kind == OpKind::F) dev.memory.change(d, op.kind, c.activation);
-    dev.busy = later(dev.busy, duration);
     const Tick end = later(start, duration);
+    dev.busy += duration;  // at most `end`: the device's ops do not overlap
 
     // It ends.
     const std::uint32_t id = dev.base + dev.next;
