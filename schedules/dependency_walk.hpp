@@ -1,7 +1,7 @@
 #pragma once
 // walk_dependencies: the dependency rules of the spec (§3), in one place. build_dependencies
 // (schedules/dependencies.hpp, the graph the validator and the executor use) and the
-// engine (sim/engine.cpp, which builds its per-op slots straight from the walk) both take
+// engine (sim/event_loop.hpp, which builds its per-op slots straight from the walk) both take
 // their edges from here.
 //
 //   F(c,k,s)   needs F(c,k,s-1)                     (a transfer if on another device)

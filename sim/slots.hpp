@@ -3,7 +3,7 @@
 // interleaved order (schedules/op_numbering.hpp) so that ops running at about the same
 // time are close together in memory, and filled straight from the dependency rules
 // (schedules/dependency_walk.hpp): each op's slot, how many inputs it waits for, and which
-// ops wait for it. The engine (sim/engine.cpp) gives it time.
+// ops wait for it. The event loop (sim/event_loop.hpp) gives it time.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -27,8 +27,9 @@ enum class SlotId : std::uint32_t {};
 inline constexpr SlotId kNoSlot{std::numeric_limits<std::uint32_t>::max()};
 inline constexpr std::size_t at(SlotId s) { return static_cast<std::size_t>(s); }
 
-// What a receive (RECV_F, RECV_B) knows of its message before it moves (sim/engine.cpp,
-// run_comm): nothing yet, its own op was reached (posted), or its send is waiting for that.
+// What a receive (RECV_F, RECV_B) knows of its message before it moves (run_comm,
+// sim/event_loop_transfers.cpp): nothing yet, its own op was reached (posted), or its send
+// is waiting for that.
 enum class RecvState : std::int32_t { Idle, Posted, SendWaiting };
 
 // The most inputs an op may wait for: what `pending` counts. The dependency rules of today
@@ -109,7 +110,7 @@ class SlotTable {
   };
   // The table a walk of the same schedule would fill, from a copy of one it filled before:
   // `filled` (layout.size() slots, as the walk left them) and its links(). What a Simulator
-  // that runs one schedule with many cost models does instead of walking again (sim/engine.cpp).
+  // that runs one schedule with many cost models does instead of walking again (sim/event_loop.cpp).
   SlotTable(Slot* slots, const Slot* filled, const Links& links, const OpNumbering& layout,
             std::vector<DependencyProblem>& problems)
       : slots_(slots), layout_(layout), more_successors_(links.more_successors), collectives_(links.collectives),
