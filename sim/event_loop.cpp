@@ -33,7 +33,7 @@ EventLoop::EventLoop(const Schedule& schedule, const CostModel& costs, SimObserv
     : s_(schedule), costs_(costs), observer_(observer), wants_(observer ? observer->wants() : 0),
       progress_(progress && progress->report ? progress : nullptr),
       next_report_(progress_ ? std::max<std::uint64_t>(1, progress_->every) : kNever), scale_(scale_of(schedule)),
-      layout_(checked(schedule), OpNumbering::Order::Interleaved),
+      layout_(checked(schedule)),
       walked_(buffers.walked && same_walk(*buffers.walked, schedule)),
       ops_(walked_ ? buffers.ops.get(layout_.size()) : in_id_order(buffers.ops.get(layout_.size()))),
       versions_(schedule),

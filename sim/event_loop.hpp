@@ -72,7 +72,7 @@ class EventLoop {
   struct DeviceState {
     std::uint32_t next = 0;      // index of the next op to start
     std::uint32_t size = 0;      // ops in its list
-    OpId base = 0;               // its first op's id in layout_ (slot_at)
+    SlotId base = kNoSlot;       // its first op's slot (slot_at)
     bool busy = false;           // a compute op is running
     bool blocked = false;        // waiting on a blocking collective
     bool started = false;
@@ -103,17 +103,17 @@ class EventLoop {
     std::deque<std::uint32_t> waiting;  // indices into wire_
   };
 
-  int device_of(SlotId slot) const { return layout_.device_of(static_cast<OpId>(slot)); }
+  int device_of(SlotId slot) const { return layout_.device_of(slot); }
   // The directed link (src, dst) as an index: link_free_'s, and the shared links' key.
   std::size_t link_index(int src, int dst) const {
     return static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst);
   }
   OpRef ref_of(SlotId slot) const {
     const int d = device_of(slot);
-    return OpRef{d, static_cast<int>(layout_.index_of(static_cast<OpId>(slot), d))};
+    return OpRef{d, static_cast<int>(layout_.index_of(slot, d))};
   }
   // The slot of op `index` of the device whose first op is `base`.
-  SlotId slot_at(OpId base, std::uint32_t index) const { return SlotId{layout_.id_from(base, index)}; }
+  SlotId slot_at(SlotId base, std::uint32_t index) const { return layout_.id_from(base, index); }
   const Op& op_of(SlotId slot) const { return ops_[at(slot)]; }
   const Op* in_id_order(Op* ops) const {
     layout_.copy_in_id_order(s_, ops);
@@ -183,9 +183,9 @@ class EventLoop {
   std::uint64_t ops_done_ = 0;
   std::uint64_t next_report_;
   const OpScale scale_;
-  const OpNumbering layout_;  // op -> slot
-  const bool walked_;         // the Simulator's last walk was of an equal schedule: copied
-  const Op* const ops_;       // the schedule's ops, by slot
+  const SlotNumbering layout_;  // op -> slot
+  const bool walked_;           // the Simulator's last walk was of an equal schedule: copied
+  const Op* const ops_;         // the schedule's ops, by slot
   VersionTracker versions_;
   std::vector<DependencyProblem> problems_;  // found while filling the slots: not runnable
   SlotTable slots_;

@@ -39,8 +39,14 @@ void EventLoop::check_complete() const {
 
 void EventLoop::explain_deadlock() const {
   const DependencyGraph g = dependencies(s_);
+  const auto op_at = [&](GraphId id) -> const Op& {
+    return s_.ops[static_cast<std::size_t>(g.device_of(id))][static_cast<std::size_t>(g.index_of(id))];
+  };
+  // The op's slot: where an op goes from the graph's numbering to the engine's, through its
+  // (device, index).
+  const auto slot_of = [&](GraphId id) { return layout_.id(g.device_of(id), static_cast<std::uint32_t>(g.index_of(id))); };
   // Has the op with graph id `id` started? Each device starts its ops in list order.
-  auto started = [&](OpId id) {
+  const auto started = [&](GraphId id) {
     return static_cast<std::uint32_t>(g.index_of(id)) < dev_[static_cast<std::size_t>(g.device_of(id))].next;
   };
   std::string waits;
@@ -50,30 +56,25 @@ void EventLoop::explain_deadlock() const {
     const auto& list = s_.ops[static_cast<std::size_t>(d)];
     if (dev.next >= list.size() && !dev.blocked) continue;
     if (++stuck > 8) continue;
-    const std::size_t at = dev.blocked ? dev.next - 1 : dev.next;
-    const OpId id = g.id_of(d, static_cast<int>(at));
+    const std::size_t index = dev.blocked ? dev.next - 1 : dev.next;
+    const GraphId id = g.id_of(d, static_cast<int>(index));
     waits += (waits.empty() ? "" : "; ") + std::string("device ") + std::to_string(d) + " waits at " +
-             to_string(list[at]) + " for ";
+             to_string(list[index]) + " for ";
     std::string on;
-    auto waiting_on = [&](OpId p) {
-      const int pd = g.device_of(p);
-      on += (on.empty() ? "" : ", ") + to_string(s_.ops[static_cast<std::size_t>(pd)][static_cast<std::size_t>(g.index_of(p))]) +
-            " (device " + std::to_string(pd) + ")";
-    };
-    if (g.collective_of[id] >= 0) {
-      for (OpId m : g.collectives[static_cast<std::size_t>(g.collective_of[id])])
+    const auto named = [&](GraphId p) { return to_string(op_at(p)) + " (device " + std::to_string(g.device_of(p)) + ")"; };
+    const auto waiting_on = [&](GraphId p) { on += (on.empty() ? "" : ", ") + named(p); };
+    if (g.collective_of[at(id)] >= 0) {
+      for (GraphId m : g.collectives[static_cast<std::size_t>(g.collective_of[at(id)])])
         if (!started(m)) waiting_on(m);
     }
-    for (OpId k = g.pred_begin[id]; k < g.pred_begin[id + 1]; ++k) {
-      const OpId p = g.preds[k];
+    for (const GraphId p : g.preds_of(id)) {
       if (!started(p)) {
         waiting_on(p);
-      } else if (const Op& pop = s_.ops[static_cast<std::size_t>(g.device_of(p))][static_cast<std::size_t>(g.index_of(p))];
-                 is_recv(pop.kind) && slots_[SlotId{layout_.id(g.device_of(p), static_cast<std::uint32_t>(g.index_of(p)))}].pending > 0) {
+      } else if (is_recv(op_at(p).kind) && slots_[slot_of(p)].pending > 0) {
         // Posted, but its message never came: say what it waits for.
         waiting_on(p);
-        for (OpId j = g.pred_begin[p]; j < g.pred_begin[p + 1]; ++j)
-          if (!started(g.preds[j])) on += " which waits for " + to_string(s_.ops[static_cast<std::size_t>(g.device_of(g.preds[j]))][static_cast<std::size_t>(g.index_of(g.preds[j]))]) + " (device " + std::to_string(g.device_of(g.preds[j])) + ")";
+        for (const GraphId q : g.preds_of(p))
+          if (!started(q)) on += " which waits for " + named(q);
       }
     }
     waits += on.empty() ? "an op that never finishes" : on;
