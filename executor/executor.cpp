@@ -100,35 +100,35 @@ void route_data(RunState& st) {
   const DependencyGraph& g = st.graph;
   st.data_pred.assign(g.size(), kNoOp);
   st.data_succ.assign(g.size(), {});
-  for (OpId id = 0; id < g.size(); ++id) {
-    const OpId input = g.data_input[id];
-    for (OpId k = g.pred_begin[id]; k < g.pred_begin[id + 1]; ++k)
+  for (const GraphId id : g.all()) {
+    const GraphId input = g.data_input[at(id)];
+    for (const GraphId p : g.preds_of(id))
       // dependencies.hpp has checked placement: a replica's ops share a device.
-      PIPESIM_ASSERT(g.preds[k] == input || g.device_of(g.preds[k]) == g.device_of(id));
+      PIPESIM_ASSERT(p == input || g.device_of(p) == g.device_of(id));
     if (input == DependencyGraph::kNoDataInput) continue;
-    st.data_pred[id] = input;
-    st.data_succ[input].push_back(id);
+    st.data_pred[at(id)] = input;
+    st.data_succ[at(input)].push_back(id);
   }
   // A receive is posted, not waited on: the op using its message takes it from the sender
   // itself, as PyTorch's runtime waits at the compute op (sim/engine.hpp).
-  for (OpId id = 0; id < g.size(); ++id) {
+  for (const GraphId id : g.all()) {
     if (!is_recv(st.op_of(id).kind)) continue;
-    const OpId from = st.data_pred[id];
-    for (OpId consumer : st.data_succ[id]) {
-      st.data_pred[consumer] = from;
-      if (from != kNoOp) st.data_succ[from].push_back(consumer);
+    const GraphId from = st.data_pred[at(id)];
+    for (GraphId consumer : st.data_succ[at(id)]) {
+      st.data_pred[at(consumer)] = from;
+      if (from != kNoOp) st.data_succ[at(from)].push_back(consumer);
     }
-    if (from != kNoOp) std::erase(st.data_succ[from], id);
-    st.data_succ[id].clear();
-    st.data_pred[id] = kNoOp;
+    if (from != kNoOp) std::erase(st.data_succ[at(from)], id);
+    st.data_succ[at(id)].clear();
+    st.data_pred[at(id)] = kNoOp;
   }
 }
 
 void make_channels(RunState& st) {
   const auto devices = static_cast<std::size_t>(st.schedule.num_devices);
   std::vector<std::size_t> messages(devices * devices, 0);
-  for (OpId id = 0; id < st.graph.size(); ++id)
-    if (const OpId p = st.data_pred[id]; p != kNoOp && st.graph.device_of(p) != st.graph.device_of(id))
+  for (const GraphId id : st.graph.all())
+    if (const GraphId p = st.data_pred[at(id)]; p != kNoOp && st.graph.device_of(p) != st.graph.device_of(id))
       ++messages[static_cast<std::size_t>(st.graph.device_of(p)) * devices + static_cast<std::size_t>(st.graph.device_of(id))];
   st.channels.resize(devices * devices);
   for (std::size_t k = 0; k < messages.size(); ++k)
@@ -141,7 +141,7 @@ std::string phase_text(const RunState& st, const WorkerStatus& w) {
     case Phase::Starting: return "has not started";
     case Phase::Running: return "is running";
     case Phase::WaitInput: {
-      const OpId p = w.waiting_on.load();
+      const GraphId p = w.waiting_on.load();
       return "waits for " + to_string(st.op_of(p)) + " from device " + std::to_string(st.graph.device_of(p));
     }
     case Phase::WaitCollective: return "waits for the other replicas of " + to_string(st.op_of(w.waiting_on.load()));

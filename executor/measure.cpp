@@ -11,7 +11,7 @@
 namespace pipesim {
 namespace {
 
-std::uint64_t edge_key(OpId from, OpId to) { return (std::uint64_t{from} << 32) | to; }
+std::uint64_t edge_key(GraphId from, GraphId to) { return (std::uint64_t{at(from)} << 32) | at(to); }
 
 // The staleness VersionTracker derives from the measured order, checking on the way that
 // its versions are the ones the backend used.
@@ -82,7 +82,7 @@ void assemble_measurement(const Schedule& s, const DependencyGraph& g, std::vect
     cr.end = c->end;
     cr.bytes = c->bytes;
     for (std::size_t k = 0; k < c->members.size(); ++k) {
-      const OpId m = c->members[k];
+      const GraphId m = c->members[k];
       const OpRef ref{g.device_of(m), g.index_of(m)};
       cr.participants.push_back(ref);
       const Op& op = s.ops[static_cast<std::size_t>(ref.device)][static_cast<std::size_t>(ref.index)];
@@ -141,49 +141,48 @@ void assemble_measurement(const Schedule& s, const DependencyGraph& g, std::vect
   const std::size_t n = g.size();
   std::vector<const OpRecord*> rec(n, nullptr);
   for (const auto& list : per_device)
-    for (const OpRecord& r : list) rec[g.id_of(r.ref.device, r.ref.index)] = &r;
+    for (const OpRecord& r : list) rec[at(g.id_of(r.ref.device, r.ref.index))] = &r;
   std::unordered_map<std::uint64_t, Tick> arrival;
   for (const auto& t : timeline.transfers)
     arrival[edge_key(g.id_of(t.from.device, t.from.index), g.id_of(t.to.device, t.to.index))] = t.arrival;
-  std::vector<OpId> prev_compute(n, kNoOp);  // the device's compute op before each op
+  std::vector<GraphId> prev_compute(n, kNoOp);  // the device's compute op before each op
   for (const auto& list : per_device) {
-    OpId prev = kNoOp;
+    GraphId prev = kNoOp;
     for (const OpRecord& r : list) {
-      const OpId id = g.id_of(r.ref.device, r.ref.index);
-      prev_compute[id] = prev;
+      const GraphId id = g.id_of(r.ref.device, r.ref.index);
+      prev_compute[at(id)] = prev;
       if (is_compute(r.op.kind)) prev = id;
     }
   }
-  auto cause_of = [&](OpId id) -> OpId {
-    const OpRecord& r = *rec[id];
-    const OpId prev = prev_compute[id];
+  auto cause_of = [&](GraphId id) -> GraphId {
+    const OpRecord& r = *rec[at(id)];
+    const GraphId prev = prev_compute[at(id)];
     if (r.op.kind == OpKind::GradSync) {
-      const auto c = static_cast<std::size_t>(g.collective_of[id]);
-      OpId last = id;
-      for (OpId m : g.collectives[c])
-        if (rec[m] && rec[m]->start > rec[last]->start) last = m;
+      const auto c = static_cast<std::size_t>(g.collective_of[at(id)]);
+      GraphId last = id;
+      for (GraphId m : g.collectives[c])
+        if (rec[at(m)] && rec[at(m)]->start > rec[at(last)]->start) last = m;
       return last == id ? prev : last;
     }
-    OpId best = kNoOp;
+    GraphId best = kNoOp;
     Tick best_at = -1;
-    for (OpId k = g.pred_begin[id]; k < g.pred_begin[id + 1]; ++k) {
-      const OpId p = g.preds[k];
-      if (!rec[p]) continue;
-      Tick at = rec[p]->end;
-      if (auto it = arrival.find(edge_key(p, id)); it != arrival.end()) at = it->second;
-      if (at > best_at) {
-        best_at = at;
+    for (const GraphId p : g.preds_of(id)) {
+      if (!rec[at(p)]) continue;
+      Tick ready = rec[at(p)]->end;
+      if (auto it = arrival.find(edge_key(p, id)); it != arrival.end()) ready = it->second;
+      if (ready > best_at) {
+        best_at = ready;
         best = p;
       }
     }
-    if (prev != kNoOp && (best == kNoOp || rec[prev]->end >= best_at)) return prev;
+    if (prev != kNoOp && (best == kNoOp || rec[at(prev)]->end >= best_at)) return prev;
     return best;
   };
-  OpId last = kNoOp;
+  GraphId last = kNoOp;
   for (const auto& list : per_device)
     for (const OpRecord& r : list)
-      if (is_compute(r.op.kind) && (last == kNoOp || r.end > rec[last]->end)) last = g.id_of(r.ref.device, r.ref.index);
-  for (OpId id = last; id != kNoOp && result.critical_path.size() <= n; id = cause_of(id))
+      if (is_compute(r.op.kind) && (last == kNoOp || r.end > rec[at(last)]->end)) last = g.id_of(r.ref.device, r.ref.index);
+  for (GraphId id = last; id != kNoOp && result.critical_path.size() <= n; id = cause_of(id))
     result.critical_path.push_back(OpRef{g.device_of(id), g.index_of(id)});
   std::reverse(result.critical_path.begin(), result.critical_path.end());
 

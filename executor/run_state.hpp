@@ -20,13 +20,13 @@
 
 namespace pipesim {
 
-inline constexpr OpId kNoOp = std::numeric_limits<OpId>::max();
+inline constexpr GraphId kNoOp = kNoGraphId;
 
 // An activation (F -> next stage's F) or an input gradient (B/I -> previous stage's B/I),
 // routed by the op that produced it: its (pipeline, stage, micro-batch) name it uniquely.
 struct Message {
-  OpId from = kNoOp;
-  OpId to = kNoOp;
+  GraphId from = kNoOp;
+  GraphId to = kNoOp;
   std::unique_ptr<Payload> payload;
 };
 
@@ -34,7 +34,7 @@ struct Message {
 struct Collective {
   std::mutex mutex;
   std::condition_variable cv;
-  std::vector<OpId> members;            // in pipeline order (dependencies.hpp)
+  std::vector<GraphId> members;            // in pipeline order (dependencies.hpp)
   std::vector<std::unique_ptr<GradientBuffer>> parts;  // by member position
   std::vector<Tick> arrival;            // by member position
   int arrived = 0;
@@ -51,7 +51,7 @@ enum class Phase : int { Starting, Running, WaitInput, WaitCollective, Sending, 
 struct WorkerStatus {
   std::atomic<int> index{0};
   std::atomic<int> phase{static_cast<int>(Phase::Starting)};
-  std::atomic<OpId> waiting_on{kNoOp};  // the producer (WaitInput) or the GradSync (WaitCollective)
+  std::atomic<GraphId> waiting_on{kNoOp};  // the producer (WaitInput) or the GradSync (WaitCollective)
   std::atomic<int> send_to{-1};
 };
 
@@ -88,8 +88,8 @@ struct RunState {
   std::chrono::steady_clock::time_point t0;
   StopFlag stop{false};
   std::atomic<std::uint64_t> progress{0};  // ops finished + messages moved
-  std::vector<OpId> data_pred;             // per op: the op whose output it takes, or kNoOp
-  std::vector<std::vector<OpId>> data_succ;  // per op: the ops taking its output
+  std::vector<GraphId> data_pred;             // per op: the op whose output it takes, or kNoOp
+  std::vector<std::vector<GraphId>> data_succ;  // per op: the ops taking its output
   std::vector<std::unique_ptr<Channel<Message>>> channels;  // [src * devices + dst], null if unused
   std::vector<std::unique_ptr<Collective>> collectives;     // by graph.collectives index
   std::vector<int> steps_per_iteration;  // by stage of pipeline 0, with validate_every
@@ -106,10 +106,10 @@ struct RunState {
   Tick now() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   }
-  const Op& op_of(OpId id) const {
+  const Op& op_of(GraphId id) const {
     return schedule.ops[static_cast<std::size_t>(graph.device_of(id))][static_cast<std::size_t>(graph.index_of(id))];
   }
-  OpRef ref_of(OpId id) const { return OpRef{graph.device_of(id), graph.index_of(id)}; }
+  OpRef ref_of(GraphId id) const { return OpRef{graph.device_of(id), graph.index_of(id)}; }
   Channel<Message>& channel(int src, int dst) {
     auto& c = channels[static_cast<std::size_t>(src) * static_cast<std::size_t>(schedule.num_devices) +
                        static_cast<std::size_t>(dst)];

@@ -55,19 +55,18 @@ class Worker {
   }
 
  private:
-  OpId id_of(int index) const { return s_.graph.id_of(d_, index); }
+  GraphId id_of(int index) const { return s_.graph.id_of(d_, index); }
 
   void run_op(int index) {
-    const OpId id = id_of(index);
+    const GraphId id = id_of(index);
     const Op& op = list_[static_cast<std::size_t>(index)];
     // Inputs produced on this device ran earlier in the list, or the schedule is wrong.
-    for (OpId k = s_.graph.pred_begin[id]; k < s_.graph.pred_begin[id + 1]; ++k) {
-      const OpId p = s_.graph.preds[k];
+    for (const GraphId p : s_.graph.preds_of(id)) {
       if (s_.graph.device_of(p) == d_ && !done_[static_cast<std::size_t>(s_.graph.index_of(p))])
         throw InputError("needs " + to_string(s_.op_of(p)) + ", which comes later on the same device");
     }
     std::unique_ptr<Payload> input;
-    if (const OpId p = s_.data_pred[id]; p != kNoOp) input = s_.graph.device_of(p) == d_ ? take_local(id) : receive(p);
+    if (const GraphId p = s_.data_pred[at(id)]; p != kNoOp) input = s_.graph.device_of(p) == d_ ? take_local(id) : receive(p);
     if (is_comm(op.kind)) {
       pass_on(id, index, op, std::move(input));
     } else if (op.kind == OpKind::GradSync) {
@@ -80,7 +79,7 @@ class Worker {
     done_[static_cast<std::size_t>(index)] = true;
   }
 
-  std::unique_ptr<Payload> take_local(OpId id) {
+  std::unique_ptr<Payload> take_local(GraphId id) {
     auto it = local_.find(id);
     PIPESIM_ASSERT(it != local_.end());
     std::unique_ptr<Payload> p = std::move(it->second);
@@ -90,7 +89,7 @@ class Worker {
 
   // The message `producer` sent to this device: from the mailbox, or from the link's
   // channel (keeping whatever else arrives first for later ops).
-  std::unique_ptr<Payload> receive(OpId producer) {
+  std::unique_ptr<Payload> receive(GraphId producer) {
     const int src = s_.graph.device_of(producer);
     auto& box = mailbox_[static_cast<std::size_t>(src)];
     if (auto it = box.find(producer); it != box.end()) {
@@ -138,7 +137,7 @@ class Worker {
     if (v.kept.erase(version)) backend_.drop_version(op.pipeline, op.stage, version);
   }
 
-  void microbatch_op(OpId id, int index, const Op& op, const Payload* input) {
+  void microbatch_op(GraphId id, int index, const Op& op, const Payload* input) {
     ReplicaVersions& v = versions(op);
     const OpArgs args{op, version_for(op, v)};
     double loss = 0;
@@ -178,7 +177,7 @@ class Worker {
 
   // A send hands the message on to the receiving device when the worker reaches it; a
   // receive has waited for it above (run_op's receive), and hands it to its consumer here.
-  void pass_on(OpId id, int index, const Op& op, std::unique_ptr<Payload> message) {
+  void pass_on(GraphId id, int index, const Op& op, std::unique_ptr<Payload> message) {
     const Tick at = s_.now();
     log_.ops.push_back(OpRecord{OpRef{d_, index}, op, at, at, -1});
     send(id, at, std::move(message));
@@ -194,12 +193,12 @@ class Worker {
   }
 
   // Hands the op's output to its consumers: moved within the device, copied across.
-  void send(OpId id, Tick ready, std::unique_ptr<Payload> out) {
-    const auto& consumers = s_.data_succ[id];
+  void send(GraphId id, Tick ready, std::unique_ptr<Payload> out) {
+    const auto& consumers = s_.data_succ[at(id)];
     if (consumers.empty()) return;
     if (!out) throw InputError("produced no output for " + to_string(s_.op_of(consumers.front())));
     for (std::size_t k = 0; k < consumers.size(); ++k) {
-      const OpId to = consumers[k];
+      const GraphId to = consumers[k];
       const int dst = s_.graph.device_of(to);
       const bool last = k + 1 == consumers.size();
       if (dst == d_) {
@@ -226,8 +225,8 @@ class Worker {
   // A copy of this replica's gradient goes to the collective; the last participant to
   // arrive sums the copies in member order (on its backend: the device's memory). Waits for
   // the result only if the schedule says the sync blocks.
-  void grad_sync(OpId id, const Op& op) {
-    Collective& c = *s_.collectives[static_cast<std::size_t>(s_.graph.collective_of[id])];
+  void grad_sync(GraphId id, const Op& op) {
+    Collective& c = *s_.collectives[static_cast<std::size_t>(s_.graph.collective_of[at(id)])];
     const auto pos = static_cast<std::size_t>(std::find(c.members.begin(), c.members.end(), id) - c.members.begin());
     PIPESIM_ASSERT(pos < c.members.size());
     std::unique_ptr<GradientBuffer> mine = backend_.export_gradients(op.pipeline, op.stage);
@@ -258,7 +257,7 @@ class Worker {
     if (s_.schedule.blocking_grad_sync) wait_collective(id, c);
   }
 
-  void wait_collective(OpId sync, Collective& c) {
+  void wait_collective(GraphId sync, Collective& c) {
     status_.waiting_on.store(sync);
     status_.phase.store(static_cast<int>(Phase::WaitCollective));
     std::unique_lock lock(c.mutex);
@@ -267,15 +266,14 @@ class Worker {
     status_.phase.store(static_cast<int>(Phase::Running));
   }
 
-  void optimizer_step(OpId id, int index, const Op& op) {
+  void optimizer_step(GraphId id, int index, const Op& op) {
     // The GradSync this OptStep follows, if any (dependencies.hpp lists it as the pred).
     Collective* sync = nullptr;
-    OpId sync_id = kNoOp;
-    for (OpId k = s_.graph.pred_begin[id]; k < s_.graph.pred_begin[id + 1]; ++k) {
-      const OpId p = s_.graph.preds[k];
+    GraphId sync_id = kNoOp;
+    for (const GraphId p : s_.graph.preds_of(id)) {
       if (s_.op_of(p).kind == OpKind::GradSync) {
         sync_id = p;
-        sync = s_.collectives[static_cast<std::size_t>(s_.graph.collective_of[p])].get();
+        sync = s_.collectives[static_cast<std::size_t>(s_.graph.collective_of[at(p)])].get();
       }
     }
     if (sync) wait_collective(sync_id, *sync);
@@ -314,8 +312,8 @@ class Worker {
   DeviceLog& log_;
   const std::vector<Op>& list_;
   std::vector<bool> done_;
-  std::vector<std::map<OpId, std::unique_ptr<Payload>>> mailbox_;  // by source device
-  std::unordered_map<OpId, std::unique_ptr<Payload>> local_;        // by consuming op
+  std::vector<std::map<GraphId, std::unique_ptr<Payload>>> mailbox_;  // by source device
+  std::unordered_map<GraphId, std::unique_ptr<Payload>> local_;        // by consuming op
   std::map<std::pair<int, int>, ReplicaVersions> versions_;
   std::int64_t last_bytes_ = 0;
   int last_count_ = 0;

@@ -36,10 +36,10 @@ void check_schedule_shape(const Schedule& s) {
   if (static_cast<int>(s.ops.size()) != s.num_devices)
     throw InputError("schedule: " + str(static_cast<long long>(s.ops.size())) + " op lists for " + str(s.num_devices) +
                      " devices");
-  // Op ids are 32 bits, and the largest one marks "none" in the engine.
-  if (s.total_ops() >= std::numeric_limits<OpId>::max())
+  // Op ids are 32 bits, and the largest one marks "none" (schedules/op_numbering.hpp).
+  if (s.total_ops() >= kMaxOpIds)
     throw InputError("schedule: " + str(static_cast<long long>(s.total_ops())) + " ops; at most " +
-                     str(std::numeric_limits<OpId>::max() - 1LL) + " can be numbered");
+                     str(kMaxOpIds - 1LL) + " can be numbered");
   if (static_cast<int>(s.placement.size()) != s.num_pipelines)
     throw InputError("schedule: placement has " + str(static_cast<long long>(s.placement.size())) +
                      " pipelines, expected " + str(s.num_pipelines));
@@ -63,12 +63,11 @@ void report_misplaced(std::vector<DependencyProblem>& problems, const Schedule& 
   problems.push_back({d, static_cast<int>(i), to_string(op) + ": " + *why});
 }
 
-void report_duplicate(std::vector<DependencyProblem>& problems, const OpNumbering& ids, const Op& op, int d,
-                      std::uint32_t i, OpId first) {
-  const int other = ids.device_of(first);
+void report_duplicate(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, int other_device,
+                      std::uint32_t other_index) {
   problems.push_back({d, static_cast<int>(i),
-                      "duplicate op " + to_string(op) + " (also at device " + std::to_string(other) + " position " +
-                          std::to_string(ids.index_of(first, other)) + ")"});
+                      "duplicate op " + to_string(op) + " (also at device " + std::to_string(other_device) + " position " +
+                          std::to_string(other_index) + ")"});
 }
 
 void report_missing(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, const Op& producer,
@@ -80,35 +79,12 @@ void report_comm_end(std::vector<DependencyProblem>& problems, const Op& op, int
   problems.push_back({d, static_cast<int>(i), to_string(op) + ": " + why});
 }
 
-std::int32_t Collectives::add(const Op& op, std::int32_t occ, OpId id) {
-  auto [it, inserted] = index.emplace(std::pair{op.stage, occ}, static_cast<std::int32_t>(members.size()));
-  if (inserted) {
-    members.emplace_back();
-    occurrence.push_back(occ);
-  }
-  members[static_cast<std::size_t>(it->second)].push_back({op.pipeline, id});
-  return it->second;
-}
-
-std::vector<std::vector<OpId>> Collectives::finish(const Schedule& s, const OpNumbering& ids,
-                                                   std::vector<DependencyProblem>& problems) {
-  std::vector<std::vector<OpId>> out(members.size());
-  for (std::size_t c = 0; c < members.size(); ++c) {
-    auto& group = members[c];
-    std::sort(group.begin(), group.end(), [](const CollectiveMember& a, const CollectiveMember& b) { return a.pipeline < b.pipeline; });
-    // A collective must have one participant per pipeline holding the stage.
-    if (static_cast<int>(group.size()) != s.num_pipelines) {
-      const OpId first = group.front().id;
-      const int d = ids.device_of(first);
-      const std::uint32_t i = ids.index_of(first, d);
-      problems.push_back({d, static_cast<int>(i),
-                          to_string(s.ops[static_cast<std::size_t>(d)][i]) + " occurrence " + std::to_string(occurrence[c]) +
-                              " has " + std::to_string(group.size()) + " participant(s), expected one per pipeline (" +
-                              std::to_string(s.num_pipelines) + ")"});
-    }
-    for (const CollectiveMember& m : group) out[c].push_back(m.id);
-  }
-  return out;
+void report_participants(std::vector<DependencyProblem>& problems, const Schedule& s, int d, std::uint32_t i,
+                         std::int32_t occurrence, std::size_t participants) {
+  problems.push_back({d, static_cast<int>(i),
+                      to_string(s.ops[static_cast<std::size_t>(d)][i]) + " occurrence " + std::to_string(occurrence) +
+                          " has " + std::to_string(participants) + " participant(s), expected one per pipeline (" +
+                          std::to_string(s.num_pipelines) + ")"});
 }
 
 }  // namespace walk_detail
@@ -118,28 +94,28 @@ namespace {
 // Collects the walk into predecessor lists, by graph id.
 struct GraphSink {
   DependencyGraph& g;
-  void op(OpId, int, std::uint32_t, const Op&) {}
-  void begin(OpId) { g.pred_begin.push_back(static_cast<OpId>(g.preds.size())); }
-  void edge(OpId consumer, OpId producer, bool data) {
+  void op(GraphId, int, std::uint32_t, const Op&) {}
+  void begin(GraphId) { g.pred_begin.push_back(static_cast<std::uint32_t>(g.preds.size())); }
+  void edge(GraphId consumer, GraphId producer, bool data) {
     g.preds.push_back(producer);
     if (data) {
-      PIPESIM_ASSERT(g.data_input[consumer] == DependencyGraph::kNoDataInput);  // one data input per op
-      g.data_input[consumer] = producer;
+      PIPESIM_ASSERT(g.data_input[at(consumer)] == DependencyGraph::kNoDataInput);  // one data input per op
+      g.data_input[at(consumer)] = producer;
     }
   }
-  void collective(OpId id, std::int32_t c) { g.collective_of[id] = c; }
+  void collective(GraphId id, std::int32_t c) { g.collective_of[at(id)] = c; }
 };
 
 // Counts each op's data edges to ops on other devices.
 struct CrossingSink {
-  const OpNumbering& ids;
+  const GraphNumbering& ids;
   std::vector<std::uint8_t>& out;
-  void op(OpId, int, std::uint32_t, const Op&) {}
-  void begin(OpId) {}
-  void edge(OpId consumer, OpId producer, bool data) {
-    if (data && ids.device_of(consumer) != ids.device_of(producer) && out[producer] < 255) ++out[producer];
+  void op(GraphId, int, std::uint32_t, const Op&) {}
+  void begin(GraphId) {}
+  void edge(GraphId consumer, GraphId producer, bool data) {
+    if (data && ids.device_of(consumer) != ids.device_of(producer) && out[at(producer)] < 255) ++out[at(producer)];
   }
-  void collective(OpId, std::int32_t) {}
+  void collective(GraphId, std::int32_t) {}
 };
 
 }  // namespace
@@ -147,7 +123,7 @@ struct CrossingSink {
 DependencyGraph build_dependencies(const Schedule& schedule, std::vector<DependencyProblem>& problems) {
   check_schedule_shape(schedule);
   DependencyGraph g;
-  g.ids = OpNumbering(schedule, OpNumbering::Order::DeviceMajor);
+  g.ids = GraphNumbering(schedule);
   const std::size_t n = g.ids.size();
   g.pred_begin.reserve(n + 1);
   g.preds.reserve(n * 2);
@@ -155,13 +131,13 @@ DependencyGraph build_dependencies(const Schedule& schedule, std::vector<Depende
   g.data_input.assign(n, DependencyGraph::kNoDataInput);
   GraphSink sink{g};
   g.collectives = walk_dependencies(schedule, g.ids, problems, sink);
-  g.pred_begin.push_back(static_cast<OpId>(g.preds.size()));
+  g.pred_begin.push_back(static_cast<std::uint32_t>(g.preds.size()));
   return g;
 }
 
 std::vector<std::uint8_t> cross_device_outputs(const Schedule& schedule) {
   check_schedule_shape(schedule);
-  const OpNumbering ids(schedule, OpNumbering::Order::DeviceMajor);
+  const GraphNumbering ids(schedule);
   std::vector<std::uint8_t> out(ids.size(), 0);
   std::vector<DependencyProblem> problems;
   CrossingSink sink{ids, out};

@@ -5,9 +5,11 @@
 // edges are implicit here).
 //
 // Ops are numbered densely, device by device: id = first id of the device + index in that
-// device's list (OpNumbering's device-major order).
+// device's list (GraphId, the device-major GraphNumbering of schedules/op_numbering.hpp).
+// Per-op arrays are indexed by at(id).
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,22 +20,27 @@
 namespace pipesim {
 
 struct DependencyGraph {
-  OpNumbering ids;  // device-major
-  // Data predecessors of op id: preds[pred_begin[id] .. pred_begin[id+1]).
-  std::vector<OpId> pred_begin;
-  std::vector<OpId> preds;
+  GraphNumbering ids;
+  // Data predecessors of op id: preds[pred_begin[at(id)] .. pred_begin[at(id) + 1]), positions
+  // in preds (preds_of).
+  std::vector<std::uint32_t> pred_begin;
+  std::vector<GraphId> preds;
   // The data edges among them (dependency_walk.hpp): the op whose output op id takes, or
   // kNoDataInput. Every other predecessor only orders ops on the same device.
-  static constexpr OpId kNoDataInput = std::numeric_limits<OpId>::max();
-  std::vector<OpId> data_input;
+  static constexpr GraphId kNoDataInput = kNoGraphId;
+  std::vector<GraphId> data_input;
   // GradSync collectives: the op ids taking part in each one, in pipeline order.
-  std::vector<std::vector<OpId>> collectives;
+  std::vector<std::vector<GraphId>> collectives;
   std::vector<std::int32_t> collective_of;  // per op: collective index or -1
 
   std::size_t size() const { return pred_begin.empty() ? 0 : pred_begin.size() - 1; }
-  int device_of(OpId id) const { return ids.device_of(id); }
-  int index_of(OpId id) const { return static_cast<int>(ids.index_of(id, device_of(id))); }
-  OpId id_of(int device, int index) const { return ids.id(device, static_cast<std::uint32_t>(index)); }
+  IdRange<GraphId> all() const { return ids_below<GraphId>(size()); }  // every op's id, in order
+  std::span<const GraphId> preds_of(GraphId id) const {
+    return {preds.data() + pred_begin[at(id)], preds.data() + pred_begin[at(id) + 1]};
+  }
+  int device_of(GraphId id) const { return ids.device_of(id); }
+  int index_of(GraphId id) const { return static_cast<int>(ids.index_of(id, device_of(id))); }
+  GraphId id_of(int device, int index) const { return ids.id(device, static_cast<std::uint32_t>(index)); }
 };
 
 // Builds the graph. Throws InputError if the schedule's shape is inconsistent (op lists vs
@@ -43,7 +50,7 @@ struct DependencyGraph {
 // edge is left out.
 DependencyGraph build_dependencies(const Schedule& schedule, std::vector<DependencyProblem>& problems);
 
-// Per op (device-major ids, OpNumbering::Order::DeviceMajor): how many ops on other devices
+// Per op (by at(GraphId)): how many ops on other devices
 // take its output (the walk's data edges that cross devices), i.e. the messages it sends;
 // at most 255. One byte per op: what a trace written while the engine runs keeps to know
 // which ops' transfers are still to come (traces/chrome_trace_stream.hpp). Edges of ops

@@ -1,7 +1,7 @@
 #pragma once
 // walk_dependencies: the dependency rules of the spec (§3), in one place. build_dependencies
 // (schedules/dependencies.hpp, the graph the validator and the executor use) and the
-// engine (sim/engine.cpp, which builds its per-op slots straight from the walk) both take
+// engine (sim/event_loop.hpp, which builds its per-op slots straight from the walk) both take
 // their edges from here.
 //
 //   F(c,k,s)   needs F(c,k,s-1)                     (a transfer if on another device)
@@ -16,7 +16,7 @@
 //   OptStep    the n-th OptStep(c,s) needs the n-th GradSync(c,s), if the schedule has one
 //   and every device runs its list in order (device-order edges are implicit here).
 //
-// The walk tells a Sink, with ids from the given OpNumbering:
+// The walk tells a Sink, with ids of the given OpNumbering's type (GraphId or SlotId):
 //   op(id, device, index, op)   every op, in id order, before any call names it
 //   begin(id)                   every op, in id order, before its edges
 //   edge(consumer, producer)    consumer needs producer. A B's or I's first edge comes
@@ -37,6 +37,7 @@
 // not hold its stage, duplicates, missing producers, unmatched collectives) are appended
 // to `problems`, and the offending op or edge is left out. Which of two duplicates is
 // "first" follows the id order. Returns each collective's members, in pipeline order.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -70,34 +71,68 @@ inline bool well_placed(const Schedule& s, const Op& op, int d) {
 
 // The reports, out of line so that the walk's loops stay small.
 void report_misplaced(std::vector<DependencyProblem>& problems, const Schedule& s, const Op& op, int d, std::uint32_t i);
-void report_duplicate(std::vector<DependencyProblem>& problems, const OpNumbering& ids, const Op& op, int d,
-                      std::uint32_t i, OpId first);
+// `op` at (d, i) is also at (other_device, other_index), which came first.
+void report_duplicate(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, int other_device,
+                      std::uint32_t other_index);
+template <class Id>
+[[gnu::noinline]] void report_duplicate(std::vector<DependencyProblem>& problems, const OpNumbering<Id>& ids,
+                                        const Op& op, int d, std::uint32_t i, Id first) {
+  const int other = ids.device_of(first);
+  report_duplicate(problems, op, d, i, other, ids.index_of(first, other));
+}
 void report_missing(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, const Op& producer,
                     const char* what);
 void report_comm_end(std::vector<DependencyProblem>& problems, const Op& op, int d, std::uint32_t i, const char* why);
+// The GradSync at (d, i), the first of its collective, has `participants` of them, not one
+// per pipeline.
+void report_participants(std::vector<DependencyProblem>& problems, const Schedule& s, int d, std::uint32_t i,
+                         std::int32_t occurrence, std::size_t participants);
 
 // GradSyncs grouped by (stage, occurrence) while walking.
+template <class Id>
 struct CollectiveMember {
   std::int32_t pipeline = 0;
-  OpId id = 0;
+  Id id{};
 };
+template <class Id>
 struct Collectives {
   std::map<std::pair<int, int>, std::int32_t> index;      // (stage, occurrence) -> collective
-  std::vector<std::vector<CollectiveMember>> members;     // per collective
-  std::vector<std::int32_t> occurrence;                   // per collective
-  std::int32_t add(const Op& op, std::int32_t occ, OpId id);
+  std::vector<std::vector<CollectiveMember<Id>>> members;  // per collective
+  std::vector<std::int32_t> occurrence;                    // per collective
+  std::int32_t add(const Op& op, std::int32_t occ, Id id) {
+    auto [it, inserted] = index.emplace(std::pair{op.stage, occ}, static_cast<std::int32_t>(members.size()));
+    if (inserted) {
+      members.emplace_back();
+      occurrence.push_back(occ);
+    }
+    members[static_cast<std::size_t>(it->second)].push_back({op.pipeline, id});
+    return it->second;
+  }
   // Sorts each collective's members by pipeline, reports collectives that lack a
   // pipeline, and returns the members' ids.
-  std::vector<std::vector<OpId>> finish(const Schedule& s, const OpNumbering& ids,
-                                        std::vector<DependencyProblem>& problems);
+  std::vector<std::vector<Id>> finish(const Schedule& s, const OpNumbering<Id>& ids,
+                                      std::vector<DependencyProblem>& problems) {
+    std::vector<std::vector<Id>> out(members.size());
+    for (std::size_t c = 0; c < members.size(); ++c) {
+      auto& group = members[c];
+      std::sort(group.begin(), group.end(), [](const auto& a, const auto& b) { return a.pipeline < b.pipeline; });
+      // A collective must have one participant per pipeline holding the stage.
+      if (static_cast<int>(group.size()) != s.num_pipelines) {
+        const int d = ids.device_of(group.front().id);
+        report_participants(problems, s, d, ids.index_of(group.front().id, d), occurrence[c], group.size());
+      }
+      for (const CollectiveMember<Id>& m : group) out[c].push_back(m.id);
+    }
+    return out;
+  }
 };
 
 }  // namespace walk_detail
 
-template <class Sink>
-std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const OpNumbering& ids,
-                                                 std::vector<DependencyProblem>& problems, Sink& sink,
-                                                 const Op* ops_by_id = nullptr) {
+template <class Id, class Sink>
+std::vector<std::vector<Id>> walk_dependencies(const Schedule& schedule, const OpNumbering<Id>& ids,
+                                               std::vector<DependencyProblem>& problems, Sink& sink,
+                                               const Op* ops_by_id = nullptr) {
   using namespace walk_detail;
   OpIndex where(schedule, ids.interleaved() ? OpIndex::Layout::MicrobatchMajor : OpIndex::Layout::ReplicaMajor);
   // Occurrences so far of the stage-level ops, by (kind GradSync / OptStep, pipeline, stage):
@@ -112,47 +147,47 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
                           static_cast<std::size_t>(op.stage)]++;
   };
 
-  const auto op_at = [&](int d, std::uint32_t i, OpId id) -> const Op& {
-    return ops_by_id ? ops_by_id[id] : schedule.ops[static_cast<std::size_t>(d)][i];
+  const auto op_at = [&](int d, std::uint32_t i, Id id) -> const Op& {
+    return ops_by_id ? ops_by_id[at(id)] : schedule.ops[static_cast<std::size_t>(d)][i];
   };
 
   // Pass 1: index every op; duplicates are reported and the first one wins.
   // Performance: only a schedule with communication ops looks them up in pass 2.
   bool has_comms = false;
-  ids.for_each([&](int d, std::uint32_t i, OpId id) {
+  ids.for_each([&](int d, std::uint32_t i, Id id) {
     const Op& op = op_at(d, i, id);
     if (!well_placed(schedule, op, d)) return report_misplaced(problems, schedule, op, d, i);
     has_comms |= is_comm(op.kind);
-    if (const std::optional<OpId> first = where.insert(op, next_occurrence(op), id))
-      report_duplicate(problems, ids, op, d, i, *first);
+    if (const std::optional<std::uint32_t> first = where.insert(op, next_occurrence(op), static_cast<std::uint32_t>(id)))
+      report_duplicate(problems, ids, op, d, i, Id{*first});
   });
 
   // Pass 2: each op's producers. `told`: the ops told to the sink so far.
   std::fill(seen_stage_ops.begin(), seen_stage_ops.end(), 0);
-  Collectives collectives;
+  Collectives<Id> collectives;
   const int last = schedule.num_stages - 1;
-  OpNumbering::Cursor told(ids);
-  const auto tell_until = [&](OpId id) __attribute__((always_inline)) {
+  typename OpNumbering<Id>::Cursor told(ids);
+  const auto tell_until = [&](Id id) __attribute__((always_inline)) {
     for (; !told.done() && told.id() <= id; told.advance())
       sink.op(told.id(), told.device(), told.index(), op_at(told.device(), told.index(), told.id()));
   };
-  ids.for_each([&](int d, std::uint32_t i, OpId id) {
+  ids.for_each([&](int d, std::uint32_t i, Id id) {
     const Op& op = op_at(d, i, id);
     tell_until(id);
     sink.begin(id);
     if (!well_placed(schedule, op, d)) return;
     const std::int32_t occurrence = next_occurrence(op);
-    const auto edge = [&](OpId producer, bool data) {
+    const auto edge = [&](Id producer, bool data) {
       tell_until(producer);
       if constexpr (requires { sink.edge(id, producer, data); })
         sink.edge(id, producer, data);
       else
         sink.edge(id, producer);
     };
-    // `producer` was found at p >= 0, or is missing.
+    // `producer` was found at p >= 0 (OpIndex's raw id), or is missing.
     const auto need = [&](const Op& producer, std::int64_t p, const char* what, bool data) {
       if (p >= 0)
-        edge(static_cast<OpId>(p), data);
+        edge(Id{static_cast<std::uint32_t>(p)}, data);
       else
         report_missing(problems, op, d, i, producer, what);
     };
@@ -246,7 +281,7 @@ std::vector<std::vector<OpId>> walk_dependencies(const Schedule& schedule, const
         break;
       case OpKind::OptStep: {
         const std::int64_t sync = where.find(grad_sync(op.stage, op.pipeline), occurrence);
-        if (sync >= 0) edge(static_cast<OpId>(sync), false);  // an OptStep without a GradSync needs none
+        if (sync >= 0) edge(Id{static_cast<std::uint32_t>(sync)}, false);  // an OptStep without a GradSync needs none
         break;
       }
     }

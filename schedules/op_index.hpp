@@ -1,6 +1,7 @@
 #pragma once
 // OpIndex: where each op of a schedule is, by value (schedules/dependency_walk.hpp looks the
-// producers of every op up here). Ids are whatever OpNumbering the walk uses.
+// producers of every op up here). It keeps the ids of whichever numbering the walk uses
+// as raw numbers (schedules/op_numbering.hpp); the walk makes them ids of its type again.
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -8,7 +9,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "schedules/op_numbering.hpp"
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
@@ -44,7 +44,7 @@ struct OpKeyHash {
 class OpIndex {
  public:
   static constexpr std::uint64_t kMaxEntriesPerOp = 8;
-  static constexpr OpId kEmpty = std::numeric_limits<OpId>::max();
+  static constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
   enum class Layout { ReplicaMajor, MicrobatchMajor };
 
   OpIndex(const Schedule& s, Layout layout) : pipelines_(s.num_pipelines), stages_(s.num_stages) {
@@ -81,9 +81,9 @@ class OpIndex {
 
   // Records the op (its n-th occurrence, for stage-level ops) at `id`; if that is already
   // taken, returns the id holding it.
-  std::optional<OpId> insert(const Op& op, std::int32_t occurrence, OpId id) {
+  std::optional<std::uint32_t> insert(const Op& op, std::int32_t occurrence, std::uint32_t id) {
     if (const std::size_t i = position_of(op); i != kNoPosition) {
-      std::vector<OpId>& table = tables_[static_cast<std::size_t>(op.kind)];
+      std::vector<std::uint32_t>& table = tables_[static_cast<std::size_t>(op.kind)];
       if (table.empty()) table.assign(table_size_, kEmpty);
       if (table[i] != kEmpty) return table[i];
       table[i] = id;
@@ -100,10 +100,11 @@ class OpIndex {
   [[gnu::noinline]] std::int64_t find_cold(const Op& op) const { return find(op); }
 
   // Always inlined: whether GCC inlines it into the walk otherwise depends on the size of the
-  // unit the walk is instantiated in (sim/engine.cpp: +2.5 % instructions when it did not).
+  // unit the walk is instantiated in (the engine's, sim/event_loop.cpp, then sim/engine.cpp:
+  // +2.5 % instructions when it did not).
   [[gnu::always_inline]] std::int64_t find(const Op& op, std::int32_t occurrence = 0) const {
     if (const std::size_t i = position_of(op); i != kNoPosition) {
-      const std::vector<OpId>& table = tables_[static_cast<std::size_t>(op.kind)];
+      const std::vector<std::uint32_t>& table = tables_[static_cast<std::size_t>(op.kind)];
       return table.empty() || table[i] == kEmpty ? -1 : std::int64_t{table[i]};
     }
     return find_in_map(OpKey{op, occurrence});
@@ -112,7 +113,7 @@ class OpIndex {
  private:
   static constexpr std::size_t kNoPosition = std::numeric_limits<std::size_t>::max();
 
-  [[gnu::noinline]] std::optional<OpId> insert_in_map(const OpKey& key, OpId id) {
+  [[gnu::noinline]] std::optional<std::uint32_t> insert_in_map(const OpKey& key, std::uint32_t id) {
     auto [it, inserted] = map_.emplace(key, id);
     if (inserted) return std::nullopt;
     return it->second;
@@ -137,8 +138,8 @@ class OpIndex {
   std::int64_t microbatches_ = 0;
   std::size_t table_size_ = 0;  // entries per kind; 0 if the ids are sparse (all in the map)
   std::size_t replica_stride_ = 0, microbatch_stride_ = 0;  // positions in a table
-  std::array<std::vector<OpId>, 4> tables_;          // F, B, I, W; each made on its first op
-  std::unordered_map<OpKey, OpId, OpKeyHash> map_;   // everything else
+  std::array<std::vector<std::uint32_t>, 4> tables_;          // F, B, I, W; each made on its first op
+  std::unordered_map<OpKey, std::uint32_t, OpKeyHash> map_;   // everything else
 };
 
 }  // namespace pipesim

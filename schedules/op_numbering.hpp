@@ -1,11 +1,19 @@
 #pragma once
 // OpNumbering: how the ops of a schedule are numbered, a bijection between (device, index
-// in its list) and a dense OpId. Two orders:
+// in its list) and a dense id. Two numberings, each with its own id type, so that an id of
+// one cannot be used where the other is meant (it does not compile):
 //
-//   device-major (DependencyGraph)     interleaved, step = devices (the engine's slots)
+//   GraphId, device-major              SlotId, interleaved, step = devices
+//   (DependencyGraph, the executor,    (the engine's slots, sim/slots.hpp)
+//   the traces)
 //   d0: 0  1  2  3                     index 0: d0 d1 d2   -> ids 0  1  2
 //   d1: 4  5  6  7                     index 1: d0 d1 d2   -> ids 3  4  5
 //   d2: 8  9 10 11                     ...                    id = index * 3 + d
+//
+// An op goes from one numbering to the other through its (device, index): the one real
+// conversion (sim/event_loop_problems.cpp). An id becomes an array index through at(), and
+// a raw number becomes an id only where the code makes ids (the numbering itself, a walk
+// reading OpIndex's raw ids back, a loop over all ids: ids_below()).
 //
 // Why interleaved: the devices of a pipeline advance through their lists at about the
 // same pace, so the ops running at one moment sit at nearby indices. Numbered index by
@@ -19,22 +27,67 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
 
-using OpId = std::uint32_t;
+// An op in the dependency graph's numbering (device-major).
+enum class GraphId : std::uint32_t {};
+// An op in the engine's numbering (interleaved): its slot.
+enum class SlotId : std::uint32_t {};
 
-class OpNumbering {
+// The largest 32-bit value marks "no op" in both numberings: fewer ops than that can be
+// numbered (check_schedule_shape).
+inline constexpr std::uint32_t kMaxOpIds = std::numeric_limits<std::uint32_t>::max();
+inline constexpr GraphId kNoGraphId{kMaxOpIds};
+inline constexpr SlotId kNoSlot{kMaxOpIds};
+
+// The array index of an id (every per-op array is indexed by one numbering's ids).
+inline constexpr std::size_t at(GraphId id) { return static_cast<std::size_t>(id); }
+inline constexpr std::size_t at(SlotId id) { return static_cast<std::size_t>(id); }
+
+// The ids 0 .. n-1 of one numbering, for a range-for: `for (GraphId id : ids_below<GraphId>(g.size()))`.
+template <class Id>
+class IdRange {
  public:
-  enum class Order { DeviceMajor, Interleaved };
+  class iterator {
+   public:
+    explicit iterator(std::uint32_t i) : i_(i) {}
+    Id operator*() const { return Id{i_}; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return i_ != o.i_; }
 
+   private:
+    std::uint32_t i_;
+  };
+  explicit IdRange(std::size_t n) : n_(static_cast<std::uint32_t>(n)) {}
+  iterator begin() const { return iterator(0); }
+  iterator end() const { return iterator(n_); }
+
+ private:
+  std::uint32_t n_;
+};
+template <class Id>
+IdRange<Id> ids_below(std::size_t n) {
+  return IdRange<Id>(n);
+}
+
+// The numbering whose ids are Id: device-major for GraphId, interleaved for SlotId.
+template <class Id>
+class OpNumbering {
+  static_assert(std::is_same_v<Id, GraphId> || std::is_same_v<Id, SlotId>);
+
+ public:
   OpNumbering() = default;  // no devices, no ops
-  // `schedule` must have one op list per device and fewer ops than OpId can number
+  // `schedule` must have one op list per device and fewer ops than kMaxOpIds
   // (check_schedule_shape, schedules/dependency_walk.hpp).
-  OpNumbering(const Schedule& schedule, Order order) {
+  explicit OpNumbering(const Schedule& schedule) {
     const std::size_t devices = schedule.ops.size();
     std::size_t total = 0, longest = 0;
     for (const auto& list : schedule.ops) {
@@ -42,17 +95,16 @@ class OpNumbering {
       longest = std::max(longest, list.size());
     }
     const std::size_t padded = longest * devices;
-    interleaved_ = order == Order::Interleaved && devices > 1 && padded - total <= total / 8 &&
-                   padded < std::numeric_limits<OpId>::max();
-    step_ = interleaved_ ? static_cast<OpId>(devices) : 1;
+    interleaved_ = std::is_same_v<Id, SlotId> && devices > 1 && padded - total <= total / 8 && padded < kMaxOpIds;
+    step_ = interleaved_ ? static_cast<std::uint32_t>(devices) : 1;
     step_inverse_ = UINT64_MAX / step_ + 1;
     size_ = interleaved_ ? padded : total;
     base_.resize(devices);
     lengths_.resize(devices);
-    OpId offset = 0;
+    std::uint32_t offset = 0;
     for (std::size_t d = 0; d < devices; ++d) {
       lengths_[d] = static_cast<std::uint32_t>(schedule.ops[d].size());
-      base_[d] = interleaved_ ? static_cast<OpId>(d) : offset;
+      base_[d] = interleaved_ ? static_cast<std::uint32_t>(d) : offset;
       offset += lengths_[d];
     }
     longest_ = static_cast<std::uint32_t>(longest);
@@ -62,27 +114,20 @@ class OpNumbering {
   bool interleaved() const { return interleaved_; }
   int devices() const { return static_cast<int>(base_.size()); }
   std::uint32_t length(int device) const { return lengths_[static_cast<std::size_t>(device)]; }
-  OpId id(int device, std::uint32_t index) const { return id_from(base_[static_cast<std::size_t>(device)], index); }
-  OpId id_from(OpId base, std::uint32_t index) const { return base + index * step_; }
-  std::uint32_t index_of(OpId id, int device) const {
-    const OpId rel = id - base_[static_cast<std::size_t>(device)];
+  Id id(int device, std::uint32_t index) const { return Id{base_[static_cast<std::size_t>(device)] + index * step_}; }
+  // The id of op `index` of the device whose first op is `base` (id(d, 0)).
+  Id id_from(Id base, std::uint32_t index) const { return Id{raw(base) + index * step_}; }
+  std::uint32_t index_of(Id id, int device) const {
+    const std::uint32_t rel = raw(id) - base_[static_cast<std::size_t>(device)];
     return step_ == 1 ? rel : rel / step_;
   }
   // The device of a used id. Performance: the executor asks this for every op. Device-major,
   // it guesses from the average list length first, which is exact when every device runs
   // equally many ops (every generator), and binary-searches only when the guess is wrong (a
   // branchy search over the offsets was once a quarter of the engine's instructions).
-  int device_of(OpId id) const {
-    if (interleaved_) return static_cast<int>(modulo_step(id));
-    return device_major_device_of(id);
-  }
-
-  // id % step_ without a division (the engine asks for a device per successor):
-  // Lemire, Kaser, Kurz, "Faster remainder by direct computation" (2019), exact for every
-  // 32-bit id and step.
-  OpId modulo_step(OpId id) const {
-    __extension__ using u128 = unsigned __int128;
-    return static_cast<OpId>((u128{step_inverse_ * id} * step_) >> 64);
+  int device_of(Id id) const {
+    if (interleaved_) return static_cast<int>(modulo_step(raw(id)));
+    return device_major_device_of(raw(id));
   }
 
   // Copies the schedule's ops to out[id] (size() of them; unused ids are left as they
@@ -115,7 +160,7 @@ class OpNumbering {
     bool done() const { return ids_.interleaved_ ? index_ >= ids_.longest_ : device_ >= ids_.devices(); }
     int device() const { return device_; }
     std::uint32_t index() const { return index_; }
-    OpId id() const { return ids_.id(device_, index_); }
+    Id id() const { return ids_.id(device_, index_); }
     void advance() {
       if (ids_.interleaved_) {
         if (++device_ == ids_.devices()) device_ = 0, ++index_;
@@ -146,7 +191,17 @@ class OpNumbering {
   }
 
  private:
-  [[gnu::noinline]] int device_major_device_of(OpId id) const {
+  static std::uint32_t raw(Id id) { return static_cast<std::uint32_t>(id); }
+
+  // id % step_ without a division (the engine asks for a device per successor):
+  // Lemire, Kaser, Kurz, "Faster remainder by direct computation" (2019), exact for every
+  // 32-bit id and step.
+  std::uint32_t modulo_step(std::uint32_t id) const {
+    __extension__ using u128 = unsigned __int128;
+    return static_cast<std::uint32_t>((u128{step_inverse_ * id} * step_) >> 64);
+  }
+
+  [[gnu::noinline]] int device_major_device_of(std::uint32_t id) const {
     const std::size_t devices = base_.size();
     if (devices > 0 && size_ > 0) {
       const std::size_t guess = std::min<std::size_t>(devices - 1, std::uint64_t{id} * devices / size_);
@@ -156,12 +211,15 @@ class OpNumbering {
   }
 
   bool interleaved_ = false;
-  OpId step_ = 1;
+  std::uint32_t step_ = 1;
   std::uint64_t step_inverse_ = 0;  // 2^64 / step_, rounded up (0 for a step of 1)
   std::size_t size_ = 0;
   std::uint32_t longest_ = 0;
-  std::vector<OpId> base_;               // id of each device's first op
-  std::vector<std::uint32_t> lengths_;   // ops per device
+  std::vector<std::uint32_t> base_;     // id of each device's first op
+  std::vector<std::uint32_t> lengths_;  // ops per device
 };
+
+using GraphNumbering = OpNumbering<GraphId>;  // device-major
+using SlotNumbering = OpNumbering<SlotId>;    // interleaved where that wastes little
 
 }  // namespace pipesim

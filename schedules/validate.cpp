@@ -14,7 +14,7 @@
 namespace pipesim {
 namespace {
 
-// Vertices 0..n-1 are ops (OpId); n + c is the completion of collective c. A compressed
+// Vertices 0..n-1 are ops (their GraphId); n + c is the completion of collective c. A compressed
 // sparse row graph: two flat arrays, built once from the edge list (a counting sort that
 // keeps each vertex's out-edges in insertion order, so the search below visits them in the
 // order they were added).
@@ -188,19 +188,22 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
   const std::size_t n = deps.size();
   const std::size_t vertices = n + deps.collectives.size();
   PIPESIM_ASSERT(vertices < std::numeric_limits<Vertex>::max());
-  auto op_at = [&](Vertex v) -> const Op& {
-    return schedule.ops[static_cast<std::size_t>(deps.device_of(static_cast<OpId>(v)))]
-                       [static_cast<std::size_t>(deps.index_of(static_cast<OpId>(v)))];
+  // An op's vertex, and the op of a vertex below n: the same number.
+  const auto vertex = [](GraphId id) { return static_cast<Vertex>(at(id)); };
+  const auto op_id = [](Vertex v) { return GraphId{v}; };
+  auto op_at = [&](GraphId id) -> const Op& {
+    return schedule.ops[static_cast<std::size_t>(deps.device_of(id))][static_cast<std::size_t>(deps.index_of(id))];
   };
   // The vertex whose completion a successor waits for: a GradSync completes with its collective.
-  auto done = [&](OpId id) -> Vertex {
-    return deps.collective_of[id] >= 0 ? static_cast<Vertex>(n + static_cast<std::size_t>(deps.collective_of[id])) : id;
+  auto done = [&](GraphId id) -> Vertex {
+    const std::int32_t c = deps.collective_of[at(id)];
+    return c >= 0 ? static_cast<Vertex>(n + static_cast<std::size_t>(c)) : vertex(id);
   };
   std::vector<std::pair<Vertex, Vertex>> edges;
   edges.reserve(deps.preds.size() + 2 * n);
-  for (OpId id = 0; id < n; ++id) {
-    for (OpId k = deps.pred_begin[id]; k < deps.pred_begin[id + 1]; ++k) edges.emplace_back(done(deps.preds[k]), id);
-    if (deps.collective_of[id] >= 0) edges.emplace_back(id, done(id));
+  for (const GraphId id : deps.all()) {
+    for (const GraphId p : deps.preds_of(id)) edges.emplace_back(done(p), vertex(id));
+    if (deps.collective_of[at(id)] >= 0) edges.emplace_back(vertex(id), done(id));
   }
   // A receive does not stop its device (sim/engine.hpp): the ops after it wait for the op
   // before it, not for its message.
@@ -209,8 +212,8 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
     int before = -1;  // the latest op that is no receive
     for (int i = 0; i < static_cast<int>(list.size()); ++i) {
       if (before >= 0) {
-        const OpId prev = deps.id_of(d, before);
-        edges.emplace_back(schedule.blocking_grad_sync ? done(prev) : prev, deps.id_of(d, i));
+        const GraphId prev = deps.id_of(d, before);
+        edges.emplace_back(schedule.blocking_grad_sync ? done(prev) : vertex(prev), vertex(deps.id_of(d, i)));
       }
       if (!is_recv(list[static_cast<std::size_t>(i)].kind)) before = i;
     }
@@ -219,8 +222,8 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
   edges = {};
 
   auto describe = [&](Vertex v) {
-    if (v < n) return to_string(op_at(v)) + " (device " + std::to_string(deps.device_of(static_cast<OpId>(v))) + ")";
-    const OpId first = deps.collectives[v - n].front();
+    if (v < n) return to_string(op_at(op_id(v))) + " (device " + std::to_string(deps.device_of(op_id(v))) + ")";
+    const GraphId first = deps.collectives[v - n].front();
     return "the " + to_string(op_at(first)) + " collective";
   };
   std::vector<Vertex> parent(vertices);
@@ -248,7 +251,7 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
     for (int d = 0; d < schedule.num_devices; ++d) {
       const auto& list = schedule.ops[static_cast<std::size_t>(d)];
       for (std::size_t i = 0; i < list.size(); ++i)
-        if (is_compute(list[i].kind)) finish[deps.id_of(d, static_cast<int>(i))] = duration(list[i]);
+        if (is_compute(list[i].kind)) finish[vertex(deps.id_of(d, static_cast<int>(i)))] = duration(list[i]);
     }
     for (std::size_t c = 0; c < deps.collectives.size(); ++c) finish[n + c] = duration(op_at(deps.collectives[c].front()));
     std::vector<Vertex> from(vertices, none);  // the predecessor that set the start

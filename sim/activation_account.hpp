@@ -1,6 +1,6 @@
 #pragma once
 // ActivationAccount: one device's activation memory as its ops run, and the engine's
-// overflow-checked time sum. One rule for both of the engine's paths (sim/engine.cpp's
+// overflow-checked time sum. One rule for both of the engine's paths (sim/event_loop.cpp's
 // event loop and sim/ready_pass.cpp): F allocates its activation when it starts; B frees
 // all of it, I part of it and W the rest, when they end. The micro-batch counts as held
 // until nothing of it is left: after B, or after W.

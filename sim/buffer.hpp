@@ -1,5 +1,5 @@
 #pragma once
-// Buffer: an array a Simulator keeps between runs (sim/engine.cpp, sim/ready_pass.cpp):
+// Buffer: an array a Simulator keeps between runs (sim/event_loop.hpp, sim/ready_pass.cpp):
 // grown when a run needs more, never shrunk, and never zero-filled (each run writes what it
 // reads).
 //

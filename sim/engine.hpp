@@ -20,7 +20,7 @@
 // Two ways, one semantics: Simulator::run gives a schedule that needs no event queue (nothing
 // shared, no collective, no communication op, an observer that takes each device's records
 // in its order) to the ready pass (sim/ready_pass.hpp), and every other one, or one the
-// pass cannot finish, to the event loop (sim/engine.cpp). Results and records are the same.
+// pass cannot finish, to the event loop (sim/event_loop.hpp). Results and records are the same.
 //
 // The engine never computes a duration (it asks the CostModel) and never formats output
 // (it emits records to a SimObserver).
@@ -89,7 +89,7 @@ SimResult simulate(const Schedule& schedule, const CostModel& costs, SimObserver
 // from the heap without. A sweep or a benchmark that simulates again and again keeps one
 // Simulator per thread. The memory is held until the Simulator goes away.
 // The engine's two ways of running a schedule: the ready pass (sim/ready_pass.hpp), where it
-// applies and is exact, and the event loop (sim/engine.cpp) for everything. Same results,
+// applies and is exact, and the event loop (sim/event_loop.hpp) for everything. Same results,
 // same records (the pass hands each device's op records over in its order, not in time order).
 enum class EnginePath : std::uint8_t { ReadyPass, EventLoop };
 

@@ -1,7 +1,7 @@
 #pragma once
 // The engine's events: one struct per kind, each with fields that mean one thing, whether
-// or not an observer is attached. The event loop (sim/engine.cpp) hands each to the
-// handler of its type (Run::handle); a new kind of event is a struct here, an alternative
+// or not an observer is attached. The event loop (sim/event_loop.hpp) hands each to the
+// handler of its type (EventLoop::handle); a new kind of event is a struct here, an alternative
 // of Event, and one handler there (docs/architecture.md, "Extending the engine").
 #include <cstdint>
 #include <variant>
@@ -18,7 +18,7 @@ struct OpFinish {
 
 // A message from `from` (its producer: a compute op, or a send) reaches `to` (its
 // consumer, or a receive) on another device. `record`: where the transfer's record waits
-// for the observer (Run::in_flight_), or kNoRecord when the run keeps no records.
+// for the observer (EventLoop::in_flight_), or kNoRecord when the run keeps no records.
 struct TransferArrive {
   static constexpr std::uint32_t kNoRecord = 0xFFFFFFFFu;
   SlotId from;

@@ -1,6 +1,6 @@
 #pragma once
 // Sharing: the activities that share hardware (sim/resources.hpp) and the rates they run
-// at. The engine (sim/engine.cpp) hands it a compute op or a transfer when it starts, with
+// at. The engine (sim/event_loop_shared.cpp) hands it a compute op or a transfer when it starts, with
 // its work (its duration alone, from the cost model) and asks for the finish events to
 // push; every start and finish changes the rates of the activities it shares something
 // with, and Sharing says which of them now end at another time.

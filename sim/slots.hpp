@@ -1,9 +1,9 @@
 #pragma once
 // SlotTable: the engine's per-op state, half a cache line per op, numbered in OpNumbering's
-// interleaved order (schedules/op_numbering.hpp) so that ops running at about the same
+// interleaved order (schedules/op_numbering.hpp: SlotId) so that ops running at about the same
 // time are close together in memory, and filled straight from the dependency rules
 // (schedules/dependency_walk.hpp): each op's slot, how many inputs it waits for, and which
-// ops wait for it. The engine (sim/engine.cpp) gives it time.
+// ops wait for it. The event loop (sim/event_loop.hpp) gives it time.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -19,16 +19,14 @@
 
 namespace pipesim {
 
-// A slot: an op in the engine's numbering (the interleaved OpNumbering, index by index),
-// its own type so that it is never mixed up with the dependency graph's device-major ids
-// (schedules/dependencies.hpp), which number the same ops differently. Convert at the one
-// place a raw id comes in (the walk's sink below) and where an array is indexed (at()).
-enum class SlotId : std::uint32_t {};
-inline constexpr SlotId kNoSlot{std::numeric_limits<std::uint32_t>::max()};
-inline constexpr std::size_t at(SlotId s) { return static_cast<std::size_t>(s); }
+// Slots are numbered by SlotId (schedules/op_numbering.hpp: the interleaved SlotNumbering,
+// index by index), its own type, so that a slot is never mixed up with the dependency
+// graph's device-major GraphId (schedules/dependencies.hpp), which numbers the same ops
+// differently; the walk below names the ops by SlotId from the start.
 
-// What a receive (RECV_F, RECV_B) knows of its message before it moves (sim/engine.cpp,
-// run_comm): nothing yet, its own op was reached (posted), or its send is waiting for that.
+// What a receive (RECV_F, RECV_B) knows of its message before it moves (run_comm,
+// sim/event_loop_transfers.cpp): nothing yet, its own op was reached (posted), or its send
+// is waiting for that.
 enum class RecvState : std::int32_t { Idle, Posted, SendWaiting };
 
 // The most inputs an op may wait for: what `pending` counts. The dependency rules of today
@@ -92,14 +90,11 @@ class SlotTable {
   // Fills `slots` (layout.size() of them, uninitialized) from the schedule's dependencies;
   // `ops` holds the schedule's ops in id order (OpNumbering::copy_in_id_order). Problems
   // found go to `problems`; the table must not be used then (the engine throws).
-  SlotTable(Slot* slots, const Schedule& schedule, const OpNumbering& layout, const Op* ops,
+  SlotTable(Slot* slots, const Schedule& schedule, const SlotNumbering& layout, const Op* ops,
             std::vector<DependencyProblem>& problems)
       : slots_(slots), layout_(layout), problems_(problems) {
     Sink sink{*this};
-    for (const std::vector<OpId>& members : walk_dependencies(schedule, layout, problems, sink, ops)) {
-      std::vector<SlotId>& out = collectives_.emplace_back();
-      for (OpId m : members) out.push_back(SlotId{m});
-    }
+    collectives_ = walk_dependencies(schedule, layout, problems, sink, ops);
   }
 
   // What the walk leaves besides the slots: the longer successor lists and the collectives.
@@ -109,8 +104,8 @@ class SlotTable {
   };
   // The table a walk of the same schedule would fill, from a copy of one it filled before:
   // `filled` (layout.size() slots, as the walk left them) and its links(). What a Simulator
-  // that runs one schedule with many cost models does instead of walking again (sim/engine.cpp).
-  SlotTable(Slot* slots, const Slot* filled, const Links& links, const OpNumbering& layout,
+  // that runs one schedule with many cost models does instead of walking again (sim/event_loop.cpp).
+  SlotTable(Slot* slots, const Slot* filled, const Links& links, const SlotNumbering& layout,
             std::vector<DependencyProblem>& problems)
       : slots_(slots), layout_(layout), more_successors_(links.more_successors), collectives_(links.collectives),
         problems_(problems) {
@@ -133,9 +128,8 @@ class SlotTable {
   // before the edges that name it (pending inputs, the producers' successor lists).
   struct Sink {
     SlotTable& table;
-    // The walk's ids are OpNumbering's; the slots are numbered by the same numbering.
-    void op(OpId id, int, std::uint32_t, const Op& op) {
-      Slot& slot = table.slots_[id];
+    void op(SlotId id, int, std::uint32_t, const Op& op) {
+      Slot& slot = table.slots_[at(id)];
       slot = Slot{0, kNoSlot, {}, {kNoSlot, kNoSlot}, op.kind, 0, 0};
       if (op.kind == OpKind::GradSync)
         slot.of.collective = -1;
@@ -144,9 +138,9 @@ class SlotTable {
       else
         slot.of.microbatch = {-1, -1};
     }
-    void begin(OpId) {}
-    void edge(OpId to, OpId from) { table.add_edge(SlotId{to}, SlotId{from}); }
-    void collective(OpId id, std::int32_t c) { table.slots_[id].of.collective = c; }
+    void begin(SlotId) {}
+    void edge(SlotId to, SlotId from) { table.add_edge(to, from); }
+    void collective(SlotId id, std::int32_t c) { table.slots_[at(id)].of.collective = c; }
   };
 
   // `to` needs `from`: one more input to wait for, one more successor.
@@ -194,10 +188,10 @@ class SlotTable {
     ++producer.successors;
   }
 
-  int device_of(SlotId s) const { return layout_.device_of(static_cast<OpId>(s)); }
+  int device_of(SlotId s) const { return layout_.device_of(s); }
 
   Slot* const slots_;
-  const OpNumbering& layout_;
+  const SlotNumbering& layout_;
   std::unordered_map<SlotId, std::vector<SlotId>> more_successors_;  // slots with more than two
   std::vector<std::vector<SlotId>> collectives_;
   const std::vector<DependencyProblem>& problems_;

@@ -62,15 +62,15 @@ TEST_P(EveryGenerator, RunsEveryOpOnceInDependencyOrder) {
   std::vector<DependencyProblem> problems;
   const DependencyGraph g = build_dependencies(s, problems);
   ASSERT_TRUE(problems.empty());
-  auto rec = [&](OpId id) { return recs.at({g.device_of(id), g.index_of(id)}); };
+  auto rec = [&](GraphId id) { return recs.at({g.device_of(id), g.index_of(id)}); };
   for (int d = 0; d < s.num_devices; ++d)
     for (std::size_t i = 1; i < s.ops[static_cast<std::size_t>(d)].size(); ++i)
       if (s.ops[static_cast<std::size_t>(d)][i - 1].kind != OpKind::GradSync) {
         EXPECT_GE(recs.at({d, static_cast<int>(i)}).start, recs.at({d, static_cast<int>(i) - 1}).end);
       }
-  for (OpId id = 0; id < g.size(); ++id)
-    for (OpId k = g.pred_begin[id]; k < g.pred_begin[id + 1]; ++k)
-      EXPECT_GE(rec(id).start, rec(g.preds[k]).end) << to_string(rec(id).op) << " vs " << to_string(rec(g.preds[k]).op);
+  for (const GraphId id : g.all())
+    for (const GraphId p : g.preds_of(id))
+      EXPECT_GE(rec(id).start, rec(p).end) << to_string(rec(id).op) << " vs " << to_string(rec(p).op);
   for (const TransferRecord& t : run.timeline.transfers) {
     const OpRecord& from = recs.at({t.from.device, t.from.index});
     const OpRecord& to = recs.at({t.to.device, t.to.index});

@@ -82,11 +82,11 @@ TEST(Properties, EveryGeneratorOverAGrid) {
           for (const auto& op : rec.timeline.ops) at[static_cast<std::size_t>(op.ref.device)][static_cast<std::size_t>(op.ref.index)] = op;
           std::vector<DependencyProblem> problems;
           const DependencyGraph deps = build_dependencies(s, problems);
-          for (OpId id = 0; id < deps.size(); ++id) {
+          for (const GraphId id : deps.all()) {
             const OpRecord& rec_op = at[static_cast<std::size_t>(deps.device_of(id))][static_cast<std::size_t>(deps.index_of(id))];
-            for (OpId k = deps.pred_begin[id]; k < deps.pred_begin[id + 1]; ++k) {
-              const OpRecord& pred = at[static_cast<std::size_t>(deps.device_of(deps.preds[k]))]
-                                       [static_cast<std::size_t>(deps.index_of(deps.preds[k]))];
+            for (const GraphId producer : deps.preds_of(id)) {
+              const OpRecord& pred =
+                  at[static_cast<std::size_t>(deps.device_of(producer))][static_cast<std::size_t>(deps.index_of(producer))];
               EXPECT_GE(rec_op.start, pred.end) << to_string(rec_op.op) << " before " << to_string(pred.op);
             }
           }

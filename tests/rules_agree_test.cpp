@@ -76,8 +76,8 @@ std::multiset<Edge> walk_messages(const Schedule& s) {
   const DependencyGraph g = build_dependencies(s, problems);
   EXPECT_TRUE(problems.empty());
   std::multiset<Edge> out;
-  for (OpId id = 0; id < g.size(); ++id) {
-    const OpId p = g.data_input[id];
+  for (const GraphId id : g.all()) {
+    const GraphId p = g.data_input[at(id)];
     if (p == DependencyGraph::kNoDataInput || g.device_of(p) == g.device_of(id)) continue;
     out.emplace(g.device_of(p), g.index_of(p), g.device_of(id), g.index_of(id));
   }
@@ -112,10 +112,10 @@ Timeline check_engine_and_stream(const Schedule& s) {
   EXPECT_EQ(traces.left.consumers, 0u);
   EXPECT_EQ(messages_of(traces.timeline), walk_messages(s));
   const std::vector<std::uint8_t> outputs = cross_device_outputs(s);
-  const OpNumbering ids(s, OpNumbering::Order::DeviceMajor);
+  const GraphNumbering ids(s);
   std::vector<int> sent(ids.size(), 0);
   for (const TransferRecord& r : traces.timeline.transfers)
-    ++sent[ids.id(r.from.device, static_cast<std::uint32_t>(r.from.index))];
+    ++sent[at(ids.id(r.from.device, static_cast<std::uint32_t>(r.from.index)))];
   for (std::size_t id = 0; id < ids.size(); ++id) EXPECT_EQ(outputs[id], sent[id]) << "op id " << id;
   return std::move(traces.timeline);
 }

@@ -12,7 +12,7 @@
 namespace pipesim {
 namespace {
 
-constexpr std::uint64_t kMaxOps = std::numeric_limits<std::uint32_t>::max();  // OpId is 32 bits
+constexpr std::uint64_t kMaxOps = std::numeric_limits<std::uint32_t>::max();  // op ids are 32 bits (kMaxOpIds, schedules/op_numbering.hpp)
 
 // "1.3e8" for large counts, the exact number for small ones.
 std::string approx_count(std::uint64_t n) {

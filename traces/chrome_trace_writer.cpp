@@ -16,7 +16,7 @@ TraceWriter::TraceWriter(EventList& out, const Schedule& schedule, const TraceOp
       opt_(options),
       place_(std::move(place)),
       outputs_(cross_device_outputs(schedule)),
-      ids_(schedule, OpNumbering::Order::DeviceMajor),
+      ids_(schedule),
       max_ops_(max_ops) {
   num_devices_ = std::max(s_.num_devices, static_cast<int>(s_.ops.size()));
   PIPESIM_ASSERT(opt_.static_memory_bytes.empty() ||
@@ -98,7 +98,7 @@ void TraceWriter::write(const OpRecord& r) {
   const Op& op = op_at(r.ref);
   if (!is_compute(op.kind)) return;  // GradSync: drawn through its CollectiveRecord
   // Its incoming arrows are drawn right after it; outgoing ones when its transfers arrive.
-  const int sends = outputs_[ids_.id(r.ref.device, static_cast<std::uint32_t>(r.ref.index))];
+  const int sends = outputs_[pipesim::at(ids_.id(r.ref.device, static_cast<std::uint32_t>(r.ref.index)))];
   const int tid = place(r.ref.device, kComputeTid, r.start, r.end, opt_.flows && sends > 0);
   const int pid = place_.pid_base + r.ref.device;
   op_slice(out_, s_, pid, tid, r);

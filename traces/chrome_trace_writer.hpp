@@ -140,7 +140,7 @@ class TraceWriter {
   const TraceOptions opt_;
   const TraceGroupPlace place_;
   const std::vector<std::uint8_t> outputs_;  // per device-major op id: messages it sends
-  const OpNumbering ids_;
+  const GraphNumbering ids_;
   int num_devices_ = 0;
   std::size_t max_ops_ = 0;
   std::size_t ops_kept_ = 0;

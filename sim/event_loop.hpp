@@ -1,0 +1,215 @@
+#pragma once
+// EventLoop: one run of the engine's event loop (sim/engine.hpp has the rules it keeps), for
+// every schedule the ready pass (sim/ready_pass.hpp) does not take. The class and its state
+// are here; its member functions are defined one concept per file, so that an op is found by
+// the file named after what it does:
+//
+//   sim/event_loop.cpp              the run: setup, the loop, compute ops start and finish
+//                                   (try_start, start_ops, handle(OpFinish)), the results
+//   sim/event_loop_transfers.cpp    an op's end releasing its successors, messages on links
+//                                   (send, handle(TransferArrive)), SEND/RECV ops (run_comm)
+//   sim/event_loop_collectives.cpp  GradSync collectives (arrive_collective,
+//                                   handle(CollectiveFinish))
+//   sim/event_loop_shared.cpp       shared hardware (sim/resources.hpp): compute and transfers
+//                                   as Sharing activities (handle(ActivityFinish))
+//   sim/event_loop_problems.cpp     a schedule that cannot run: its dependency problems, or
+//                                   the deadlock, said in one InputError
+//
+// All per-op state lives in a SlotTable (sim/slots.hpp), filled straight from the
+// dependency rules; the dependency graph (build_dependencies) is built only to explain a
+// broken schedule or a deadlock.
+//
+// Performance: the hot path of a run without sharing (the loop, handle(OpFinish) and
+// start_ops; release_successors and send; handle(TransferArrive)) is in the first two files,
+// with the functions that must be inlined declared `inline` here and defined in the one file
+// that calls them. Calls across the files are to functions that were out of line before
+// (docs/performance.md).
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "cost_models/cost_model.hpp"
+#include "schedules/dependencies.hpp"
+#include "schedules/op_numbering.hpp"
+#include "schedules/schedule.hpp"
+#include "sim/activation_account.hpp"
+#include "sim/buffer.hpp"
+#include "sim/engine.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/events.hpp"
+#include "sim/observer.hpp"
+#include "sim/resources.hpp"
+#include "sim/sharing.hpp"
+#include "sim/slots.hpp"
+#include "sim/versions.hpp"
+
+namespace pipesim {
+
+// What a Simulator keeps between runs of the event loop: the slots, and the schedule's ops
+// in slot order. With reuse_walks, also the last schedule it walked, its slots as the walk
+// filled them and the walk's links: a run of an equal schedule starts from copies of those.
+struct EventLoopBuffers {
+  Buffer<Slot> slots;
+  Buffer<Op> ops;
+  bool reuse_walks = false;
+  std::optional<Schedule> walked;
+  std::vector<Slot> filled;
+  SlotTable::Links links;
+};
+
+class EventLoop {
+ public:
+  EventLoop(const Schedule& schedule, const CostModel& costs, SimObserver* observer, const SimProgress* progress,
+            const SharedHardware* hardware, EventLoopBuffers& buffers);
+
+  // The event loop: each event (sim/events.hpp) goes to its handler, handle(), at its time.
+  SimResult run();
+
+ private:
+  // Per device: where it is in its list, and its statistics (copied to SimResult at the end).
+  struct DeviceState {
+    std::uint32_t next = 0;      // index of the next op to start
+    std::uint32_t size = 0;      // ops in its list
+    SlotId base = kNoSlot;       // its first op's slot (slot_at)
+    bool busy = false;           // a compute op is running
+    bool blocked = false;        // waiting on a blocking collective
+    bool started = false;
+    Tick free_at = 0;            // end of the last compute op
+    SlotId last_compute = kNoSlot;  // for the critical path
+    Tick comm_free_at = 0;       // the communication stream (collectives)
+    bool comm_busy = false;      // shared hardware with overlap: a collective runs on it
+    ActivationAccount memory;
+    Tick busy_time = 0, first_start = 0, last_end = 0;
+  };
+  struct CollectiveState {
+    int arrived = 0;
+    Tick start = 0;
+    SlotId last_arrival = kNoSlot;
+  };
+  // A transfer on a shared link (Sharing::shares_link): FIFO behind the link's earlier
+  // transfers, then on the wire as an activity whose rate the NICs it crosses (and the
+  // compute it overlaps) decide; its latency follows once its last byte is out.
+  struct WireTransfer {
+    SlotId from, to;
+    int src, dst;
+    Tick ready, link_start;
+    Tick occupancy, latency;
+    std::int64_t bytes;
+  };
+  struct SharedLink {
+    bool busy = false;
+    std::deque<std::uint32_t> waiting;  // indices into wire_
+  };
+
+  int device_of(SlotId slot) const { return layout_.device_of(slot); }
+  // The directed link (src, dst) as an index: link_free_'s, and the shared links' key.
+  std::size_t link_index(int src, int dst) const {
+    return static_cast<std::size_t>(src) * static_cast<std::size_t>(s_.num_devices) + static_cast<std::size_t>(dst);
+  }
+  OpRef ref_of(SlotId slot) const {
+    const int d = device_of(slot);
+    return OpRef{d, static_cast<int>(layout_.index_of(slot, d))};
+  }
+  // The slot of op `index` of the device whose first op is `base`.
+  SlotId slot_at(SlotId base, std::uint32_t index) const { return layout_.id_from(base, index); }
+  const Op& op_of(SlotId slot) const { return ops_[at(slot)]; }
+  const Op* in_id_order(Op* ops) const {
+    layout_.copy_in_id_order(s_, ops);
+    return ops;
+  }
+  void init_state();
+
+  // ---- compute ops: start and finish (sim/event_loop.cpp) --------------------------------
+  // Starts as many ops on device d as its order and dependencies allow at time now_.
+  // Performance: about half the calls find the device busy or its next op waiting; that
+  // test is inline, the loop is not.
+  void try_start(int d, Tick now) {
+    const DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+    if (dev.busy || dev.blocked || dev.next >= dev.size) return;
+    if (const Slot& next = slots_[slot_at(dev.base, dev.next)]; next.pending > 0 && !is_recv(next.kind)) return;
+    start_ops(d, now);
+  }
+  void start_ops(int d, Tick now);
+  inline void change_memory(int d, const Op& op, Tick now);
+  inline void handle(const OpFinish& e);
+  void finish_compute(SlotId id);  // handle(OpFinish), out of line, for the shared path
+  void report_progress();
+  std::vector<OpRef> critical_path() const;
+
+  // ---- an op's end and messages between devices (sim/event_loop_transfers.cpp) -----------
+  void release_successors(SlotId id, int d);
+  // One input of `to` has arrived, from `from`, at `when`.
+  void satisfy(SlotId to, SlotId from, Tick when) {
+    Slot& st = slots_[to];
+    PIPESIM_ASSERT(st.pending > 0);
+    --st.pending;
+    if (st.cause == kNoSlot || when > st.released) {
+      st.released = when;
+      st.cause = from;
+    }
+  }
+  inline void send(SlotId from, SlotId to, int src, int dst, const Op& producer);
+  std::uint32_t keep_record(const TransferRecord& r);
+  void handle(const TransferArrive& e);
+  void run_comm(SlotId id, int d);
+  void offer_to_recv(SlotId from, SlotId to, int src, int dst);
+  void start_transfer(SlotId from, SlotId to, int src, int dst);
+
+  // ---- GradSync collectives (sim/event_loop_collectives.cpp) ------------------------------
+  void arrive_collective(SlotId id, Tick now);
+  void start_ready_collectives();
+  void handle(const CollectiveFinish& e);
+
+  // ---- shared hardware (sim/event_loop_shared.cpp) ----------------------------------------
+  void send_shared(const WireTransfer& t, std::size_t pair);
+  void put_on_wire(std::uint32_t index);
+  void push_changes();
+  void handle(const ActivityFinish& e);
+
+  // ---- a schedule that cannot run (sim/event_loop_problems.cpp) ---------------------------
+  void check_complete() const;
+  [[noreturn]] void explain_deadlock() const;
+  [[noreturn]] void throw_problems() const;
+
+  const Schedule& s_;
+  const CostModel& costs_;
+  SimObserver* observer_;
+  const std::uint8_t wants_;  // the records observer_ reads (SimObserver::wants); 0 without one
+  // Ops ended (on_op's count) and when to call progress_ next (never without one).
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+  const SimProgress* progress_;
+  std::uint64_t ops_done_ = 0;
+  std::uint64_t next_report_;
+  const OpScale scale_;
+  const SlotNumbering layout_;  // op -> slot
+  const bool walked_;           // the Simulator's last walk was of an equal schedule: copied
+  const Op* const ops_;         // the schedule's ops, by slot
+  VersionTracker versions_;
+  std::vector<DependencyProblem> problems_;  // found while filling the slots: not runnable
+  SlotTable slots_;
+  std::vector<DeviceState> dev_;
+  // Free time of each directed link: a dense devices x devices table up to
+  // kDenseLinkDevices devices (32 MiB); beyond, a map of the pairs that talk (a file with
+  // 100000 device rows must not ask for 80 GB).
+  static constexpr int kDenseLinkDevices = 2048;
+  std::vector<Tick> link_free_;
+  std::unordered_map<std::size_t, Tick> sparse_link_free_;
+  std::vector<CollectiveState> collectives_;
+  // Shared hardware (sim/resources.hpp), when something is shared: the activities, the
+  // transfers on shared links and the links' FIFOs.
+  std::optional<Sharing> sharing_;
+  std::vector<WireTransfer> wire_;
+  std::vector<std::uint32_t> free_wire_;
+  std::unordered_map<std::size_t, SharedLink> shared_links_;
+  std::vector<std::uint32_t> ready_collectives_;  // all arrived, waiting for comm streams
+  // Records of transfers in flight, for the observer (TransferArrive::record); free ones.
+  std::vector<TransferRecord> in_flight_;
+  std::vector<std::uint32_t> free_records_;
+  EventQueue queue_;
+  Tick now_ = 0;
+  SimResult result_;
+};
+
+}  // namespace pipesim

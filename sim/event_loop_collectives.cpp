@@ -1,0 +1,97 @@
+// GradSync collectives in the event loop (sim/event_loop.hpp): a collective starts when
+// every participant has reached its GradSync and the participants' communication streams
+// are free, runs for the cost model's all-reduce time, and then ends every participant at
+// once (their op records, their successors). It does not stall a device unless the
+// schedule says blocking_grad_sync (start_ops). On shared hardware with overlap the
+// streams are FIFOs of activities (start_ready_collectives).
+#include "sim/event_loop.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace pipesim {
+
+void EventLoop::arrive_collective(SlotId id, Tick now) {
+  const auto c = static_cast<std::size_t>(slots_[id].of.collective);
+  CollectiveState& st = collectives_[c];
+  ++st.arrived;
+  st.start = std::max(st.start, now);
+  st.last_arrival = id;
+  const auto& members = slots_.collectives()[c];
+  if (st.arrived < static_cast<int>(members.size())) return;
+  if (sharing_ && sharing_->shares_collectives()) [[unlikely]] {
+    ready_collectives_.push_back(static_cast<std::uint32_t>(c));
+    return start_ready_collectives();
+  }
+  // Everyone is here: run on the participants' comm streams once all are free.
+  for (SlotId m : members) st.start = std::max(st.start, dev_[static_cast<std::size_t>(device_of(m))].comm_free_at);
+  const Op op = op_of(id);
+  const std::int64_t bytes = costs_.grad_bytes(op, scale_);
+  const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), bytes);
+  PIPESIM_ASSERT(dur >= 0);
+  for (SlotId m : members) {
+    dev_[static_cast<std::size_t>(device_of(m))].comm_free_at = later(st.start, dur);
+    slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
+  }
+  queue_.push(later(st.start, dur), CollectiveFinish{static_cast<std::uint32_t>(c)});
+}
+
+// Shared hardware with overlap: collectives are activities whose end is not known when
+// they start, so each participant's communication stream is a FIFO: the ready ones start,
+// in the order they became ready, once all their participants' streams are free; one that
+// must wait holds its participants for it (nothing ready later overtakes it there).
+[[gnu::noinline]] void EventLoop::start_ready_collectives() {
+  std::vector<char> held(dev_.size(), 0);
+  auto is_free = [&](SlotId m) {
+    const auto d = static_cast<std::size_t>(device_of(m));
+    return !dev_[d].comm_busy && !held[d];
+  };
+  for (auto it = ready_collectives_.begin(); it != ready_collectives_.end();) {
+    const std::uint32_t c = *it;
+    const auto& members = slots_.collectives()[c];
+    if (!std::all_of(members.begin(), members.end(), is_free)) {
+      for (SlotId m : members) held[static_cast<std::size_t>(device_of(m))] = 1;
+      ++it;
+      continue;
+    }
+    CollectiveState& st = collectives_[c];
+    st.start = now_;
+    std::vector<int> devices;
+    for (SlotId m : members) {
+      devices.push_back(device_of(m));
+      dev_[static_cast<std::size_t>(device_of(m))].comm_busy = true;
+      slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
+    }
+    const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), costs_.grad_bytes(op_of(members.front()), scale_));
+    PIPESIM_ASSERT(dur >= 0);
+    sharing_->start_collective(devices, dur, now_, c);
+    push_changes();
+    it = ready_collectives_.erase(it);
+  }
+}
+
+void EventLoop::handle(const CollectiveFinish& e) {
+  const std::uint32_t c = e.collective;
+  const auto& members = slots_.collectives()[c];
+  result_.makespan = std::max(result_.makespan, now_);
+  if (wants_ & kCollectiveRecords) {
+    CollectiveRecord r;
+    for (SlotId m : members) r.participants.push_back(ref_of(m));
+    r.start = collectives_[c].start;
+    r.end = now_;
+    r.bytes = costs_.grad_bytes(op_of(members.front()), scale_);
+    observer_->on_collective(r);
+  }
+  if (wants_ & kOpRecords)
+    for (SlotId m : members) observer_->on_op(OpRecord{ref_of(m), op_of(m), slots_[m].released, now_, -1});
+  ops_done_ += members.size();
+  for (SlotId m : members) {
+    const int d = device_of(m);
+    release_successors(m, d);
+    dev_[static_cast<std::size_t>(d)].blocked = false;
+  }
+  for (SlotId m : members) try_start(device_of(m), now_);
+}
+
+}  // namespace pipesim
