@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "core/error.hpp"
+#include "sim/critical_path.hpp"
 
 namespace pipesim {
 namespace {
@@ -188,21 +189,10 @@ SimResult EventLoop::run() {
 }
 
 std::vector<OpRef> EventLoop::critical_path() const {
-  SlotId last = kNoSlot;
-  Tick best = -1;
-  for (const DeviceState& dev : dev_) {
-    if (dev.last_compute != kNoSlot && dev.last_end > best) {
-      best = dev.last_end;
-      last = dev.last_compute;
-    }
-  }
-  std::vector<OpRef> path;
-  for (SlotId id = last; id != kNoSlot; id = slots_[id].cause) {
-    path.push_back(ref_of(id));
-    PIPESIM_ASSERT(path.size() <= layout_.size());
-  }
-  std::reverse(path.begin(), path.end());
-  return path;
+  return pipesim::critical_path(
+      dev_, kNoSlot, [](const DeviceState& dev) { return dev.last_compute; },
+      [](const DeviceState& dev) { return dev.last_end; }, [this](SlotId id) { return slots_[id].cause; },
+      [this](SlotId id) { return ref_of(id); }, layout_.size());
 }
 
 }  // namespace pipesim

@@ -10,6 +10,7 @@
 #include "schedules/dependency_walk.hpp"
 #include "sim/activation_account.hpp"
 #include "sim/buffer.hpp"
+#include "sim/critical_path.hpp"
 #include "sim/versions.hpp"
 
 namespace pipesim {
@@ -343,27 +344,20 @@ class Pass {
   }
 
   std::vector<OpRef> critical_path() const {
-    std::uint32_t last = kNone;
-    Tick best = -1;
-    for (const DeviceState& dev : dev_) {
-      if (dev.last != kNone && dev.last_end > best) {
-        best = dev.last_end;
-        last = dev.last;
-      }
-    }
-    std::vector<OpRef> path;
-    for (std::uint32_t id = last; id != kNone; id = causes_[id]) {
-      // The device whose ids hold it: the last whose first id is at most id (devices
-      // without ops share their base with the next one).
-      const auto it = std::upper_bound(dev_.begin(), dev_.end(), id,
-                                       [](std::uint32_t v, const DeviceState& dev) { return v < dev.base; });
-      const auto d = static_cast<std::size_t>(it - dev_.begin()) - 1;
-      path.push_back(OpRef{static_cast<int>(d), static_cast<int>(id - dev_[d].base)});
-      PIPESIM_ASSERT(path.size() <= ops_done_);
-    }
-    std::reverse(path.begin(), path.end());
-    return path;
+    return pipesim::critical_path(
+        dev_, kNone, [](const DeviceState& dev) { return dev.last; }, [](const DeviceState& dev) { return dev.last_end; },
+        [this](std::uint32_t id) { return causes_[id]; },
+        [this](std::uint32_t id) {
+          // The device whose ids hold it: the last whose first id is at most id (devices
+          // without ops share their base with the next one).
+          const auto it = std::upper_bound(dev_.begin(), dev_.end(), id,
+                                           [](std::uint32_t v, const DeviceState& dev) { return v < dev.base; });
+          const auto d = static_cast<std::size_t>(it - dev_.begin()) - 1;
+          return OpRef{static_cast<int>(d), static_cast<int>(id - dev_[d].base)};
+        },
+        ops_done_);
   }
+
 
   const Schedule& s_;
   const CostModel& costs_;
