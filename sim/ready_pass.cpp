@@ -61,8 +61,8 @@ namespace {
 struct OpCosts {
   Tick duration = -1;
   ActivationCost activation;
-  mutable TransferCost message;  // of its output to the device that needs it, once sent
-  mutable bool message_known = false;
+  TransferCost message;  // of its output to the device that needs it, once sent
+  bool message_known = false;
 };
 
 class Pass {
@@ -99,7 +99,7 @@ class Pass {
       std::memset(weight_grads_, 0, entries);
     }
     iteration_end_.assign(static_cast<std::size_t>(std::max(1, s.iterations)), 0);
-    if (costs.same_for_every_microbatch()) cached_.resize(replicas * kCachedKinds);
+    if (costs.same_for_every_microbatch()) cached_.resize(replicas * kNumOpKinds);
   }
 
   // Runs every device's list; throws NotHere where the pass is not exact.
@@ -227,7 +227,7 @@ class Pass {
       version = versions_.start(op, forward_version);
       if (op.kind == OpKind::F) forward_version = version;
     }
-    const OpCosts& c = op_costs(op, microbatch_op);
+    OpCosts& c = op_costs(op, microbatch_op);
     const Tick duration = c.duration;
     if (!dev.started) dev.first_start = start, dev.started = true;
     if (op.kind == OpKind::F) dev.memory.change(d, op.kind, c.activation);
@@ -276,7 +276,7 @@ class Pass {
   // The op (on d) ended at `end`; its output goes to device `to` (a message if that is
   // another device: sent now, so in d's list order, FIFO on the link). Wakes the device
   // waiting for it.
-  [[gnu::always_inline]] void produce(Produced& e, int d, int to, const Op& op, const OpCosts& c, Tick end,
+  [[gnu::always_inline]] void produce(Produced& e, int d, int to, const Op& op, OpCosts& c, Tick end,
                                       std::uint32_t id, std::int32_t forward_version) {
     if (e.arrival >= 0) throw NotHere{};  // a duplicate, or both B and I of one micro-batch and stage
     const Tick waiting = e.arrival;
@@ -286,7 +286,7 @@ class Pass {
 
   // A message on link (src, dst): FIFO behind earlier ones for its occupancy, then the
   // latency, which does not hold the link (sim/engine.hpp).
-  Tick send(int src, int dst, const Op& producer, const OpCosts& c, Tick ready) {
+  Tick send(int src, int dst, const Op& producer, OpCosts& c, Tick ready) {
     if (!c.message_known) {  // asked once per (kind, pipeline, stage) when the answers are shared
       c.message = costs_.transfer(src, dst, costs_.message_bytes(producer, scale_));
       PIPESIM_ASSERT(c.message.occupancy >= 0 && c.message.latency >= 0);
@@ -312,11 +312,11 @@ class Pass {
   // for each op. The message (to the device its output goes to, fixed by the placement) is
   // asked when the op first sends one (send()). The same questions as the event loop's: its
   // activation only for a micro-batch op.
-  [[gnu::always_inline]] const OpCosts& op_costs(const Op& op, bool microbatch_op) {
+  [[gnu::always_inline]] OpCosts& op_costs(const Op& op, bool microbatch_op) {
     OpCosts* c = &scratch_;
     if (!cached_.empty()) {
       c = &cached_[(static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) +
-                    static_cast<std::size_t>(op.stage)) * kCachedKinds + cached_kind(op.kind)];
+                    static_cast<std::size_t>(op.stage)) * kNumOpKinds + static_cast<std::size_t>(op.kind)];
       if (c->duration >= 0) [[likely]]
         return *c;
     } else {
@@ -326,16 +326,6 @@ class Pass {
     PIPESIM_ASSERT(c->duration >= 0);
     if (microbatch_op) c->activation = costs_.activation(op, scale_);
     return *c;
-  }
-  static constexpr std::size_t kCachedKinds = 5;  // F, B, I, W, OptStep
-  static std::size_t cached_kind(OpKind k) {
-    switch (k) {
-      case OpKind::F: return 0;
-      case OpKind::B: return 1;
-      case OpKind::I: return 2;
-      case OpKind::W: return 3;
-      default: return 4;  // OptStep (the pass runs no other kind)
-    }
   }
 
   [[gnu::noinline]] void report_progress() {
