@@ -21,6 +21,31 @@ TimeCategory own_work(OpKind kind) {
   return TimeCategory::Idle;
 }
 
+// An op's time cut into its categories, in the order they are counted at an edge of the
+// window: its own work, then its parts (ComputeParts), then contention. `duration` is how long
+// it ran, `alone` its cost model's duration (the two differ only on shared hardware,
+// sim/resources.hpp). The one rule for both of BreakdownRecorder's ways.
+using Segments = std::array<std::pair<TimeCategory, Tick>, 6>;
+Segments split_op(OpKind kind, Tick duration, Tick alone, ComputeParts parts) {
+  // Shared hardware can make an op take longer than its cost model's duration (contention)
+  // or, with an interference factor below 1, shorter: then its parts shrink with it.
+  const Tick contention = std::max<Tick>(0, duration - alone);
+  if (duration < alone && alone > 0) {
+    const auto shrink = [&](Tick& t) {
+      t = static_cast<Tick>(static_cast<long double>(t) * static_cast<long double>(duration) / static_cast<long double>(alone));
+    };
+    shrink(parts.recompute), shrink(parts.tp_comm), shrink(parts.p2p), shrink(parts.grad_sync);
+  }
+  const Tick own = duration - contention - parts.total();
+  PIPESIM_ASSERT(own >= 0 && parts.recompute >= 0 && parts.tp_comm >= 0 && parts.p2p >= 0 && parts.grad_sync >= 0);
+  return {{{own_work(kind), own},
+           {TimeCategory::Recompute, parts.recompute},
+           {TimeCategory::TpComm, parts.tp_comm},
+           {TimeCategory::Pipeline, parts.p2p},
+           {TimeCategory::DpSync, parts.grad_sync},
+           {TimeCategory::Contention, contention}}};
+}
+
 // One device's time in the window, added up interval by interval in time order.
 class DeviceAccount {
  public:
@@ -160,44 +185,141 @@ double TimeBreakdown::mean_share(TimeCategory c) const {
   return static_cast<double>(sum) / static_cast<double>(span) / static_cast<double>(per_device.size());
 }
 
-BreakdownRecorder::BreakdownRecorder(const Schedule& schedule)
-    : begin_(static_cast<std::size_t>(std::max(0, schedule.num_devices))), size_(begin_.size()),
-      count_(begin_.size()), last_end_(begin_.size()), syncs_(begin_.size()) {
+namespace {
+
+// Whether the breakdown of a run of `s` under `costs` can be added up as its ops end
+// (BreakdownRecorder's totals mode): the window is the whole run (one iteration, so no
+// micro-batch id at or past the schedule's count), there are no collectives (no GradSync),
+// and the model's answers are the same for every micro-batch (so an op's duration alone is
+// asked once per (pipeline, stage, kind), and never again for a model that draws durations).
+// Counts each device's compute ops on the way (`compute_ops`).
+bool totals_fit(const Schedule& s, const CostModel& costs, std::vector<std::size_t>& compute_ops) {
+  if (s.iterations > 1 || !costs.same_for_every_microbatch()) return false;
+  for (std::size_t d = 0; d < s.ops.size(); ++d) {
+    std::size_t n = 0;
+    for (const Op& op : s.ops[d]) {
+      if (op.kind == OpKind::GradSync || (has_microbatch(op.kind) && op.microbatch >= s.microbatches)) return false;
+      n += is_compute(op.kind);
+    }
+    compute_ops[d] = n;
+  }
+  return true;
+}
+
+}  // namespace
+
+BreakdownRecorder::BreakdownRecorder(const Schedule& schedule, const CostModel& costs, bool keep_spans)
+    : costs_(costs), scale_(scale_of(schedule)), stages_(std::max(0, schedule.num_stages)),
+      dev_(static_cast<std::size_t>(std::max(0, schedule.num_devices))), syncs_(dev_.size()) {
+  std::vector<std::size_t> compute_ops(dev_.size());
+  totals_mode_ = !keep_spans && schedule.ops.size() == dev_.size() && totals_fit(schedule, costs, compute_ops);
+  if (totals_mode_) {
+    for (std::size_t d = 0; d < dev_.size(); ++d) dev_[d].size = compute_ops[d];  // what count must reach
+    answers_.resize(static_cast<std::size_t>(std::max(0, schedule.num_pipelines)) * static_cast<std::size_t>(stages_) *
+                    kNumOpKinds);
+    return;
+  }
   std::size_t total = 0;
-  for (std::size_t d = 0; d < begin_.size(); ++d) {
-    begin_[d] = total;
-    size_[d] = d < schedule.ops.size() ? schedule.ops[d].size() : 0;
-    total += size_[d];
+  for (std::size_t d = 0; d < dev_.size(); ++d) {
+    dev_[d].begin = total;
+    dev_[d].size = d < schedule.ops.size() ? schedule.ops[d].size() : 0;
+    total += dev_[d].size;
   }
   spans_ = buffer_.get(total);
 }
 
 void BreakdownRecorder::restart() {
-  std::fill(count_.begin(), count_.end(), 0);
-  std::fill(last_end_.begin(), last_end_.end(), 0);
+  for (Device& dev : dev_) {
+    dev.count = 0;
+    dev.first_start = dev.last_end = dev.busy = 0;
+    dev.ticks = {};
+  }
   for (auto& s : syncs_) s.clear();
+}
+
+// Performance: inline in on_op, the cost model asked and the op split (split_op) out of line,
+// so that an op of plain own work costs a look-up and two additions.
+[[gnu::always_inline]] inline void BreakdownRecorder::add_to_totals(Device& dev, const OpRecord& r) {
+  const Op& op = r.op;
+  PIPESIM_ASSERT(dev.count <= dev.size);
+  const std::size_t key =
+      (static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) + static_cast<std::size_t>(op.stage)) *
+          kNumOpKinds + static_cast<std::size_t>(op.kind);
+  PIPESIM_ASSERT(key < answers_.size());
+  const Answer& a = answers_[key];
+  const Tick duration = r.end - r.start;
+  dev.busy += duration;
+  if (duration == a.alone && a.plain) [[likely]] {  // all of it the op's own work (most ops)
+    dev.ticks[a.own] += duration;
+    return;
+  }
+  add_parts(dev, op, duration, answers_[key]);
+}
+
+void BreakdownRecorder::add_parts(Device& dev, const Op& op, Tick duration, Answer& a) {
+  if (a.alone < 0) {  // not asked yet
+    a.alone = costs_.compute_time(op, scale_);
+    a.parts = costs_.compute_parts(op, scale_);
+    a.own = own_work(op.kind);
+    a.plain = a.parts.total() == 0;
+  }
+  for (const auto& [category, ticks] : split_op(op.kind, duration, a.alone, a.parts)) dev.ticks[category] += ticks;
 }
 
 void BreakdownRecorder::on_op(const OpRecord& r) {
   if (!is_compute(r.op.kind)) return;  // a GradSync's time is its collective's; comms take none
   const auto d = static_cast<std::size_t>(r.ref.device);
+  PIPESIM_ASSERT(d < dev_.size());
+  Device& dev = dev_[d];
+  PIPESIM_ASSERT(dev.last_end <= r.start);  // one compute op at a time, in order
+  if (dev.count++ == 0) dev.first_start = r.start;
+  dev.last_end = r.end;
+  if (totals_mode_) return add_to_totals(dev, r);
   const auto at = static_cast<std::size_t>(r.ref.index);
-  PIPESIM_ASSERT(d < begin_.size() && at < size_[d]);  // a record of an op of the schedule
-  PIPESIM_ASSERT(last_end_[d] <= r.start);              // one compute op at a time, in order
-  spans_[begin_[d] + at] = Span{r.start, r.end};
-  last_end_[d] = r.end;
-  ++count_[d];
+  PIPESIM_ASSERT(at < dev.size);  // a record of an op of the schedule
+  spans_[dev.begin + at] = Span{r.start, r.end};
 }
 
 void BreakdownRecorder::on_collective(const CollectiveRecord& r) {
+  PIPESIM_ASSERT(!totals_mode_);  // totals mode is for schedules without GradSync
   for (const OpRef& p : r.participants) syncs_[static_cast<std::size_t>(p.device)].push_back({r.start, r.end});
 }
+
+namespace {
+
+// Adds device d's results to `out`, keeping the device that computes longest.
+void add_device(TimeBreakdown& out, int d, const CategoryTicks& ticks, Tick busy, Tick& most_busy) {
+  out.per_device.push_back(ticks);
+  out.busy.push_back(busy);
+  PIPESIM_ASSERT(ticks.total() == out.window_ticks());
+  if (busy > most_busy) {
+    most_busy = busy;
+    out.critical_device = d;
+  }
+}
+
+}  // namespace
 
 TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, const CostModel& costs,
                              const BreakdownRecorder& recorder) {
   PIPESIM_ASSERT(recorder.devices() == schedule.num_devices);
   TimeBreakdown out;
   out.window = iteration_window(result);
+  Tick most_busy = -1;
+  if (recorder.keeps_totals()) {  // every op lay in the window [0, makespan]: only the not-busy time is left
+    PIPESIM_ASSERT(out.window.start == 0 && out.window.end == result.makespan);
+    const std::vector<Span> no_syncs;
+    for (int d = 0; d < schedule.num_devices; ++d) {
+      PIPESIM_ASSERT(recorder.all_recorded(d));  // every compute op ran, once
+      DeviceAccount account(out.window, no_syncs, recorder.first_start(d), recorder.last_end(d));
+      const CategoryTicks& ticks = recorder.totals(d);
+      PIPESIM_ASSERT(result.shared || ticks[TimeCategory::Contention] == 0);  // alone, an op takes its model's time
+      for (TimeCategory c : kTimeCategories) account.add_inside(c, ticks[c]);
+      account.add_gaps_without_syncs();
+      add_device(out, d, account.result(), recorder.busy(d), most_busy);
+    }
+    return out;
+  }
   const OpScale scale = scale_of(schedule);
   // An op's parts, asked once per (kind, pipeline, stage) when the model's answers are the
   // same for every micro-batch (CostModel::same_for_every_microbatch), else for each op.
@@ -214,7 +336,6 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
     if (p.recompute < 0) p = costs.compute_parts(op, scale);
     return p;
   };
-  Tick most_busy = -1;
   for (int d = 0; d < schedule.num_devices; ++d) {
     const std::span<const Span> times = recorder.ops(d);
     const std::vector<Op>& list = schedule.ops[static_cast<std::size_t>(d)];
@@ -238,31 +359,10 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       cursor = s.end;
       if (s.end <= out.window.start || s.start >= out.window.end) continue;
       busy += std::min(s.end, out.window.end) - std::max(s.start, out.window.start);
-      ComputeParts parts = parts_of(op);
-      // Shared hardware (sim/resources.hpp) can make an op take longer than its cost model's
-      // duration (contention) or, with an interference factor below 1, shorter: then its
-      // parts shrink with it.
-      // Without sharing an op takes exactly its cost model's time: not asked again.
+      // Without sharing an op takes exactly its cost model's time: not asked again (a model
+      // that draws durations would answer differently).
       const Tick duration = s.end - s.start, alone = result.shared ? costs.compute_time(op, scale) : duration;
-      const Tick contention = std::max<Tick>(0, duration - alone);
-      if (duration < alone && alone > 0) {
-        const auto shrink = [&](Tick& t) {
-          t = static_cast<Tick>(static_cast<long double>(t) * static_cast<long double>(duration) / static_cast<long double>(alone));
-        };
-        shrink(parts.recompute), shrink(parts.tp_comm), shrink(parts.p2p), shrink(parts.grad_sync);
-      }
-      if (contention == 0 && parts.total() == 0 && s.start >= out.window.start && s.end <= out.window.end) {
-        account.add_inside(own_work(op.kind), duration);  // all of it the op's own work (most ops)
-        continue;
-      }
-      const Tick own = duration - contention - parts.total();
-      PIPESIM_ASSERT(own >= 0 && parts.recompute >= 0 && parts.tp_comm >= 0 && parts.p2p >= 0 && parts.grad_sync >= 0);
-      const std::pair<TimeCategory, Tick> segments[] = {{own_work(op.kind), own},
-                                                        {TimeCategory::Recompute, parts.recompute},
-                                                        {TimeCategory::TpComm, parts.tp_comm},
-                                                        {TimeCategory::Pipeline, parts.p2p},
-                                                        {TimeCategory::DpSync, parts.grad_sync},
-                                                        {TimeCategory::Contention, contention}};
+      const Segments segments = split_op(op.kind, duration, alone, parts_of(op));
       if (s.start >= out.window.start && s.end <= out.window.end) {
         // Wholly inside the window (all but the ops at its two edges): nothing to clip.
         for (const auto& [category, ticks] : segments) account.add_inside(category, ticks);
@@ -279,13 +379,7 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
     else
       account.add_gap(cursor, out.window.end);
     PIPESIM_ASSERT(compute_ops == recorder.recorded(d));  // every compute op ran, once
-    out.per_device.push_back(account.result());
-    out.busy.push_back(busy);
-    PIPESIM_ASSERT(out.per_device.back().total() == out.window_ticks());
-    if (busy > most_busy) {
-      most_busy = busy;
-      out.critical_device = d;
-    }
+    add_device(out, d, account.result(), busy, most_busy);
   }
   return out;
 }

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.hpp"
 #include "cost_models/cost_model.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/buffer.hpp"
@@ -78,16 +79,27 @@ struct TimeBreakdown {
   double mean_share(TimeCategory c) const;
 };
 
-// Keeps what time_breakdown needs while the engine runs: when each of a device's compute
-// ops ran, at its position in the device's list (16 bytes per op of the schedule: the
-// position is the op, so no index is kept), and the spans of its GradSync collectives.
+// Keeps what time_breakdown needs while the engine runs, in one of two ways:
+//   totals  when the window is known before the run, the whole run (one iteration, every
+//           micro-batch id below the schedule's count) and the device has nothing but its
+//           ops to account for (no GradSync: no collectives), each op is split into its
+//           categories as it ends and added to its device's totals (split_op below), with the
+//           cost model's answers kept per (pipeline, stage, kind) when they are the same for
+//           every micro-batch. Nothing per op is kept: at p = 1024, m = 8192 that is 268 MB of
+//           spans and a second pass over 16.8 M ops (docs/performance.md, issue 19 part 5).
+//   spans   otherwise: when each of a device's compute ops ran, at its position in the
+//           device's list (16 bytes per op of the schedule: the position is the op, so no
+//           index is kept), and the spans of its GradSync collectives; time_breakdown cuts
+//           them to the window once it is known.
+// Both give the same figures to the nanosecond (tests/breakdown_test.cpp runs every generator
+// both ways).
 class BreakdownRecorder final : public SimObserver {
  public:
-  // For a run of `schedule`. Performance: every device's list has its place in one array,
-  // sized for the schedule's ops, so that nothing grows (at a million ops, per-device
-  // vectors growing by doubling were a sixth of the run) and the array can have huge pages
-  // (sim/buffer.hpp; docs/performance.md, 2026-12-02).
-  explicit BreakdownRecorder(const Schedule& schedule);
+  // For a run of `schedule` under `costs` (which must outlive the recorder).
+  // Performance: in spans mode every device's list has its place in one array, sized for
+  // the schedule's ops, so that nothing grows and the array can have huge pages
+  // (sim/buffer.hpp). `keep_spans` forces spans mode (tests compare the two).
+  BreakdownRecorder(const Schedule& schedule, const CostModel& costs, bool keep_spans = false);
   std::uint8_t wants() const override { return kOpRecords | kCollectiveRecords; }
   bool needs_time_order() const override { return false; }  // one list per device
   void restart() override;
@@ -97,27 +109,61 @@ class BreakdownRecorder final : public SimObserver {
   struct Span {
     Tick start, end;
   };
-  int devices() const { return static_cast<int>(begin_.size()); }
-  // Device d's ops by their index in its list: the compute ops' times (the others' entries
-  // mean nothing).
+  int devices() const { return static_cast<int>(dev_.size()); }
+  bool keeps_totals() const { return totals_mode_; }
+  // Spans mode: device d's ops by their index in its list, the compute ops' times (the
+  // others' entries mean nothing).
   std::span<const Span> ops(int d) const {
-    const auto i = static_cast<std::size_t>(d);
-    return {spans_ + begin_[i], size_[i]};
+    PIPESIM_ASSERT(!totals_mode_);
+    const Device& dev = dev_[static_cast<std::size_t>(d)];
+    return {spans_ + dev.begin, dev.size};
   }
   // How many compute ops of device d have a record.
-  std::size_t recorded(int d) const { return count_[static_cast<std::size_t>(d)]; }
+  std::size_t recorded(int d) const { return dev_[static_cast<std::size_t>(d)].count; }
   const std::vector<std::vector<Span>>& syncs() const { return syncs_; }
+  // Totals mode: device d's categories over the run so far (its not-busy time not yet
+  // added), its busy time, and the start of its first compute op and end of its last.
+  const CategoryTicks& totals(int d) const { return dev_[static_cast<std::size_t>(d)].ticks; }
+  Tick busy(int d) const { return dev_[static_cast<std::size_t>(d)].busy; }
+  Tick first_start(int d) const { return dev_[static_cast<std::size_t>(d)].first_start; }
+  Tick last_end(int d) const { return dev_[static_cast<std::size_t>(d)].last_end; }
+  // Totals mode: whether each of device d's compute ops has had its record (once each:
+  // on_op asserts no more).
+  bool all_recorded(int d) const {
+    const Device& dev = dev_[static_cast<std::size_t>(d)];
+    return dev.count == dev.size;
+  }
 
  private:
+  struct Device {
+    std::size_t begin = 0;  // spans mode: its list's place in spans_
+    std::size_t size = 0;   // spans mode: its list's length; totals mode: its compute ops
+    std::size_t count = 0;  // compute ops recorded
+    Tick first_start = 0, last_end = 0, busy = 0;  // busy: totals mode
+    CategoryTicks ticks;                           // totals mode
+  };
+  struct Answer {  // the cost model's, for one (pipeline, stage, kind); alone < 0: not asked
+    Tick alone = -1;
+    ComputeParts parts;
+    TimeCategory own = TimeCategory::Idle;  // the kind's own work
+    bool plain = false;                      // no parts: an op of `alone` is all own work
+  };
+  void add_to_totals(Device& dev, const OpRecord& r);
+  [[gnu::noinline]] void add_parts(Device& dev, const Op& op, Tick duration, Answer& a);
+
+  const CostModel& costs_;
+  const OpScale scale_;
+  const int stages_;
+  bool totals_mode_ = false;
+  std::vector<Device> dev_;
   Buffer<Span> buffer_;
   Span* spans_ = nullptr;
-  std::vector<std::size_t> begin_, size_, count_;  // per device: its list in spans_, records
-  std::vector<Tick> last_end_;                      // per device: its latest record's end
   std::vector<std::vector<Span>> syncs_;
+  std::vector<Answer> answers_;  // totals mode, by (pipeline, stage, kind)
 };
 
-// The breakdown of a run of `schedule` under `costs` (the model it ran under) whose records
-// `recorder` kept.
+// The breakdown of a run of `schedule` under `costs` (the model it ran under, the recorder's)
+// whose records `recorder` kept.
 TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, const CostModel& costs,
                              const BreakdownRecorder& recorder);
 

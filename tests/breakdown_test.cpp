@@ -13,6 +13,7 @@
 #include "sim/breakdown.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
+#include "sim/resources.hpp"
 
 namespace pipesim {
 namespace {
@@ -25,8 +26,8 @@ struct Sim {
   TimeBreakdown breakdown;
 };
 
-Sim simulated(const Schedule& s, const CostModel& costs) {
-  BreakdownRecorder recorder(s);
+Sim simulated(const Schedule& s, const CostModel& costs, bool keep_spans = false) {
+  BreakdownRecorder recorder(s, costs, keep_spans);
   Sim out;
   out.result = simulate(s, costs, &recorder);
   out.metrics = summarize(s, out.result);
@@ -224,6 +225,78 @@ TEST(Breakdown, TiedEmbeddingsGradientSumIsGradientSync) {
   EXPECT_EQ(at(r, 1, C::DpSync), 0);
   EXPECT_EQ(at(r, 2, C::DpSync), 0);
   EXPECT_GT(at(r, 3, C::DpSync), 0);
+}
+
+// A uniform model whose answers it does not claim to share across micro-batches: the
+// recorder must keep spans (it may not ask the model again for an op's time).
+class UnsharedUniform final : public CostModel {
+ public:
+  explicit UnsharedUniform(const UniformCostModel& m) : m_(m) {}
+  Tick compute_time(const Op& op, OpScale s) const override { return m_.compute_time(op, s); }
+  ActivationCost activation(const Op& op, OpScale s) const override { return m_.activation(op, s); }
+  std::int64_t message_bytes(const Op& op, OpScale s) const override { return m_.message_bytes(op, s); }
+  TransferCost transfer(int src, int dst, std::int64_t bytes) const override { return m_.transfer(src, dst, bytes); }
+  std::int64_t grad_bytes(const Op& op, OpScale s) const override { return m_.grad_bytes(op, s); }
+  Tick allreduce_time(int participants, std::int64_t bytes) const override { return m_.allreduce_time(participants, bytes); }
+
+ private:
+  const UniformCostModel& m_;
+};
+
+bool has_grad_sync(const Schedule& s) {
+  for (const auto& list : s.ops)
+    for (const Op& op : list)
+      if (op.kind == OpKind::GradSync) return true;
+  return false;
+}
+
+// The recorder's two ways (totals as ops end, spans cut to the window afterwards) give the
+// same breakdown to the nanosecond: every generator, one and three iterations, a model with
+// every part (recompute, TP, DP sync, blocking p2p), shared cores that slow ops down
+// (contention) and an interference factor below 1 that speeds them up (parts shrink).
+TEST(Breakdown, TotalsAsOpsEndEqualSpansOnEveryGenerator) {
+  AnalyticalConfig parts = small(2, 2, Recompute::Full);
+  parts.blocking_p2p = true;
+  const AnalyticalCostModel analytical(parts);
+  UniformCostConfig c;
+  c.stage = StageCosts{1003, 2011, 907};
+  c.optimizer = 333;
+  c.message_bytes = 1000;
+  c.link_latency = 17;
+  c.link_bandwidth = 1e9;
+  const UniformCostModel uniform_model(c);
+  const UnsharedUniform unshared(uniform_model);
+  for (const GeneratorInfo& g : generators())
+    for (int iterations : {1, 3})
+      for (int hw = 0; hw < 3; ++hw)
+        for (const CostModel* costs : {static_cast<const CostModel*>(&uniform_model),
+                                       static_cast<const CostModel*>(&analytical),
+                                       static_cast<const CostModel*>(&unshared)}) {
+          SCOPED_TRACE(std::string(g.name) + " iterations=" + std::to_string(iterations) + " hardware=" +
+                       std::to_string(hw) + (costs == &analytical ? " analytical" : costs == &unshared ? " unshared" : ""));
+          const Schedule s = generate(g.name, ScheduleParams{.p = 4, .m = 8, .iterations = iterations});
+          SharedHardware shared;
+          ComputePool pool;
+          for (int d = 0; d < s.num_devices; ++d) pool.devices.push_back(d);
+          pool.cores = hw == 1 ? 1.5 : 0;  // 1: processor sharing slows ops (contention)
+          if (hw == 2)                      // 2: neighbours speed a forward up (its parts shrink)
+            pool.slowdown[static_cast<std::size_t>(OpKind::F)] = std::vector<double>(static_cast<std::size_t>(s.num_devices), 0.8);
+          if (hw > 0) shared.pools.push_back(pool);
+          BreakdownRecorder totals(s, *costs), spans(s, *costs, true);
+          const SimResult a = simulate(s, *costs, &totals, nullptr, hw > 0 ? &shared : nullptr);
+          const SimResult b = simulate(s, *costs, &spans, nullptr, hw > 0 ? &shared : nullptr);
+          EXPECT_EQ(totals.keeps_totals(), iterations == 1 && costs != &unshared && !has_grad_sync(s));
+          EXPECT_FALSE(spans.keeps_totals());
+          const TimeBreakdown x = time_breakdown(s, a, *costs, totals), y = time_breakdown(s, b, *costs, spans);
+          EXPECT_EQ(x.per_device, y.per_device);
+          EXPECT_EQ(x.busy, y.busy);
+          EXPECT_EQ(x.critical_device, y.critical_device);
+          if (hw == 1) {
+            Tick contention = 0;
+            for (const CategoryTicks& d : x.per_device) contention += d[C::Contention];
+            EXPECT_GT(contention, 0);
+          }
+        }
 }
 
 TEST(Breakdown, ComputePartsFitInTheOpAndFollowTheModel) {
