@@ -16,7 +16,7 @@
 //   OptStep    the n-th OptStep(c,s) needs the n-th GradSync(c,s), if the schedule has one
 //   and every device runs its list in order (device-order edges are implicit here).
 //
-// The walk tells a Sink, with ids of the given OpNumbering's type (GraphId or SlotId):
+// The walk tells a Sink, with ids of the given OpNumbering's type (GraphId, or the engine's SlotId):
 //   op(id, device, index, op)   every op, in id order, before any call names it
 //   begin(id)                   every op, in id order, before its edges
 //   edge(consumer, producer)    consumer needs producer. A B's or I's first edge comes

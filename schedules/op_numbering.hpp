@@ -1,29 +1,22 @@
 #pragma once
 // OpNumbering: how the ops of a schedule are numbered, a bijection between (device, index
-// in its list) and a dense id. Two numberings, each with its own id type, so that an id of
-// one cannot be used where the other is meant (it does not compile):
+// in its list) and a dense id, of a type of its own per numbering so that an id of one
+// cannot be used where another is meant (it does not compile). Two layouts:
 //
-//   GraphId, device-major              SlotId, interleaved, step = devices
-//   (DependencyGraph, the executor,    (the engine's slots, sim/slots.hpp)
-//   the traces)
+//   device-major                       interleaved, step = devices
 //   d0: 0  1  2  3                     index 0: d0 d1 d2   -> ids 0  1  2
 //   d1: 4  5  6  7                     index 1: d0 d1 d2   -> ids 3  4  5
 //   d2: 8  9 10 11                     ...                    id = index * 3 + d
 //
-// An op goes from one numbering to the other through its (device, index): the one real
-// conversion (sim/event_loop_problems.cpp). An id becomes an array index through at(), and
-// a raw number becomes an id only where the code makes ids (the numbering itself, a walk
-// reading OpIndex's raw ids back, a loop over all ids: ids_below()).
+// Either way id(d, i) = base(d) + i * step. Lists of unequal length leave unused ids at the
+// end of the short ones in the interleaved layout.
 //
-// Why interleaved: the devices of a pipeline advance through their lists at about the
-// same pace, so the ops running at one moment sit at nearby indices. Numbered index by
-// index, their state shares cache lines and the engine walks memory as one forward stream;
-// device-major, it walks one stream per device (128 at p = 128), which the hardware
-// prefetchers cannot follow (docs/performance.md).
-//
-// Lists of unequal length leave unused ids at the end of the short ones; when that would
-// waste more than 1/8 of the ids, an interleaved numbering stays device-major (step = 1).
-// Either way id(d, i) = base(d) + i * step.
+// The numberings: GraphId, device-major, here (DependencyGraph, the executor, the traces);
+// SlotId, the engine's, in sim/slot_numbering.hpp (interleaved where that wastes little,
+// and why). An op goes from one numbering to another through its (device, index): the one
+// real conversion is sim/event_loop_problems.cpp's. An id becomes an array index through
+// at(), and a raw number becomes an id only where the code makes ids (the numbering itself,
+// a walk reading OpIndex's raw ids back, a loop over all ids: ids_below()).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -36,18 +29,14 @@ namespace pipesim {
 
 // An op in the dependency graph's numbering (device-major).
 enum class GraphId : std::uint32_t {};
-// An op in the engine's numbering (interleaved): its slot.
-enum class SlotId : std::uint32_t {};
 
-// The largest 32-bit value marks "no op" in both numberings: fewer ops than that can be
+// The largest 32-bit value marks "no op" in every numbering: fewer ops than that can be
 // numbered (check_schedule_shape).
 inline constexpr std::uint32_t kMaxOpIds = std::numeric_limits<std::uint32_t>::max();
 inline constexpr GraphId kNoGraphId{kMaxOpIds};
-inline constexpr SlotId kNoSlot{kMaxOpIds};
 
 // The array index of an id (every per-op array is indexed by one numbering's ids).
 inline constexpr std::size_t at(GraphId id) { return static_cast<std::size_t>(id); }
-inline constexpr std::size_t at(SlotId id) { return static_cast<std::size_t>(id); }
 
 // The ids 0 .. n-1 of one numbering, for a range-for: `for (GraphId id : ids_below<GraphId>(g.size()))`.
 template <class Id>
@@ -78,16 +67,18 @@ IdRange<Id> ids_below(std::size_t n) {
   return IdRange<Id>(n);
 }
 
-// The numbering whose ids are Id: device-major for GraphId, interleaved for SlotId.
+// A numbering whose ids are Id (an enum over 32 bits of its own).
 template <class Id>
 class OpNumbering {
-  static_assert(std::is_same_v<Id, GraphId> || std::is_same_v<Id, SlotId>);
+  static_assert(std::is_enum_v<Id> && std::is_same_v<std::underlying_type_t<Id>, std::uint32_t>);
 
  public:
   OpNumbering() = default;  // no devices, no ops
   // `schedule` must have one op list per device and fewer ops than kMaxOpIds
-  // (check_schedule_shape, schedules/dependency_walk.hpp).
-  explicit OpNumbering(const Schedule& schedule) {
+  // (check_schedule_shape, schedules/dependency_walk.hpp). `interleave`: the interleaved
+  // layout, where there is more than one device and the padded ids fit in 32 bits; else
+  // device-major.
+  explicit OpNumbering(const Schedule& schedule, bool interleave = false) {
     const std::size_t devices = schedule.ops.size();
     std::size_t total = 0, longest = 0;
     for (const auto& list : schedule.ops) {
@@ -95,7 +86,7 @@ class OpNumbering {
       longest = std::max(longest, list.size());
     }
     const std::size_t padded = longest * devices;
-    interleaved_ = std::is_same_v<Id, SlotId> && devices > 1 && padded - total <= total / 8 && padded < kMaxOpIds;
+    interleaved_ = interleave && devices > 1 && padded < kMaxOpIds;
     step_ = interleaved_ ? static_cast<std::uint32_t>(devices) : 1;
     step_inverse_ = UINT64_MAX / step_ + 1;
     size_ = interleaved_ ? padded : total;
@@ -220,6 +211,5 @@ class OpNumbering {
 };
 
 using GraphNumbering = OpNumbering<GraphId>;  // device-major
-using SlotNumbering = OpNumbering<SlotId>;    // interleaved where that wastes little
 
 }  // namespace pipesim

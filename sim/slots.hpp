@@ -1,6 +1,6 @@
 #pragma once
 // SlotTable: the engine's per-op state, half a cache line per op, numbered in OpNumbering's
-// interleaved order (schedules/op_numbering.hpp: SlotId) so that ops running at about the same
+// interleaved order (sim/slot_numbering.hpp: SlotId) so that ops running at about the same
 // time are close together in memory, and filled straight from the dependency rules
 // (schedules/dependency_walk.hpp): each op's slot, how many inputs it waits for, and which
 // ops wait for it. The event loop (sim/event_loop.hpp) gives it time.
@@ -14,12 +14,12 @@
 #include "core/units.hpp"
 #include "schedules/dependency_walk.hpp"
 #include "core/error.hpp"
-#include "schedules/op_numbering.hpp"
 #include "schedules/schedule.hpp"
+#include "sim/slot_numbering.hpp"
 
 namespace pipesim {
 
-// Slots are numbered by SlotId (schedules/op_numbering.hpp: the interleaved SlotNumbering,
+// Slots are numbered by SlotId (sim/slot_numbering.hpp: the interleaved SlotNumbering,
 // index by index), its own type, so that a slot is never mixed up with the dependency
 // graph's device-major GraphId (schedules/dependencies.hpp), which numbers the same ops
 // differently; the walk below names the ops by SlotId from the start.

@@ -1,4 +1,4 @@
-// OpNumbering (schedules/op_numbering.hpp): both numberings are bijections between (device,
+// OpNumbering (schedules/op_numbering.hpp) and the engine's SlotNumbering (sim/slot_numbering.hpp): both numberings are bijections between (device,
 // index) and their ids, in the order their types name, and their ids do not mix.
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include "schedules/dependencies.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_numbering.hpp"
+#include "sim/slot_numbering.hpp"
 
 namespace pipesim {
 namespace {
