@@ -257,13 +257,43 @@ void BreakdownRecorder::restart() {
 }
 
 void BreakdownRecorder::add_parts(Device& dev, const Op& op, Tick duration, Answer& a) {
-  if (a.alone < 0) {  // not asked yet
+  if (a.alone < 0) a = answer(op);
+  for (const auto& [category, ticks] : split_op(op.kind, duration, a.alone, a.parts)) dev.ticks[category] += ticks;
+}
+
+// The model's answers for op's (pipeline, stage, kind), asked the first time.
+BreakdownRecorder::Answer& BreakdownRecorder::answer(const Op& op) {
+  const std::size_t key =
+      (static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) + static_cast<std::size_t>(op.stage)) *
+          kNumOpKinds + static_cast<std::size_t>(op.kind);
+  PIPESIM_ASSERT(key < answers_.size());
+  Answer& a = answers_[key];
+  if (a.alone < 0) {
     a.alone = costs_.compute_time(op, scale_);
     a.parts = costs_.compute_parts(op, scale_);
     a.own = own_work(op.kind);
     a.plain = a.parts.total() == 0;
   }
-  for (const auto& [category, ticks] : split_op(op.kind, duration, a.alone, a.parts)) dev.ticks[category] += ticks;
+  return a;
+}
+
+void BreakdownRecorder::on_op_totals(const OpTotals& t) {
+  PIPESIM_ASSERT(totals_mode_ && t.devices.size() == dev_.size());
+  for (const OpTotals::Group& g : t.groups) {
+    PIPESIM_ASSERT(is_compute(g.kind) && g.device >= 0 && static_cast<std::size_t>(g.device) < dev_.size());
+    Device& dev = dev_[static_cast<std::size_t>(g.device)];
+    const Answer& a = answer(make_op(g.kind, g.stage, 0, g.pipeline));
+    const auto ops = static_cast<Tick>(g.ops);
+    dev.busy += ops * g.duration;
+    for (const auto& [category, ticks] : split_op(g.kind, g.duration, a.alone, a.parts)) dev.ticks[category] += ops * ticks;
+  }
+  for (std::size_t d = 0; d < dev_.size(); ++d) {
+    const OpTotals::Device& from = t.devices[d];
+    Device& dev = dev_[d];
+    PIPESIM_ASSERT(dev.count == 0);  // totals in place of every record
+    dev.count = from.ops;
+    if (from.ops > 0) dev.first_start = from.first_start, dev.last_end = from.last_end;
+  }
 }
 
 void BreakdownRecorder::on_op(const OpRecord& r) {

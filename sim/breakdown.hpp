@@ -81,12 +81,14 @@ struct TimeBreakdown {
 
 // Keeps what time_breakdown needs while the engine runs, in one of two ways:
 //   totals  when the window is known before the run, the whole run (one iteration, every
-//           micro-batch id below the schedule's count) and the device has nothing but its
-//           ops to account for (no GradSync: no collectives), each op is split into its
-//           categories as it ends and added to its device's totals (split_op below), with the
-//           cost model's answers kept per (pipeline, stage, kind) when they are the same for
-//           every micro-batch. Nothing per op is kept: at p = 1024, m = 8192 that is 268 MB of
-//           spans and a second pass over 16.8 M ops (docs/performance.md, issue 19 part 5).
+//           micro-batch id below the schedule's count), the device has nothing but its ops
+//           to account for (no GradSync: no collectives) and the model's answers are the
+//           same for every micro-batch (asked once per (pipeline, stage, kind)): each op is
+//           split into its categories as it ends (split_op) and added to its device's totals,
+//           or the engine's totals of its op records are (OpTotals, which the ready pass
+//           gives instead of a call per op). Nothing per op is kept: at p = 1024, m = 8192
+//           that is 268 MB of spans and a second pass over 16.8 M ops (docs/performance.md,
+//           issue 19 part 5).
 //   spans   otherwise: when each of a device's compute ops ran, at its position in the
 //           device's list (16 bytes per op of the schedule: the position is the op, so no
 //           index is kept), and the spans of its GradSync collectives; time_breakdown cuts
@@ -100,10 +102,12 @@ class BreakdownRecorder final : public SimObserver {
   // the schedule's ops, so that nothing grows and the array can have huge pages
   // (sim/buffer.hpp). `keep_spans` forces spans mode (tests compare the two).
   BreakdownRecorder(const Schedule& schedule, const CostModel& costs, bool keep_spans = false);
-  std::uint8_t wants() const override { return kOpRecords | kCollectiveRecords; }
+  // Totals mode takes the op records or their totals (kOpTotals, sim/observer.hpp).
+  std::uint8_t wants() const override { return totals_mode_ ? kOpTotals : kOpRecords | kCollectiveRecords; }
   bool needs_time_order() const override { return false; }  // one list per device
   void restart() override;
   void on_op(const OpRecord& r) override;
+  void on_op_totals(const OpTotals& t) override;
   void on_collective(const CollectiveRecord& r) override;
 
   struct Span {
@@ -149,6 +153,7 @@ class BreakdownRecorder final : public SimObserver {
     bool plain = false;                      // no parts: an op of `alone` is all own work
   };
   void add_to_totals(Device& dev, const OpRecord& r);
+  Answer& answer(const Op& op);
   [[gnu::noinline]] void add_parts(Device& dev, const Op& op, Tick duration, Answer& a);
 
   const CostModel& costs_;

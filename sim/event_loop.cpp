@@ -27,11 +27,19 @@ const Schedule& checked(const Schedule& schedule) {
   return schedule;
 }
 
+// What the loop records for `observer`: op records for one that takes them or their totals
+// (observer.hpp: the loop gives no totals, its ops of one kind may take different times).
+std::uint8_t wanted(const SimObserver* observer) {
+  if (!observer) return 0;
+  const std::uint8_t wants = observer->wants();
+  return static_cast<std::uint8_t>((wants & kOpTotals) ? (wants | kOpRecords) : wants);
+}
+
 }  // namespace
 
 EventLoop::EventLoop(const Schedule& schedule, const CostModel& costs, SimObserver* observer,
                      const SimProgress* progress, const SharedHardware* hardware, EventLoopBuffers& buffers)
-    : s_(schedule), costs_(costs), observer_(observer), wants_(observer ? observer->wants() : 0),
+    : s_(schedule), costs_(costs), observer_(observer), wants_(wanted(observer)),
       progress_(progress && progress->report ? progress : nullptr),
       next_report_(progress_ ? std::max<std::uint64_t>(1, progress_->every) : kNever), scale_(scale_of(schedule)),
       layout_(checked(schedule)),

@@ -63,6 +63,7 @@ struct OpCosts {
   ActivationCost activation;
   TransferCost message;  // of its output to the device that needs it, once sent
   bool message_known = false;
+  std::uint64_t ops = 0;  // ops that ran with these answers (for OpTotals, when they are shared)
 };
 
 class Pass {
@@ -127,6 +128,23 @@ class Pass {
     out.events = ops_done_ + sent_;  // what the event loop pushes: a finish per op, an arrival per message
     out.iteration_end = iteration_end_;
     out.staleness = versions_.staleness();
+  }
+
+  // The op records added up (observer.hpp, kOpTotals): every op of a (pipeline, stage,
+  // kind) took the one duration the model gave them all. Only when the answers are shared.
+  OpTotals totals() const {
+    PIPESIM_ASSERT(!cached_.empty());
+    OpTotals out;
+    for (std::size_t key = 0; key < cached_.size(); ++key) {
+      const OpCosts& c = cached_[key];
+      if (c.ops == 0) continue;
+      const auto replica = static_cast<int>(key / kNumOpKinds);
+      const int pipeline = replica / stages_, stage = replica % stages_;
+      out.groups.push_back({s_.placement[static_cast<std::size_t>(pipeline)][static_cast<std::size_t>(stage)], pipeline,
+                            stage, static_cast<OpKind>(key % kNumOpKinds), c.ops, c.duration});
+    }
+    for (const DeviceState& dev : dev_) out.devices.push_back({dev.next, dev.first_start, dev.last_end});
+    return out;
   }
 
   // Whether the observer has had a record (restart() it if the pass gives up).
@@ -229,6 +247,7 @@ class Pass {
     }
     OpCosts& c = op_costs(op, microbatch_op);
     const Tick duration = c.duration;
+    ++c.ops;
     if (!dev.started) dev.first_start = start, dev.started = true;
     if (op.kind == OpKind::F) dev.memory.change(d, op.kind, c.activation);
     const Tick end = later(start, duration);
@@ -378,11 +397,15 @@ bool ready_pass(const Schedule& schedule, const CostModel& costs, SimObserver* o
   if (hardware && !hardware->shares_nothing()) return false;
   const std::uint8_t wants = observer ? observer->wants() : 0;
   if ((wants & (kTransferRecords | kMemoryRecords)) || (observer && observer->needs_time_order())) return false;
+  // Op records, or their totals (observer.hpp): added up only where every op of a (pipeline,
+  // stage, kind) takes the one time the model gives them all.
+  const bool totals = !(wants & kOpRecords) && (wants & kOpTotals) && costs.same_for_every_microbatch();
+  const bool records = (wants & kOpRecords) || ((wants & kOpTotals) && !totals);
   if (!buffers.arrays) buffers.arrays = std::make_unique<ReadyPassBuffers::Arrays>();
   std::optional<Pass> pass;
   try {
     check_schedule_shape(schedule);  // before the lists are read
-    pass.emplace(schedule, costs, (wants & kOpRecords) ? observer : nullptr, progress, *buffers.arrays);
+    pass.emplace(schedule, costs, records ? observer : nullptr, progress, *buffers.arrays);
     pass->run();
     if (hardware) hardware->check(schedule.num_devices);
   } catch (const NotHere&) {
@@ -393,6 +416,7 @@ bool ready_pass(const Schedule& schedule, const CostModel& costs, SimObserver* o
     return false;  // the event loop reports it, with what it finds first
   }
   pass->result(out);
+  if (totals) observer->on_op_totals(pass->totals());
   return true;
 }
 
