@@ -81,7 +81,7 @@ void run_flags(const ScheduleOptions& so, const CostOptions& co, const HardwareO
 
   // The text and JSON outputs of `pipesim simulate`.
   SimResult result;
-  BreakdownRecorder recorded(s, model);
+  BreakdownRecorder recorded(s);
   if (!parses([&] { result = simulate(s, model, &recorded); }, "simulate")) return;
   const Metrics metrics = summarize(s, result);
   (void)summary_text(metrics);
@@ -101,7 +101,7 @@ void run_flags(const ScheduleOptions& so, const CostOptions& co, const HardwareO
               "make_analytical_config"))
     return;
   SimResult run;
-  BreakdownRecorder parts(s, *analytical);
+  BreakdownRecorder parts(s);
   if (!parses([&] { run = simulate(s, *analytical, &parts); }, "simulate (analytical)")) return;
   const Metrics m = summarize(s, run);
   const TimeBreakdown breakdown = time_breakdown(s, run, *analytical, parts);  // asserts the exact sums

@@ -185,133 +185,44 @@ double TimeBreakdown::mean_share(TimeCategory c) const {
   return static_cast<double>(sum) / static_cast<double>(span) / static_cast<double>(per_device.size());
 }
 
-namespace {
-
-// Whether the breakdown of a run of `s` under `costs` can be added up as its ops end
-// (BreakdownRecorder's totals mode): the window is the whole run (one iteration, so no
-// micro-batch id at or past the schedule's count), there are no collectives (no GradSync),
-// and the model's answers are the same for every micro-batch (so an op's duration alone is
-// asked once per (pipeline, stage, kind), and never again for a model that draws durations).
-// Counts each device's compute ops on the way (`compute_ops`).
-bool totals_fit(const Schedule& s, const CostModel& costs, std::vector<std::size_t>& compute_ops) {
-  if (s.iterations > 1 || !costs.same_for_every_microbatch()) return false;
-  for (std::size_t d = 0; d < s.ops.size(); ++d) {
-    std::size_t n = 0;
-    for (const Op& op : s.ops[d]) {
-      if (op.kind == OpKind::GradSync || (has_microbatch(op.kind) && op.microbatch >= s.microbatches)) return false;
-      n += is_compute(op.kind);
-    }
-    compute_ops[d] = n;
-  }
-  return true;
-}
-
-}  // namespace
-
-BreakdownRecorder::BreakdownRecorder(const Schedule& schedule, const CostModel& costs, bool keep_spans)
-    : costs_(costs), scale_(scale_of(schedule)), stages_(std::max(0, schedule.num_stages)),
-      dev_(static_cast<std::size_t>(std::max(0, schedule.num_devices))), syncs_(dev_.size()) {
-  std::vector<std::size_t> compute_ops(dev_.size());
-  totals_mode_ = !keep_spans && schedule.ops.size() == dev_.size() && totals_fit(schedule, costs, compute_ops);
-  if (totals_mode_) {
-    for (std::size_t d = 0; d < dev_.size(); ++d) dev_[d].size = compute_ops[d];  // what count must reach
-    answers_.resize(static_cast<std::size_t>(std::max(0, schedule.num_pipelines)) * static_cast<std::size_t>(stages_) *
-                    kNumOpKinds);
-    return;
-  }
-  std::size_t total = 0;
-  for (std::size_t d = 0; d < dev_.size(); ++d) {
-    dev_[d].begin = total;
-    dev_[d].size = d < schedule.ops.size() ? schedule.ops[d].size() : 0;
-    total += dev_[d].size;
-  }
-  spans_ = buffer_.get(total);
-}
+BreakdownRecorder::BreakdownRecorder(const Schedule& schedule, bool keep_spans)
+    : schedule_(schedule), takes_totals_(!keep_spans && schedule.iterations <= 1),
+      begin_(static_cast<std::size_t>(std::max(0, schedule.num_devices))), size_(begin_.size()),
+      count_(begin_.size()), last_end_(begin_.size()), syncs_(begin_.size()) {}
 
 void BreakdownRecorder::restart() {
-  for (Device& dev : dev_) {
-    dev.count = 0;
-    dev.first_start = dev.last_end = dev.busy = 0;
-    dev.ticks = {};
-  }
+  std::fill(count_.begin(), count_.end(), 0);
+  std::fill(last_end_.begin(), last_end_.end(), 0);
   for (auto& s : syncs_) s.clear();
-}
-
-// Performance: inline in on_op, the cost model asked and the op split (split_op) out of line,
-// so that an op of plain own work costs a look-up and two additions.
-[[gnu::always_inline]] inline void BreakdownRecorder::add_to_totals(Device& dev, const OpRecord& r) {
-  const Op& op = r.op;
-  PIPESIM_ASSERT(dev.count <= dev.size);
-  const std::size_t key =
-      (static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) + static_cast<std::size_t>(op.stage)) *
-          kNumOpKinds + static_cast<std::size_t>(op.kind);
-  PIPESIM_ASSERT(key < answers_.size());
-  const Answer& a = answers_[key];
-  const Tick duration = r.end - r.start;
-  dev.busy += duration;
-  if (duration == a.alone && a.plain) [[likely]] {  // all of it the op's own work (most ops)
-    dev.ticks[a.own] += duration;
-    return;
-  }
-  add_parts(dev, op, duration, answers_[key]);
-}
-
-void BreakdownRecorder::add_parts(Device& dev, const Op& op, Tick duration, Answer& a) {
-  if (a.alone < 0) a = answer(op);
-  for (const auto& [category, ticks] : split_op(op.kind, duration, a.alone, a.parts)) dev.ticks[category] += ticks;
-}
-
-// The model's answers for op's (pipeline, stage, kind), asked the first time.
-BreakdownRecorder::Answer& BreakdownRecorder::answer(const Op& op) {
-  const std::size_t key =
-      (static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) + static_cast<std::size_t>(op.stage)) *
-          kNumOpKinds + static_cast<std::size_t>(op.kind);
-  PIPESIM_ASSERT(key < answers_.size());
-  Answer& a = answers_[key];
-  if (a.alone < 0) {
-    a.alone = costs_.compute_time(op, scale_);
-    a.parts = costs_.compute_parts(op, scale_);
-    a.own = own_work(op.kind);
-    a.plain = a.parts.total() == 0;
-  }
-  return a;
-}
-
-void BreakdownRecorder::on_op_totals(const OpTotals& t) {
-  PIPESIM_ASSERT(totals_mode_ && t.devices.size() == dev_.size());
-  for (const OpTotals::Group& g : t.groups) {
-    PIPESIM_ASSERT(is_compute(g.kind) && g.device >= 0 && static_cast<std::size_t>(g.device) < dev_.size());
-    Device& dev = dev_[static_cast<std::size_t>(g.device)];
-    const Answer& a = answer(make_op(g.kind, g.stage, 0, g.pipeline));
-    const auto ops = static_cast<Tick>(g.ops);
-    dev.busy += ops * g.duration;
-    for (const auto& [category, ticks] : split_op(g.kind, g.duration, a.alone, a.parts)) dev.ticks[category] += ops * ticks;
-  }
-  for (std::size_t d = 0; d < dev_.size(); ++d) {
-    const OpTotals::Device& from = t.devices[d];
-    Device& dev = dev_[d];
-    PIPESIM_ASSERT(dev.count == 0);  // totals in place of every record
-    dev.count = from.ops;
-    if (from.ops > 0) dev.first_start = from.first_start, dev.last_end = from.last_end;
-  }
+  totals_.reset();
 }
 
 void BreakdownRecorder::on_op(const OpRecord& r) {
   if (!is_compute(r.op.kind)) return;  // a GradSync's time is its collective's; comms take none
+  if (!spans_) [[unlikely]] {           // the first record: every list gets its place
+    std::size_t total = 0;
+    for (std::size_t d = 0; d < begin_.size(); ++d) {
+      begin_[d] = total;
+      size_[d] = d < schedule_.ops.size() ? schedule_.ops[d].size() : 0;
+      total += size_[d];
+    }
+    spans_ = buffer_.get(std::max<std::size_t>(1, total));
+  }
   const auto d = static_cast<std::size_t>(r.ref.device);
-  PIPESIM_ASSERT(d < dev_.size());
-  Device& dev = dev_[d];
-  PIPESIM_ASSERT(dev.last_end <= r.start);  // one compute op at a time, in order
-  if (dev.count++ == 0) dev.first_start = r.start;
-  dev.last_end = r.end;
-  if (totals_mode_) return add_to_totals(dev, r);
   const auto at = static_cast<std::size_t>(r.ref.index);
-  PIPESIM_ASSERT(at < dev.size);  // a record of an op of the schedule
-  spans_[dev.begin + at] = Span{r.start, r.end};
+  PIPESIM_ASSERT(d < begin_.size() && at < size_[d]);  // a record of an op of the schedule
+  PIPESIM_ASSERT(last_end_[d] <= r.start);              // one compute op at a time, in order
+  spans_[begin_[d] + at] = Span{r.start, r.end};
+  last_end_[d] = r.end;
+  ++count_[d];
+}
+
+void BreakdownRecorder::on_op_totals(const OpTotals& t) {
+  PIPESIM_ASSERT(takes_totals_ && !totals_ && t.devices.size() == begin_.size());
+  totals_ = t;
 }
 
 void BreakdownRecorder::on_collective(const CollectiveRecord& r) {
-  PIPESIM_ASSERT(!totals_mode_);  // totals mode is for schedules without GradSync
   for (const OpRef& p : r.participants) syncs_[static_cast<std::size_t>(p.device)].push_back({r.start, r.end});
 }
 
@@ -335,21 +246,6 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
   PIPESIM_ASSERT(recorder.devices() == schedule.num_devices);
   TimeBreakdown out;
   out.window = iteration_window(result);
-  Tick most_busy = -1;
-  if (recorder.keeps_totals()) {  // every op lay in the window [0, makespan]: only the not-busy time is left
-    PIPESIM_ASSERT(out.window.start == 0 && out.window.end == result.makespan);
-    const std::vector<Span> no_syncs;
-    for (int d = 0; d < schedule.num_devices; ++d) {
-      PIPESIM_ASSERT(recorder.all_recorded(d));  // every compute op ran, once
-      DeviceAccount account(out.window, no_syncs, recorder.first_start(d), recorder.last_end(d));
-      const CategoryTicks& ticks = recorder.totals(d);
-      PIPESIM_ASSERT(result.shared || ticks[TimeCategory::Contention] == 0);  // alone, an op takes its model's time
-      for (TimeCategory c : kTimeCategories) account.add_inside(c, ticks[c]);
-      account.add_gaps_without_syncs();
-      add_device(out, d, account.result(), recorder.busy(d), most_busy);
-    }
-    return out;
-  }
   const OpScale scale = scale_of(schedule);
   // An op's parts, asked once per (kind, pipeline, stage) when the model's answers are the
   // same for every micro-batch (CostModel::same_for_every_microbatch), else for each op.
@@ -366,6 +262,32 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
     if (p.recompute < 0) p = costs.compute_parts(op, scale);
     return p;
   };
+  Tick most_busy = -1;
+  if (const std::optional<OpTotals>& totals = recorder.totals()) {
+    // The ready pass's totals: every op of a group took its duration, alone on its device,
+    // inside the window [0, makespan]; only the not-busy time is left, between the first op
+    // and the last.
+    PIPESIM_ASSERT(out.window.start == 0 && out.window.end == result.makespan && !result.shared && shared_answers);
+    std::vector<CategoryTicks> ticks(static_cast<std::size_t>(schedule.num_devices));
+    std::vector<Tick> busy(ticks.size());
+    for (const OpTotals::Group& g : totals->groups) {
+      const auto d = static_cast<std::size_t>(g.device);
+      const auto n = static_cast<Tick>(g.ops);
+      busy[d] += n * g.duration;
+      for (const auto& [category, t] : split_op(g.kind, g.duration, g.duration, parts_of(make_op(g.kind, g.stage, 0, g.pipeline))))
+        ticks[d][category] += n * t;
+    }
+    const std::vector<Span> no_syncs;
+    for (int d = 0; d < schedule.num_devices; ++d) {
+      const OpTotals::Device& dev = totals->devices[static_cast<std::size_t>(d)];
+      PIPESIM_ASSERT(dev.ops == schedule.ops[static_cast<std::size_t>(d)].size());  // every op ran, once
+      DeviceAccount account(out.window, no_syncs, dev.first_start, dev.last_end);
+      for (TimeCategory c : kTimeCategories) account.add_inside(c, ticks[static_cast<std::size_t>(d)][c]);
+      account.add_gaps_without_syncs();
+      add_device(out, d, account.result(), busy[static_cast<std::size_t>(d)], most_busy);
+    }
+    return out;
+  }
   for (int d = 0; d < schedule.num_devices; ++d) {
     const std::span<const Span> times = recorder.ops(d);
     const std::vector<Op>& list = schedule.ops[static_cast<std::size_t>(d)];

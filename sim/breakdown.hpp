@@ -23,11 +23,11 @@
 // of steady state (the first iteration's fill is left out); with one, [0, makespan].
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
 
-#include "core/error.hpp"
 #include "cost_models/cost_model.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/buffer.hpp"
@@ -80,15 +80,12 @@ struct TimeBreakdown {
 };
 
 // Keeps what time_breakdown needs while the engine runs, in one of two ways:
-//   totals  when the window is known before the run, the whole run (one iteration, every
-//           micro-batch id below the schedule's count), the device has nothing but its ops
-//           to account for (no GradSync: no collectives) and the model's answers are the
-//           same for every micro-batch (asked once per (pipeline, stage, kind)): each op is
-//           split into its categories as it ends (split_op) and added to its device's totals,
-//           or the engine's totals of its op records are (OpTotals, which the ready pass
-//           gives instead of a call per op). Nothing per op is kept: at p = 1024, m = 8192
-//           that is 268 MB of spans and a second pass over 16.8 M ops (docs/performance.md,
-//           issue 19 part 5).
+//   totals  where the engine adds the op records up (OpTotals, sim/observer.hpp: the ready
+//           pass under a model whose answers are the same for every micro-batch) and the
+//           window is the whole run (one iteration): each (pipeline, stage, kind)'s op count
+//           and duration, so nothing per op is kept, and time_breakdown multiplies. At
+//           p = 1024, m = 8192 the spans below are 268 MB and their pass 16.8 M ops
+//           (docs/performance.md, issue 19 part 5).
 //   spans   otherwise: when each of a device's compute ops ran, at its position in the
 //           device's list (16 bytes per op of the schedule: the position is the op, so no
 //           index is kept), and the spans of its GradSync collectives; time_breakdown cuts
@@ -97,13 +94,12 @@ struct TimeBreakdown {
 // both ways).
 class BreakdownRecorder final : public SimObserver {
  public:
-  // For a run of `schedule` under `costs` (which must outlive the recorder).
-  // Performance: in spans mode every device's list has its place in one array, sized for
-  // the schedule's ops, so that nothing grows and the array can have huge pages
-  // (sim/buffer.hpp). `keep_spans` forces spans mode (tests compare the two).
-  BreakdownRecorder(const Schedule& schedule, const CostModel& costs, bool keep_spans = false);
-  // Totals mode takes the op records or their totals (kOpTotals, sim/observer.hpp).
-  std::uint8_t wants() const override { return totals_mode_ ? kOpTotals : kOpRecords | kCollectiveRecords; }
+  // For a run of `schedule` (which must outlive the recorder). `keep_spans`: never take
+  // totals (tests compare the two ways). Performance: the spans of every device's list have
+  // their place in one array, sized for the schedule's ops when the first op record comes,
+  // so that nothing grows and the array can have huge pages (sim/buffer.hpp).
+  explicit BreakdownRecorder(const Schedule& schedule, bool keep_spans = false);
+  std::uint8_t wants() const override { return (takes_totals_ ? kOpTotals : kOpRecords) | kCollectiveRecords; }
   bool needs_time_order() const override { return false; }  // one list per device
   void restart() override;
   void on_op(const OpRecord& r) override;
@@ -113,62 +109,32 @@ class BreakdownRecorder final : public SimObserver {
   struct Span {
     Tick start, end;
   };
-  int devices() const { return static_cast<int>(dev_.size()); }
-  bool keeps_totals() const { return totals_mode_; }
-  // Spans mode: device d's ops by their index in its list, the compute ops' times (the
-  // others' entries mean nothing).
+  int devices() const { return static_cast<int>(begin_.size()); }
+  // The engine's totals, if it gave them (then there are no spans).
+  const std::optional<OpTotals>& totals() const { return totals_; }
+  // Device d's ops by their index in its list: the compute ops' times (the others' entries
+  // mean nothing).
   std::span<const Span> ops(int d) const {
-    PIPESIM_ASSERT(!totals_mode_);
-    const Device& dev = dev_[static_cast<std::size_t>(d)];
-    return {spans_ + dev.begin, dev.size};
+    const auto i = static_cast<std::size_t>(d);
+    return {spans_ + begin_[i], spans_ ? size_[i] : 0};
   }
   // How many compute ops of device d have a record.
-  std::size_t recorded(int d) const { return dev_[static_cast<std::size_t>(d)].count; }
+  std::size_t recorded(int d) const { return count_[static_cast<std::size_t>(d)]; }
   const std::vector<std::vector<Span>>& syncs() const { return syncs_; }
-  // Totals mode: device d's categories over the run so far (its not-busy time not yet
-  // added), its busy time, and the start of its first compute op and end of its last.
-  const CategoryTicks& totals(int d) const { return dev_[static_cast<std::size_t>(d)].ticks; }
-  Tick busy(int d) const { return dev_[static_cast<std::size_t>(d)].busy; }
-  Tick first_start(int d) const { return dev_[static_cast<std::size_t>(d)].first_start; }
-  Tick last_end(int d) const { return dev_[static_cast<std::size_t>(d)].last_end; }
-  // Totals mode: whether each of device d's compute ops has had its record (once each:
-  // on_op asserts no more).
-  bool all_recorded(int d) const {
-    const Device& dev = dev_[static_cast<std::size_t>(d)];
-    return dev.count == dev.size;
-  }
 
  private:
-  struct Device {
-    std::size_t begin = 0;  // spans mode: its list's place in spans_
-    std::size_t size = 0;   // spans mode: its list's length; totals mode: its compute ops
-    std::size_t count = 0;  // compute ops recorded
-    Tick first_start = 0, last_end = 0, busy = 0;  // busy: totals mode
-    CategoryTicks ticks;                           // totals mode
-  };
-  struct Answer {  // the cost model's, for one (pipeline, stage, kind); alone < 0: not asked
-    Tick alone = -1;
-    ComputeParts parts;
-    TimeCategory own = TimeCategory::Idle;  // the kind's own work
-    bool plain = false;                      // no parts: an op of `alone` is all own work
-  };
-  void add_to_totals(Device& dev, const OpRecord& r);
-  Answer& answer(const Op& op);
-  [[gnu::noinline]] void add_parts(Device& dev, const Op& op, Tick duration, Answer& a);
-
-  const CostModel& costs_;
-  const OpScale scale_;
-  const int stages_;
-  bool totals_mode_ = false;
-  std::vector<Device> dev_;
+  const Schedule& schedule_;
+  const bool takes_totals_;
   Buffer<Span> buffer_;
-  Span* spans_ = nullptr;
+  Span* spans_ = nullptr;                          // null until the first op record
+  std::vector<std::size_t> begin_, size_, count_;  // per device: its list in spans_, records
+  std::vector<Tick> last_end_;                      // per device: its latest record's end
   std::vector<std::vector<Span>> syncs_;
-  std::vector<Answer> answers_;  // totals mode, by (pipeline, stage, kind)
+  std::optional<OpTotals> totals_;
 };
 
-// The breakdown of a run of `schedule` under `costs` (the model it ran under, the recorder's)
-// whose records `recorder` kept.
+// The breakdown of a run of `schedule` under `costs` (the model it ran under) whose records
+// `recorder` kept.
 TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, const CostModel& costs,
                              const BreakdownRecorder& recorder);
 

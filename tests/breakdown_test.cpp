@@ -26,8 +26,8 @@ struct Sim {
   TimeBreakdown breakdown;
 };
 
-Sim simulated(const Schedule& s, const CostModel& costs, bool keep_spans = false) {
-  BreakdownRecorder recorder(s, costs, keep_spans);
+Sim simulated(const Schedule& s, const CostModel& costs) {
+  BreakdownRecorder recorder(s);
   Sim out;
   out.result = simulate(s, costs, &recorder);
   out.metrics = summarize(s, out.result);
@@ -227,8 +227,8 @@ TEST(Breakdown, TiedEmbeddingsGradientSumIsGradientSync) {
   EXPECT_GT(at(r, 3, C::DpSync), 0);
 }
 
-// A uniform model whose answers it does not claim to share across micro-batches: the
-// recorder must keep spans (it may not ask the model again for an op's time).
+// A uniform model that does not claim its answers are the same for every micro-batch: the
+// ready pass gives op records, not their totals.
 class UnsharedUniform final : public CostModel {
  public:
   explicit UnsharedUniform(const UniformCostModel& m) : m_(m) {}
@@ -250,11 +250,12 @@ bool has_grad_sync(const Schedule& s) {
   return false;
 }
 
-// The recorder's two ways (totals as ops end, spans cut to the window afterwards) give the
-// same breakdown to the nanosecond: every generator, one and three iterations, a model with
-// every part (recompute, TP, DP sync, blocking p2p), shared cores that slow ops down
-// (contention) and an interference factor below 1 that speeds them up (parts shrink).
-TEST(Breakdown, TotalsAsOpsEndEqualSpansOnEveryGenerator) {
+// The recorder's two ways (the ready pass's totals, spans cut to the window afterwards) give
+// the same breakdown to the nanosecond: every generator, one and three iterations, a model
+// with every part (recompute, TP, DP sync, blocking p2p), shared cores that slow ops down
+// (contention) and an interference factor below 1 that speeds them up (parts shrink); the
+// totals come exactly where the ready pass runs under shared answers over one iteration.
+TEST(Breakdown, EngineTotalsEqualSpansOnEveryGenerator) {
   AnalyticalConfig parts = small(2, 2, Recompute::Full);
   parts.blocking_p2p = true;
   const AnalyticalCostModel analytical(parts);
@@ -282,11 +283,11 @@ TEST(Breakdown, TotalsAsOpsEndEqualSpansOnEveryGenerator) {
           if (hw == 2)                      // 2: neighbours speed a forward up (its parts shrink)
             pool.slowdown[static_cast<std::size_t>(OpKind::F)] = std::vector<double>(static_cast<std::size_t>(s.num_devices), 0.8);
           if (hw > 0) shared.pools.push_back(pool);
-          BreakdownRecorder totals(s, *costs), spans(s, *costs, true);
+          BreakdownRecorder totals(s), spans(s, true);
           const SimResult a = simulate(s, *costs, &totals, nullptr, hw > 0 ? &shared : nullptr);
           const SimResult b = simulate(s, *costs, &spans, nullptr, hw > 0 ? &shared : nullptr);
-          EXPECT_EQ(totals.keeps_totals(), iterations == 1 && costs != &unshared && !has_grad_sync(s));
-          EXPECT_FALSE(spans.keeps_totals());
+          EXPECT_EQ(totals.totals().has_value(), iterations == 1 && costs != &unshared && !has_grad_sync(s) && hw == 0);
+          EXPECT_FALSE(spans.totals().has_value());
           const TimeBreakdown x = time_breakdown(s, a, *costs, totals), y = time_breakdown(s, b, *costs, spans);
           EXPECT_EQ(x.per_device, y.per_device);
           EXPECT_EQ(x.busy, y.busy);

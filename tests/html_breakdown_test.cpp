@@ -24,7 +24,7 @@ Broken simulate_broken(const std::string& name, ScheduleParams params, UniformCo
   Broken out{{generate(name, params), {}, {}}, {}};
   const UniformCostModel model(costs);
   TimelineRecorder timeline;
-  BreakdownRecorder parts(out.run.schedule, model);
+  BreakdownRecorder parts(out.run.schedule);
   ObserverList both;
   both.add(&timeline);
   both.add(&parts);

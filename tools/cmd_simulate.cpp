@@ -66,7 +66,7 @@ RunOutput run_one(Schedule schedule, const CostModel& model, const std::string& 
                   const SharedHardware* hardware = nullptr) {
   RunOutput out{std::move(schedule), {}, {}, {}, {}};
   std::optional<BreakdownRecorder> parts;
-  if (keep.breakdown) parts.emplace(out.schedule, model);
+  if (keep.breakdown) parts.emplace(out.schedule);
   SimObserver* breakdown = parts ? &*parts : nullptr;
   const Activity activity("simulating " + out.schedule.name + " (" + std::to_string(out.schedule.total_ops()) +
                           " ops" + (trace ? ", with a trace" : "") + ")");

@@ -91,8 +91,8 @@ SweepRow evaluate_one(Simulator& simulator, const Plan& plan, const AnalyticalCo
   SweepRow row;
   row.index = index;
   row.point = point;
-  const StageCosts costs(model);          // the model's answers, asked once per stage
-  BreakdownRecorder parts(schedule, costs);  // no timeline is kept: only where the time goes
+  BreakdownRecorder parts(schedule);  // no timeline is kept: only where the time goes
+  const StageCosts costs(model);                   // the model's answers, asked once per stage
   std::vector<int> nodes;  // where the analytical model places the devices: what NICs are shared by
   for (int d = 0; d < schedule.num_devices; ++d) nodes.push_back(model.node_of_device(d));
   const std::optional<SharedHardware> shared =
