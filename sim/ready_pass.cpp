@@ -99,6 +99,13 @@ class Pass {
       std::memset(static_cast<void*>(backward_), 0xFF, entries * sizeof(Produced));
       std::memset(weight_grads_, 0, entries);
     }
+    for (int pipeline = 0; pipeline < pipelines_; ++pipeline) {
+      const std::vector<int>& on = s.placement[static_cast<std::size_t>(pipeline)];
+      for (int stage = 0; stage < stages_; ++stage) {
+        const auto at = [&](int k) { return on[static_cast<std::size_t>(k)]; };
+        placed_.push_back({at(stage), at(stage > 0 ? stage - 1 : stage), at(stage + 1 < stages_ ? stage + 1 : stage)});
+      }
+    }
     iteration_end_.assign(static_cast<std::size_t>(std::max(1, s.iterations)), 0);
     if (costs.same_for_every_microbatch()) cached_.resize(replicas * kNumOpKinds);
   }
@@ -184,16 +191,20 @@ class Pass {
   // false if it must wait for an input.
   bool run_op(int d, DeviceState& dev, const Op& op) {
     if (!is_compute(op.kind)) throw NotHere{};  // GradSync, SEND, RECV
-    if (op.pipeline < 0 || op.pipeline >= pipelines_ || op.stage < 0 || op.stage >= stages_) throw NotHere{};
-    const int* placed = s_.placement[static_cast<std::size_t>(op.pipeline)].data();
-    if (placed[op.stage] != d) throw NotHere{};
+    // Unsigned: a negative pipeline or stage fails the same test.
+    if (static_cast<unsigned>(op.pipeline) >= static_cast<unsigned>(pipelines_) ||
+        static_cast<unsigned>(op.stage) >= static_cast<unsigned>(stages_))
+      throw NotHere{};
+    const std::size_t replica =
+        static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) + static_cast<std::size_t>(op.stage);
+    const Placed& placed = placed_[replica];
+    if (placed.device != d) throw NotHere{};
     const bool microbatch_op = is_microbatch_op(op.kind);
     std::size_t key = 0;  // (pipeline, stage, micro-batch) in the tables
     const auto m = static_cast<std::size_t>(microbatches_);
     if (microbatch_op) {
       if (op.microbatch < 0 || op.microbatch >= microbatches_) throw NotHere{};
-      key = (static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) + static_cast<std::size_t>(op.stage)) * m +
-            static_cast<std::size_t>(op.microbatch);
+      key = replica * m + static_cast<std::size_t>(op.microbatch);
     }
     // Its inputs: the latest one (`released`, from `cause`), as the event loop's satisfy()
     // keeps it. An input from the op's own device (a B's or I's forward, a W's I) ended by
@@ -207,11 +218,11 @@ class Pass {
     switch (op.kind) {
       case OpKind::F:
         if (op.stage > 0) {
-          const Produced* in = input(forward_[key - m], placed[op.stage - 1], d);
+          const Produced* in = input(forward_[key - m], placed.before, d);
           if (!in) return false;
           released = in->arrival;
           cause = in->id;
-          crossing = placed[op.stage - 1] != d;
+          crossing = placed.before != d;
         }
         break;
       case OpKind::B:
@@ -219,10 +230,10 @@ class Pass {
         const Produced* f = input(forward_[key], d, d);
         forward_version = f->forward_version;
         if (op.stage < last_stage) {
-          const Produced* b = input(backward_[key + m], placed[op.stage + 1], d);
+          const Produced* b = input(backward_[key + m], placed.after, d);
           if (!b) return false;
           if (b->arrival > released) released = b->arrival, cause = b->id & ~kIsI;
-          crossing = placed[op.stage + 1] != d;
+          crossing = placed.after != d;
         }
         break;
       }
@@ -245,7 +256,7 @@ class Pass {
       version = versions_.start(op, forward_version);
       if (op.kind == OpKind::F) forward_version = version;
     }
-    OpCosts& c = op_costs(op, microbatch_op);
+    OpCosts& c = op_costs(op, replica, microbatch_op);
     const Tick duration = c.duration;
     ++c.ops;
     if (!dev.started) dev.first_start = start, dev.started = true;
@@ -275,11 +286,11 @@ class Pass {
     // What it leaves for the ops that need it.
     switch (op.kind) {
       case OpKind::F:
-        produce(forward_[key], d, op.stage < last_stage ? placed[op.stage + 1] : d, op, c, end, id, version);
+        produce(forward_[key], d, placed.after, op, c, end, id, version);
         break;
       case OpKind::B:
       case OpKind::I:
-        produce(backward_[key], d, op.stage > 0 ? placed[op.stage - 1] : d, op, c, end,
+        produce(backward_[key], d, placed.before, op, c, end,
                 id | (op.kind == OpKind::I ? kIsI : 0), forward_version);
         break;
       case OpKind::W:
@@ -331,11 +342,10 @@ class Pass {
   // for each op. The message (to the device its output goes to, fixed by the placement) is
   // asked when the op first sends one (send()). The same questions as the event loop's: its
   // activation only for a micro-batch op.
-  [[gnu::always_inline]] OpCosts& op_costs(const Op& op, bool microbatch_op) {
+  [[gnu::always_inline]] OpCosts& op_costs(const Op& op, std::size_t replica, bool microbatch_op) {
     OpCosts* c = &scratch_;
     if (!cached_.empty()) {
-      c = &cached_[(static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(stages_) +
-                    static_cast<std::size_t>(op.stage)) * kNumOpKinds + static_cast<std::size_t>(op.kind)];
+      c = &cached_[replica * kNumOpKinds + static_cast<std::size_t>(op.kind)];
       if (c->duration >= 0) [[likely]]
         return *c;
     } else {
@@ -378,6 +388,13 @@ class Pass {
   int stages_ = 0, pipelines_ = 0;
   std::int64_t microbatches_ = 0;  // micro-batch ids over all iterations: [0, microbatches_)
   std::vector<DeviceState> dev_;
+  // By (pipeline, stage): the device holding it, and those holding the stages before and
+  // after it, where its inputs come from and its outputs go (its own at the first and the
+  // last stage).
+  struct Placed {
+    int device, before, after;
+  };
+  std::vector<Placed> placed_;
   std::vector<int> ready_;  // devices that may go on (each at most once)
   std::vector<OpCosts> cached_;  // by (pipeline, stage, kind); empty: the model is asked for every op
   OpCosts scratch_;
