@@ -75,6 +75,7 @@ class Pass {
         next_report_(progress_ ? std::max<std::uint64_t>(1, progress_->every) : ~std::uint64_t{0}),
         scale_(scale_of(s)), versions_(s) {
     stages_ = s.num_stages;
+    iterations_ = std::max(1, s.iterations);
     pipelines_ = s.num_pipelines;
     microbatches_ = std::int64_t{std::max(0, s.microbatches)} * std::max(1, s.iterations);
     std::size_t total = 0;
@@ -253,7 +254,7 @@ class Pass {
     const Tick start = std::max(dev.free_at, released);
     std::int32_t version = -1;
     if (microbatch_op) {
-      version = versions_.start(op, forward_version);
+      version = versions_.start(op, replica, forward_version);
       if (op.kind == OpKind::F) forward_version = version;
     }
     OpCosts& c = op_costs(op, replica, microbatch_op);
@@ -273,11 +274,12 @@ class Pass {
     makespan_ = std::max(makespan_, end);
     if (microbatch_op) {
       if (op.kind != OpKind::F) dev.memory.change(d, op.kind, c.activation);
-      const auto t = static_cast<std::size_t>(s_.iteration_of(op.microbatch));
+      // One iteration: every id is below its count (checked above), no division.
+      const auto t = iterations_ == 1 ? std::size_t{0} : static_cast<std::size_t>(s_.iteration_of(op.microbatch));
       if (t >= iteration_end_.size()) iteration_end_.resize(t + 1, 0);
       iteration_end_[t] = std::max(iteration_end_[t], end);
     }
-    if (microbatch_op || op.kind == OpKind::OptStep) versions_.end(op, version, forward_version, d);
+    if (microbatch_op || op.kind == OpKind::OptStep) versions_.end(op, replica, version, forward_version, d);
     causes_[id] = cause;
     if (observer_) observer_->on_op(OpRecord{OpRef{d, static_cast<int>(id - dev.base)}, op, start, end, version});
     received_ += crossing;
@@ -385,7 +387,7 @@ class Pass {
   std::uint64_t next_report_;
   const OpScale scale_;
   VersionTracker versions_;
-  int stages_ = 0, pipelines_ = 0;
+  int stages_ = 0, pipelines_ = 0, iterations_ = 1;
   std::int64_t microbatches_ = 0;  // micro-batch ids over all iterations: [0, microbatches_)
   std::vector<DeviceState> dev_;
   // By (pipeline, stage): the device holding it, and those holding the stages before and

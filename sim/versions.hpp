@@ -72,16 +72,21 @@ class VersionTracker {
 
   // Version a micro-batch op uses; call when it starts. `forward_version` is the version
   // its forward used (for F itself: ignored).
-  std::int32_t start(const Op& op, std::int32_t forward_version) {
-    return weight_version_used(s_, op, replica(op).version, forward_version);
+  std::int32_t start(const Op& op, std::int32_t forward_version) { return start(op, replica_index(op), forward_version); }
+  // The same, with op's replica index (pipeline * stages + stage) known.
+  std::int32_t start(const Op& op, std::size_t replica, std::int32_t forward_version) {
+    return weight_version_used(s_, op, replicas_[replica].version, forward_version);
   }
   // Call when a micro-batch op (with the versions it and its forward used) or an OptStep
   // (versions ignored) ends on `device`.
   // Performance: inline, and without held-version bookkeeping unless the policy pins
   // versions; the engine calls this for every op.
   void end(const Op& op, std::int32_t version, std::int32_t forward_version, int device) {
+    end(op, replica_index(op), version, forward_version, device);
+  }
+  void end(const Op& op, std::size_t replica, std::int32_t version, std::int32_t forward_version, int device) {
     if (pins_) return end_pinned(op, version, forward_version, device);
-    Replica& r = replica(op);
+    Replica& r = replicas_[replica];
     if (op.kind == OpKind::OptStep)
       apply_gradients(r, op.stage);
     else if (computes_weight_gradient(op.kind))
@@ -102,10 +107,10 @@ class VersionTracker {
     std::int32_t pending_min = 0;
     std::int32_t held() const;
   };
-  Replica& replica(const Op& op) {
-    return replicas_[static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(s_.num_stages) +
-                     static_cast<std::size_t>(op.stage)];
+  std::size_t replica_index(const Op& op) const {
+    return static_cast<std::size_t>(op.pipeline) * static_cast<std::size_t>(s_.num_stages) + static_cast<std::size_t>(op.stage);
   }
+  Replica& replica(const Op& op) { return replicas_[replica_index(op)]; }
   void update_held(int device, std::int32_t before, std::int32_t after);
   void end_pinned(const Op& op, std::int32_t version, std::int32_t forward_version, int device);
   // An OptStep: the pending gradients are applied (their delays measured), the version moves on.
