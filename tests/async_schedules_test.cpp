@@ -30,14 +30,14 @@ ScheduleParams params(int p, int m, int iterations = 1, int mak = 0, int muf = 1
   out.p = p;
   out.m = m;
   out.iterations = iterations;
-  out.max_active_keys = mak;
-  out.min_update_frequency = muf;
+  out.set("max-active-keys", mak);
+  out.set("min-update-frequency", muf);
   return out;
 }
 
 ScheduleParams naive_2bw(int p, int m, int iterations) {
   ScheduleParams out = params(p, m, iterations);
-  out.twobw_policy = "naive";
+  out.set("twobw-policy", "naive");
   return out;
 }
 
@@ -307,7 +307,7 @@ TEST(AsyncSchedules, MakespanIsOneFillAndDrainPerRun) {
             {"pipedream-2bw", naive_2bw(p, m, t)}, {"amp", params(p, m, t, 0, 1)}, {"amp", params(p, m, t, 0, 3)}};
         for (const auto& [name, prm] : cases) {
           for (auto [f, b] : {std::pair<Tick, Tick>{1000, 2000}, {3000, 1000}, {7, 13}}) {
-            SCOPED_TRACE(label(name, p, m, t, prm.max_active_keys, prm.min_update_frequency) +
+            SCOPED_TRACE(label(name, p, m, t, prm.number("max-active-keys"), prm.number("min-update-frequency")) +
                          " F=" + std::to_string(f) + " B=" + std::to_string(b));
             const SimResult r = simulate(generate(name, prm), costs(f, b));
             EXPECT_EQ(r.makespan, (t * m + p - 1) * (f + b));
@@ -356,14 +356,14 @@ TEST(AsyncSchedules, EveryOpOnceAndDeadlockFree) {
         for (int mak : {1, (p + 1) / 2, p})
           for (int muf : {1, 2, 7}) cases.push_back({"amp", params(p, m, t, mak, muf)});
         for (const auto& [name, prm] : cases) {
-          SCOPED_TRACE(label(name, p, m, t, prm.max_active_keys, prm.min_update_frequency));
+          SCOPED_TRACE(label(name, p, m, t, prm.number("max-active-keys"), prm.number("min-update-frequency")));
           const Schedule s = generate(name, prm);
           const ValidationReport report = validate(s);
           EXPECT_TRUE(report.ok()) << (report.errors.empty() ? "" : report.errors.front());
           const int n = m * t;
           int expected_updates = n;  // pipedream, async-1f1b
           if (name == "pipedream-2bw") expected_updates = t;
-          if (name == "amp") expected_updates = ceil_div(n, prm.min_update_frequency);
+          if (name == "amp") expected_updates = ceil_div(n, prm.number("min-update-frequency"));
           // validate() rules out duplicates, so n in-range F's and B's per stage are each id once.
           for (int st = 0; st < p; ++st) {
             std::map<OpKind, int> count;
@@ -394,7 +394,7 @@ TEST(AsyncSchedules, ParameterErrors) {
   }
   EXPECT_THAT(error_of("pipedream-2bw", params(4, 3)), HasSubstr("pipedream-2bw: m (3) must be at least p (4)"));
   ScheduleParams bad = params(4, 4);
-  bad.twobw_policy = "shadow";
+  bad.set("twobw-policy", "shadow");
   EXPECT_THAT(error_of("pipedream-2bw", bad), HasSubstr("pipedream-2bw: twobw-policy must be double-buffer or naive, got 'shadow'"));
   EXPECT_THAT(error_of("amp", params(4, 4, 1, 5)), HasSubstr("amp: max_active_keys (5) must lie in [1, p] = [1, 4]"));
   EXPECT_THAT(error_of("amp", params(4, 4, 1, -1)), HasSubstr("max_active_keys (-1) must lie in [1, p]"));
