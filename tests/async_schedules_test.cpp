@@ -12,6 +12,7 @@
 
 #include "input_error.hpp"
 #include "cost_models/uniform.hpp"
+#include "generated.hpp"
 #include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
@@ -47,16 +48,6 @@ UniformCostModel costs(Tick fwd = 1000, Tick bwd = 2000) {
   return UniformCostModel(cfg);
 }
 
-std::vector<std::string> all_device_ops(const Schedule& s) {
-  std::vector<std::string> out;
-  for (const auto& list : s.ops) {
-    std::string line;
-    for (const Op& op : list) line += (line.empty() ? "" : " ") + to_string(op);
-    out.push_back(line);
-  }
-  return out;
-}
-
 // One engine run plus the weight version each F / B used, by (stage, micro-batch).
 struct Measured {
   SimResult r;
@@ -85,7 +76,7 @@ TEST(AsyncSchedules, PipeDreamP4M4T2) {
   // One 1F1B over ids 0..7 (no flush between the two iterations), OPT after every B.
   const Schedule s = generate("pipedream", params(4, 4, 2));
   EXPECT_EQ(s.weight_policy, WeightPolicy::Stash);
-  EXPECT_THAT(all_device_ops(s),
+  EXPECT_THAT(testing_schedules::device_rows(s),
               ElementsAre("0F0 0F1 0F2 0F3 0B0 0OPT 0F4 0B1 0OPT 0F5 0B2 0OPT 0F6 0B3 0OPT 0F7 0B4 0OPT "
                           "0B5 0OPT 0B6 0OPT 0B7 0OPT",
                           "1F0 1F1 1F2 1B0 1OPT 1F3 1B1 1OPT 1F4 1B2 1OPT 1F5 1B3 1OPT 1F6 1B4 1OPT 1F7 1B5 1OPT "
@@ -104,7 +95,7 @@ TEST(AsyncSchedules, PipeDream2BWP4M4T2) {
   // OPT only after the backward that completes a batch (B3, B7).
   const Schedule s = generate("pipedream-2bw", params(4, 4, 2));
   EXPECT_EQ(s.weight_policy, WeightPolicy::TwoBW);
-  EXPECT_THAT(all_device_ops(s),
+  EXPECT_THAT(testing_schedules::device_rows(s),
               ElementsAre("0F0 0F1 0F2 0F3 0B0 0F4 0B1 0F5 0B2 0F6 0B3 0OPT 0F7 0B4 0B5 0B6 0B7 0OPT",
                           "1F0 1F1 1F2 1B0 1F3 1B1 1F4 1B2 1F5 1B3 1OPT 1F6 1B4 1F7 1B5 1B6 1B7 1OPT",
                           "2F0 2F1 2B0 2F2 2B1 2F3 2B2 2F4 2B3 2OPT 2F5 2B4 2F6 2B5 2F7 2B6 2B7 2OPT",
@@ -118,12 +109,12 @@ TEST(AsyncSchedules, AmpOrdersP4) {
   // mak = 2: stage 0 is 1F1B with warm-up 1; the keys travel as pairs through the middle.
   const Schedule s = generate("amp", params(4, 4, 1, 2, 1));
   EXPECT_EQ(s.weight_policy, WeightPolicy::Current);
-  EXPECT_THAT(all_device_ops(s), ElementsAre("0F0 0F1 0B0 0OPT 0F2 0B1 0OPT 0F3 0B2 0OPT 0B3 0OPT",
+  EXPECT_THAT(testing_schedules::device_rows(s), ElementsAre("0F0 0F1 0B0 0OPT 0F2 0B1 0OPT 0F3 0B2 0OPT 0B3 0OPT",
                                              "1F0 1F1 1B0 1OPT 1B1 1OPT 1F2 1F3 1B2 1OPT 1B3 1OPT",
                                              "2F0 2F1 2B0 2OPT 2B1 2OPT 2F2 2F3 2B2 2OPT 2B3 2OPT",
                                              "3F0 3B0 3OPT 3F1 3B1 3OPT 3F2 3B2 3OPT 3F3 3B3 3OPT"));
   // mak = p: fairscale's 1F1B; muf = 3 over 8 backwards: after B2, B5, and the leftover B6 B7.
-  const auto u = all_device_ops(generate("amp", params(4, 4, 2, 0, 3)));
+  const auto u = testing_schedules::device_rows(generate("amp", params(4, 4, 2, 0, 3)));
   EXPECT_EQ(u[0], "0F0 0F1 0F2 0F3 0B0 0F4 0B1 0F5 0B2 0OPT 0F6 0B3 0F7 0B4 0B5 0OPT 0B6 0B7 0OPT");
   EXPECT_EQ(u[3], "3F0 3B0 3F1 3B1 3F2 3B2 3OPT 3F3 3B3 3F4 3B4 3F5 3B5 3OPT 3F6 3B6 3F7 3B7 3OPT");
 }

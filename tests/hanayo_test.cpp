@@ -13,6 +13,7 @@
 
 #include "cli_runner.hpp"
 #include "cost_models/uniform.hpp"
+#include "generated.hpp"
 #include "input_error.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
@@ -25,22 +26,11 @@ namespace {
 using testing::ElementsAre;
 using testing::HasSubstr;
 
-ScheduleParams params(int p, int m, int waves, int iterations = 1) {
-  ScheduleParams out;
-  out.p = p;
-  out.m = m;
-  out.iterations = iterations;
-  out.set("waves", waves);
-  return out;
-}
+using testing_schedules::device_rows;
 
-std::vector<std::string> rows(const Schedule& s) {
-  std::vector<std::string> out;
-  for (const auto& list : s.ops) {
-    std::string row;
-    for (const Op& op : list) row += (row.empty() ? "" : " ") + to_string(op);
-    out.push_back(row);
-  }
+ScheduleParams params(int p, int m, int waves, int iterations = 1) {
+  ScheduleParams out = testing_schedules::shape(p, m, iterations);
+  out.set("waves", waves);
   return out;
 }
 
@@ -65,10 +55,10 @@ TEST(Hanayo, ZigZagPlacementOfTwoWChunksPerDevice) {
 
 // Small cases of the replay's order (hanayo.cpp), worked out by hand from its two rules.
 TEST(Hanayo, OrderOfSmallCases) {
-  EXPECT_THAT(rows(generate("hanayo", params(2, 4, 1))),
+  EXPECT_THAT(device_rows(generate("hanayo", params(2, 4, 1))),
               ElementsAre("0F0 0F1 0F2 3F0 3B0 3F1 3B1 0B0 0F3 0B1 3F2 3B2 3F3 3B3 0B2 0B3 0OPT 3OPT",
                           "1F0 2F0 1F1 2F1 2B0 1B0 2B1 1B1 1F2 2F2 1F3 2F3 2B2 1B2 2B3 1B3 1OPT 2OPT"));
-  EXPECT_THAT(rows(generate("hanayo", params(2, 2, 2))),
+  EXPECT_THAT(device_rows(generate("hanayo", params(2, 2, 2))),
               ElementsAre("0F0 0F1 3F0 4F0 3F1 4F1 7F0 7B0 7F1 7B1 4B0 3B0 4B1 3B1 0B0 0B1 0OPT 3OPT 4OPT 7OPT",
                           "1F0 2F0 1F1 2F1 5F0 6F0 5F1 6F1 6B0 5B0 6B1 5B1 2B0 1B0 2B1 1B1 1OPT 2OPT 5OPT 6OPT"));
 }
