@@ -136,15 +136,16 @@ std::vector<SweepVariant> expand_variants(const VariantLists& lists) {
     // Odometer over the dimensions, the last fastest.
     std::vector<std::size_t> at(dims.size(), 0);
     for (bool more = true; more;) {
-      SweepVariant variant{name, {}, name};
+      ScheduleParams settings;
+      std::string label = name;
       for (std::size_t d = 0; d < dims.size(); ++d) {
         const ScheduleSetting& s = *dims[d].setting;
         const SettingValue& value = dims[d].values[at[d]];
-        s.set(variant.settings, value);
+        s.set(settings, value);
         if (dims[d].values.size() > 1 || (lists.name_off_default && value != s.default_value()))
-          variant.label += " " + std::string(s.label_or_name()) + "=" + s.value(variant.settings);
+          label += " " + std::string(s.label_or_name()) + "=" + s.value(settings);
       }
-      out.push_back(std::move(variant));
+      out.push_back({name, std::move(settings), std::move(label)});
       more = false;
       for (std::size_t d = dims.size(); d-- > 0 && !more;) {
         more = ++at[d] < dims[d].values.size();
