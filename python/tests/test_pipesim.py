@@ -142,18 +142,18 @@ def test_catalogs():
         (lambda: pipesim.generate("chimera", concat="tripling"), "chimera: concat must be direct, doubling or halving"),
     ],
 )
-
-
-def test_family_settings_are_keyword_arguments():
-    halving = pipesim.generate("chimera", p=4, m=4, concat="halving")
-    assert halving.total_ops > pipesim.generate("chimera", p=4, m=4).total_ops
-    assert pipesim.generate("amp", p=4, m=4, max_active_keys=1).ops != pipesim.generate("amp", p=4, m=4).ops
 def test_bad_input_is_an_input_error_with_the_clis_message(call, message):
     with pytest.raises(pipesim.InputError) as err:
         call()
     assert message in str(err.value)
     assert "\n" not in str(err.value)
     assert isinstance(err.value, ValueError)
+
+
+def test_family_settings_are_keyword_arguments():
+    halving = pipesim.generate("chimera", p=4, m=4, concat="halving")
+    assert halving.total_ops > pipesim.generate("chimera", p=4, m=4).total_ops
+    assert pipesim.generate("amp", p=4, m=4, max_active_keys=1).ops != pipesim.generate("amp", p=4, m=4).ops
 
 
 def test_readme_example_runs():
