@@ -132,7 +132,7 @@ Schedule make_hanayo(const ScheduleParams& params) {
 }
 
 std::vector<GeneratorInfo> hanayo_generators() {
-  return {{"hanayo", "Hanayo: W waves, 2W chunks per device in a zig-zag, one model copy (SC 2023; reconstruction)",
+  return {{"hanayo", "Hanayo: W waves of 2W chunks per device in a zig-zag, one model copy (reconstruction)",
            &make_hanayo, 200,
            [](const ScheduleParams& q) { return 2.0 * q.number("waves") * q.p * (2.0 * q.m + 1); },
            {{.flags = "--waves",
