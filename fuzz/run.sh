@@ -22,10 +22,16 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=
       -DPIPESIM_FUZZ=ON -DPIPESIM_SANITIZE=ON -DPIPESIM_BUILD_TESTS=OFF -DPIPESIM_BUILD_BENCH=OFF -DPIPESIM_CUDA=OFF >/dev/null
 cmake --build "$build" -j2 --target "${harnesses[@]/%/_fuzz}" pipesim
 
-# The generator names come from the generators' metadata, not from fuzz/dict/: each
-# dictionary is fuzz/dict/<harness>.dict plus the first column of `pipesim schedule --list`.
+# The generator names and their settings come from the generators' metadata, not from
+# fuzz/dict/: each dictionary is fuzz/dict/<harness>.dict plus, from `pipesim schedule
+# --list`, the first column (the names) and each setting's flag ("--concat"), its key in a
+# config file ("\"concat\"") and its choices ("direct|doubling|halving").
 mkdir -p "$build/dict"
-names=$("$build/tools/pipesim" schedule --list | tail -n +3 | awk '{print "\"" $1 "\""}')
+list=$("$build/tools/pipesim" schedule --list | tail -n +3)
+names=$(awk '{print "\"" $1 "\""}' <<<"$list"
+        grep -oE -- '--[a-z0-9-]+' <<<"$list" | sort -u | sed -E 's/^--(.*)$/"--\1"\n"\\"\1\\""/'
+        grep -oE -- '--[a-z0-9-]+ [a-z0-9-]+(\|[a-z0-9-]+)+' <<<"$list" | cut -d' ' -f2 | tr '|' '\n' | sort -u |
+          sed 's/.*/"&"/')
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

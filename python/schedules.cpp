@@ -2,6 +2,9 @@
 // lowering pass; and where they go: pipesim's CSV / JSON and PyTorch's two CSV formats.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "python/bindings.hpp"
 #include "core/error.hpp"
 #include "schedules/generator.hpp"
@@ -25,6 +28,44 @@ Schedule parse(const std::string& text, const std::string& format, const std::st
   if (format == "csv") return parse_schedule_csv(text, name.empty() ? "schedule.csv" : name);
   if (format == "json") return parse_schedule_json(text, name.empty() ? "schedule.json" : name);
   throw InputError("format: expected \"csv\" or \"json\", got \"" + format + "\"");
+}
+
+// A keyword argument of generate(): a setting `g` reads, named as its flag with '_' for '-'
+// (max_active_keys: --max-active-keys), of the setting's type. InputError otherwise.
+void set_keyword(ScheduleParams& params, const GeneratorInfo& g, std::string key, const py::handle& value) {
+  std::string flag = key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  const ScheduleSetting* s = setting_named(flag);
+  if (s == nullptr || s->every || s->shape()) {
+    std::string known;
+    for (const ScheduleSetting& setting : schedule_settings()) {
+      if (setting.every || setting.shape()) continue;
+      std::string name(setting.name());
+      std::replace(name.begin(), name.end(), '-', '_');
+      known += (known.empty() ? "" : ", ") + name;
+    }
+    throw InputError("generate: unknown keyword argument '" + key + "' (settings: " + known + ")");
+  }
+  if (!g.reads(s->name())) {
+    std::string readers;
+    for (const GeneratorInfo& other : generators())
+      if (other.reads(s->name())) readers += (readers.empty() ? "" : ", ") + std::string(other.name);
+    throw InputError(key + ": not a setting of " + std::string(g.name) + " (it is one of " + readers + ")");
+  }
+  if (s->is_text() && py::isinstance<py::str>(value)) {
+    s->set(params, py::cast<std::string>(value));
+    return;
+  }
+  if (!s->is_text() && py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+    // Python's integers are unbounded: one beyond int is refused here, not wrapped.
+    const py::int_ big = py::reinterpret_borrow<py::int_>(value);
+    if (big >= py::int_(std::numeric_limits<int>::min()) && big <= py::int_(std::numeric_limits<int>::max())) {
+      s->set(params, py::cast<int>(value));
+      return;
+    }
+  }
+  throw InputError(key + ": expected " + (s->is_text() ? s->choices_text() : std::string("an integer")) + ", got " +
+                   py::cast<std::string>(py::repr(value)));
 }
 
 }  // namespace
@@ -68,27 +109,20 @@ void bind_schedules(py::module_& module) {
       "The schedule generators: (name, summary) pairs, as `pipesim schedule --list`");
   m.def(
       "generate",
-      [](const std::string& name, int p, int microbatches, int v, int iterations, int pipelines, const std::string& concat,
-         int width, int max_active_keys, int min_update_frequency, const std::string& twobw_policy,
-         const std::string& amdp_update) {
+      [](const std::string& name, int p, int microbatches, int v, int iterations, const py::kwargs& settings) {
         ScheduleParams params;
         params.p = p;
         params.m = microbatches;
         params.v = v;
         params.iterations = iterations;
-        params.pipelines = pipelines;
-        params.concat = concat;
-        params.width = width;
-        params.max_active_keys = max_active_keys;
-        params.min_update_frequency = min_update_frequency;
-        params.twobw_policy = twobw_policy;
-        params.amdp_update = amdp_update;
+        const GeneratorInfo& g = find_generator(name);
+        for (const auto& [key, value] : settings) set_keyword(params, g, py::cast<std::string>(key), value);
         return generate(name, params);
       },
       py::arg("name"), py::arg("p") = 4, py::arg("m") = 8, py::arg("v") = 2, py::arg("iterations") = 1,
-      py::arg("pipelines") = 2, py::arg("concat") = "direct", py::arg("width") = 1, py::arg("max_active_keys") = 0,
-      py::arg("min_update_frequency") = 1, py::arg("twobw_policy") = "double-buffer", py::arg("amdp_update") = "code",
-      "Runs a generator (the CLI's -p, -m, -v, --iterations, ...); InputError names a bad parameter");
+      "Runs a generator (the CLI's -p, -m, -v, --iterations); the settings of its family are keyword arguments "
+      "named as the flags with '_' for '-' (pipelines=4, max_active_keys=2, twobw_policy='naive'; "
+      "`pipesim schedule --list`). InputError names a bad parameter");
   m.def("read_schedule", &read_schedule_file, py::arg("path"), "Reads a .csv (PyTorch's or pipesim's) or .json file");
   m.def("parse_schedule", &parse, py::arg("text"), py::arg("format") = "csv", py::arg("name") = "",
         "Parses CSV or JSON text; `name` is used in error messages");

@@ -11,55 +11,8 @@
 
 namespace pipesim {
 
-const std::vector<ScheduleSetting>& schedule_settings() {
-  using P = ScheduleParams;
-  static const std::vector<ScheduleSetting> all = {
-      {"-p,--stages", "Pipeline stages (devices per pipeline)", &P::p, nullptr, {}, true, true},
-      {"-m,--microbatches", "Micro-batches per iteration", &P::m, nullptr, {}, true, true},
-      {"-v,--chunks", "Chunks per device (interleaved)", &P::v, nullptr, {}, true, false},
-      {"--iterations", "Iterations (optimizer steps)", &P::iterations, nullptr, {}, true, true},
-      {"--pipelines", "Chimera: 2f pipelines (f divides p/2)", &P::pipelines},
-      {"--concat", "Chimera with m > p: direct, doubling or halving", nullptr, &P::concat,
-       {"direct", "doubling", "halving"}},
-      {"--width", "Chimera: data-parallel width W (replicas of the device group)", &P::width},
-      {"--max-active-keys", "AMP: instances in flight (0 = p)", &P::max_active_keys},
-      {"--min-update-frequency", "AMP: local update after this many backwards at a stage", &P::min_update_frequency},
-      {"--twobw-policy", "PipeDream-2BW: double-buffer (batch t uses W^(t-1)) or naive (local accumulation)", nullptr,
-       &P::twobw_policy, {"double-buffer", "naive"}},
-      {"--amdp-update", "AMDP: position of the optimizer step (see docs/schedules.md)", nullptr, &P::amdp_update,
-       {"code", "early", "late"}},
-  };
-  return all;
-}
-
-std::string_view ScheduleSetting::name() const { return flags.substr(flags.find("--") + 2); }
-
-std::string_view ScheduleSetting::letter() const {
-  return flags.substr(0, 2) == "--" ? name() : flags.substr(1, 1);
-}
-
-std::string ScheduleSetting::flag() const { return "--" + std::string(name()); }
-
-std::string ScheduleSetting::value(const ScheduleParams& params) const {
-  return number ? std::to_string(params.*number) : params.*text;
-}
-
-std::string ScheduleSetting::choices_text() const {
-  std::string out;
-  for (std::size_t i = 0; i < choices.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(choices[i]);
-  return out;
-}
-
-const ScheduleSetting& find_setting(std::string_view name) {
-  const auto& all = schedule_settings();
-  const auto it = std::find_if(all.begin(), all.end(), [&](const ScheduleSetting& s) { return s.name() == name; });
-  PIPESIM_ASSERT(it != all.end());
-  return *it;
-}
-
 bool GeneratorInfo::reads(std::string_view setting) const {
-  return std::find(settings.begin(), settings.end(), setting) != settings.end();
+  return std::any_of(settings.begin(), settings.end(), [&](const ScheduleSetting& s) { return s.name() == setting; });
 }
 
 const std::vector<GeneratorInfo>& generators() {
@@ -70,7 +23,7 @@ const std::vector<GeneratorInfo>& generators() {
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
     for (const GeneratorInfo& g : out) {
       PIPESIM_ASSERT(g.fn != nullptr && g.ops_per_iteration != nullptr);
-      for (std::string_view s : g.settings) PIPESIM_ASSERT(!find_setting(s).every);
+      for (const ScheduleSetting& s : g.settings) PIPESIM_ASSERT(!s.every);
     }
     return out;
   }();
@@ -103,21 +56,18 @@ std::string broken_constraint(const GeneratorInfo& g, const ScheduleParams& para
 
 Schedule generate(std::string_view name, const ScheduleParams& params) {
   const GeneratorInfo& g = find_generator(name);
-  for (std::string_view setting : g.settings) {
-    const ScheduleSetting& s = find_setting(setting);
-    if (!s.choices.empty() && std::find(s.choices.begin(), s.choices.end(), s.value(params)) == s.choices.end())
-      throw InputError(std::string(name) + ": " + std::string(setting) + " must be " + s.choices_text() + ", got " +
+  for (const ScheduleSetting& s : g.settings)
+    if (s.is_text() && std::find(s.choices.begin(), s.choices.end(), s.value(params)) == s.choices.end())
+      throw InputError(std::string(name) + ": " + std::string(s.name()) + " must be " + s.choices_text() + ", got " +
                        quote(s.value(params)));
-  }
   if (std::string broken = broken_constraint(g, params); !broken.empty()) throw InputError(broken);
   return g.fn(params);
 }
 
 std::uint64_t estimate_ops(std::string_view name, const ScheduleParams& params) {
   ScheduleParams q = params;
-  for (int ScheduleParams::*n : {&ScheduleParams::p, &ScheduleParams::m, &ScheduleParams::v, &ScheduleParams::width,
-                                 &ScheduleParams::pipelines, &ScheduleParams::iterations})
-    q.*n = std::max(q.*n, 0);
+  for (const ScheduleSetting& s : schedule_settings())
+    if (!s.is_text()) s.set(q, std::max(std::get<int>(s.get(q)), 0));
   return saturate_u64(find_generator(name).ops_per_iteration(q) * q.iterations);
 }
 

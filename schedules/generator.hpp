@@ -1,8 +1,9 @@
 #pragma once
 // The schedule generators: pure functions ScheduleParams -> Schedule, found by name, each
 // with the metadata every other place derives from (docs/architecture.md, "Adding a
-// schedule"): the settings it reads, its op count, its constraints. The CLI's flags and
-// their help (schedule_settings()), the memory guard (GeneratorInfo::ops_per_iteration),
+// schedule"): the settings it reads (declared here, with their flags and defaults), its op
+// count, its constraints. The CLI's flags and their help, sweep's and converge's grids
+// (schedule_settings()), the memory guard (GeneratorInfo::ops_per_iteration),
 // `pipesim schedule --list`, and the tests of the fuzz dictionaries and the docs all read
 // these; nothing outside schedules/generators/ names a generator.
 //
@@ -15,54 +16,10 @@
 #include <vector>
 
 #include "schedules/schedule.hpp"
+#include "schedules/schedule_params.hpp"
+#include "schedules/schedule_setting.hpp"
 
 namespace pipesim {
-
-struct ScheduleParams {
-  int p = 4;           // pipeline stages = devices per pipeline (the spec's D)
-  int m = 8;           // micro-batches each device executes per iteration (the spec's N)
-  int v = 2;           // chunks per device (interleaved only)
-  int iterations = 1;  // optimizer steps to generate (T)
-
-  // Chimera (spec §7)
-  int pipelines = 2;               // 2f pipelines; f must divide p/2
-  std::string concat = "direct";   // m > p: "direct", "doubling" or "halving"
-  int width = 1;                   // data-parallel width W: replicas of the whole device group
-
-  // AMP / AMPNet (spec §9)
-  int max_active_keys = 0;         // instances in flight; 0 = p
-  int min_update_frequency = 1;    // local update after this many backwards at a stage
-
-  // PipeDream-2BW (spec §10.2): "double-buffer" (batch t uses W^(t-1), WeightPolicy::TwoBW)
-  // or "naive" (local accumulation on the current weights, WeightPolicy::Current).
-  std::string twobw_policy = "double-buffer";
-
-  // AMDP (spec §8): where U (the optimizer step) sits in the next iteration's first group.
-  std::string amdp_update = "code";  // "code" (the official positions) or "early" / "late"
-};
-
-// One field of ScheduleParams and the CLI flag that sets it (add_schedule_flags makes the
-// flags from this table, in its order).
-struct ScheduleSetting {
-  std::string_view flags;                   // CLI11 spelling: "-v,--chunks", "--pipelines"
-  std::string_view help;                    // the flag's --help line
-  int ScheduleParams::*number = nullptr;    // an integer setting, or
-  std::string ScheduleParams::*text = nullptr;  // a text setting ...
-  std::vector<std::string_view> choices = {};   // ... taking one of these values
-  bool shape = false;  // p, m, v, iterations: a schedule file has them too (checked against it)
-  bool every = false;  // read by every generator (p, m, iterations)
-
-  std::string_view name() const;  // the long flag without "--": "chunks"
-  std::string_view letter() const;  // how messages name it: the short flag's letter ("v") or name()
-  std::string flag() const;       // "--chunks"
-  std::string value(const ScheduleParams& params) const;  // "4", "halving"
-  std::string choices_text() const;  // "direct, doubling or halving"
-};
-
-// Every setting, in --help order.
-const std::vector<ScheduleSetting>& schedule_settings();
-// The setting named `name` ("chunks"); PIPESIM_ASSERT that it exists.
-const ScheduleSetting& find_setting(std::string_view name);
 
 using GeneratorFn = Schedule (*)(const ScheduleParams&);
 
@@ -83,9 +40,10 @@ struct GeneratorInfo {
   // overflow): never below the real count, exact up to small per-device terms
   // (tests/generators_test.cpp checks it on every generator). The memory guard uses it.
   double (*ops_per_iteration)(const ScheduleParams&) = nullptr;
-  // The settings it reads besides p, m and iterations, by name ("chunks", "pipelines",
-  // "concat", ...; schedule_settings()): a sweep varies only these, the CLI refuses others.
-  std::vector<std::string_view> settings = {};
+  // The settings it reads besides p, m and iterations: chunks_setting() or its family's own,
+  // declared here (a setting two generators read is declared the same by both). They make
+  // schedule_settings(); a sweep varies only these, the CLI refuses the others for it.
+  std::vector<ScheduleSetting> settings = {};
   std::vector<Constraint> constraints = {};
   // Devices its schedule uses for `params` (nullptr: p).
   int (*devices)(const ScheduleParams&) = nullptr;
@@ -106,8 +64,8 @@ Schedule generate(std::string_view name, const ScheduleParams& params);
 // The first broken constraint of `g` as its message, or "".
 std::string broken_constraint(const GeneratorInfo& g, const ScheduleParams& params);
 
-// Ops `name` generates for `params`: ops_per_iteration x iterations, p, m, v, width,
-// pipelines and iterations taken as 0 where negative; saturates instead of overflowing.
+// Ops `name` generates for `params`: ops_per_iteration x iterations, every integer setting
+// taken as 0 where negative; saturates instead of overflowing.
 std::uint64_t estimate_ops(std::string_view name, const ScheduleParams& params);
 
 // The devices `name`'s schedule for `params` uses, without generating it

@@ -31,7 +31,7 @@ ScheduleParams params(int D, int N, int T = 1, const std::string& update = "code
   out.p = D;
   out.m = N;
   out.iterations = T;
-  out.amdp_update = update;
+  out.set("amdp-update", update);
   return out;
 }
 
@@ -367,9 +367,6 @@ TEST(Amdp, ParameterErrors) {
   EXPECT_THAT(error_of(params(4, 0)), HasSubstr("m must be a positive integer"));
   EXPECT_THAT(error_of(params(4, 4, 0)), HasSubstr("iterations must be a positive integer"));
   EXPECT_THAT(error_of(params(4, 4, 1, "middle")), HasSubstr("amdp-update must be code, early or late, got 'middle'"));
-  ScheduleParams wide = params(4, 4);
-  wide.width = 2;
-  EXPECT_THAT(error_of(wide), HasSubstr("width must be 1"));
   EXPECT_EQ(error_of(params(4, 4)), "");
 }
 

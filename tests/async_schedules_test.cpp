@@ -12,6 +12,7 @@
 
 #include "input_error.hpp"
 #include "cost_models/uniform.hpp"
+#include "generated.hpp"
 #include "core/error.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
@@ -30,14 +31,14 @@ ScheduleParams params(int p, int m, int iterations = 1, int mak = 0, int muf = 1
   out.p = p;
   out.m = m;
   out.iterations = iterations;
-  out.max_active_keys = mak;
-  out.min_update_frequency = muf;
+  out.set("max-active-keys", mak);
+  out.set("min-update-frequency", muf);
   return out;
 }
 
 ScheduleParams naive_2bw(int p, int m, int iterations) {
   ScheduleParams out = params(p, m, iterations);
-  out.twobw_policy = "naive";
+  out.set("twobw-policy", "naive");
   return out;
 }
 
@@ -45,16 +46,6 @@ UniformCostModel costs(Tick fwd = 1000, Tick bwd = 2000) {
   UniformCostConfig cfg;
   cfg.stage = StageCosts{fwd, bwd, 0};
   return UniformCostModel(cfg);
-}
-
-std::vector<std::string> all_device_ops(const Schedule& s) {
-  std::vector<std::string> out;
-  for (const auto& list : s.ops) {
-    std::string line;
-    for (const Op& op : list) line += (line.empty() ? "" : " ") + to_string(op);
-    out.push_back(line);
-  }
-  return out;
 }
 
 // One engine run plus the weight version each F / B used, by (stage, micro-batch).
@@ -85,7 +76,7 @@ TEST(AsyncSchedules, PipeDreamP4M4T2) {
   // One 1F1B over ids 0..7 (no flush between the two iterations), OPT after every B.
   const Schedule s = generate("pipedream", params(4, 4, 2));
   EXPECT_EQ(s.weight_policy, WeightPolicy::Stash);
-  EXPECT_THAT(all_device_ops(s),
+  EXPECT_THAT(testing_schedules::device_rows(s),
               ElementsAre("0F0 0F1 0F2 0F3 0B0 0OPT 0F4 0B1 0OPT 0F5 0B2 0OPT 0F6 0B3 0OPT 0F7 0B4 0OPT "
                           "0B5 0OPT 0B6 0OPT 0B7 0OPT",
                           "1F0 1F1 1F2 1B0 1OPT 1F3 1B1 1OPT 1F4 1B2 1OPT 1F5 1B3 1OPT 1F6 1B4 1OPT 1F7 1B5 1OPT "
@@ -104,7 +95,7 @@ TEST(AsyncSchedules, PipeDream2BWP4M4T2) {
   // OPT only after the backward that completes a batch (B3, B7).
   const Schedule s = generate("pipedream-2bw", params(4, 4, 2));
   EXPECT_EQ(s.weight_policy, WeightPolicy::TwoBW);
-  EXPECT_THAT(all_device_ops(s),
+  EXPECT_THAT(testing_schedules::device_rows(s),
               ElementsAre("0F0 0F1 0F2 0F3 0B0 0F4 0B1 0F5 0B2 0F6 0B3 0OPT 0F7 0B4 0B5 0B6 0B7 0OPT",
                           "1F0 1F1 1F2 1B0 1F3 1B1 1F4 1B2 1F5 1B3 1OPT 1F6 1B4 1F7 1B5 1B6 1B7 1OPT",
                           "2F0 2F1 2B0 2F2 2B1 2F3 2B2 2F4 2B3 2OPT 2F5 2B4 2F6 2B5 2F7 2B6 2B7 2OPT",
@@ -118,12 +109,12 @@ TEST(AsyncSchedules, AmpOrdersP4) {
   // mak = 2: stage 0 is 1F1B with warm-up 1; the keys travel as pairs through the middle.
   const Schedule s = generate("amp", params(4, 4, 1, 2, 1));
   EXPECT_EQ(s.weight_policy, WeightPolicy::Current);
-  EXPECT_THAT(all_device_ops(s), ElementsAre("0F0 0F1 0B0 0OPT 0F2 0B1 0OPT 0F3 0B2 0OPT 0B3 0OPT",
+  EXPECT_THAT(testing_schedules::device_rows(s), ElementsAre("0F0 0F1 0B0 0OPT 0F2 0B1 0OPT 0F3 0B2 0OPT 0B3 0OPT",
                                              "1F0 1F1 1B0 1OPT 1B1 1OPT 1F2 1F3 1B2 1OPT 1B3 1OPT",
                                              "2F0 2F1 2B0 2OPT 2B1 2OPT 2F2 2F3 2B2 2OPT 2B3 2OPT",
                                              "3F0 3B0 3OPT 3F1 3B1 3OPT 3F2 3B2 3OPT 3F3 3B3 3OPT"));
   // mak = p: fairscale's 1F1B; muf = 3 over 8 backwards: after B2, B5, and the leftover B6 B7.
-  const auto u = all_device_ops(generate("amp", params(4, 4, 2, 0, 3)));
+  const auto u = testing_schedules::device_rows(generate("amp", params(4, 4, 2, 0, 3)));
   EXPECT_EQ(u[0], "0F0 0F1 0F2 0F3 0B0 0F4 0B1 0F5 0B2 0OPT 0F6 0B3 0F7 0B4 0B5 0OPT 0B6 0B7 0OPT");
   EXPECT_EQ(u[3], "3F0 3B0 3F1 3B1 3F2 3B2 3OPT 3F3 3B3 3F4 3B4 3F5 3B5 3OPT 3F6 3B6 3F7 3B7 3OPT");
 }
@@ -307,7 +298,7 @@ TEST(AsyncSchedules, MakespanIsOneFillAndDrainPerRun) {
             {"pipedream-2bw", naive_2bw(p, m, t)}, {"amp", params(p, m, t, 0, 1)}, {"amp", params(p, m, t, 0, 3)}};
         for (const auto& [name, prm] : cases) {
           for (auto [f, b] : {std::pair<Tick, Tick>{1000, 2000}, {3000, 1000}, {7, 13}}) {
-            SCOPED_TRACE(label(name, p, m, t, prm.max_active_keys, prm.min_update_frequency) +
+            SCOPED_TRACE(label(name, p, m, t, prm.number("max-active-keys"), prm.number("min-update-frequency")) +
                          " F=" + std::to_string(f) + " B=" + std::to_string(b));
             const SimResult r = simulate(generate(name, prm), costs(f, b));
             EXPECT_EQ(r.makespan, (t * m + p - 1) * (f + b));
@@ -356,14 +347,14 @@ TEST(AsyncSchedules, EveryOpOnceAndDeadlockFree) {
         for (int mak : {1, (p + 1) / 2, p})
           for (int muf : {1, 2, 7}) cases.push_back({"amp", params(p, m, t, mak, muf)});
         for (const auto& [name, prm] : cases) {
-          SCOPED_TRACE(label(name, p, m, t, prm.max_active_keys, prm.min_update_frequency));
+          SCOPED_TRACE(label(name, p, m, t, prm.number("max-active-keys"), prm.number("min-update-frequency")));
           const Schedule s = generate(name, prm);
           const ValidationReport report = validate(s);
           EXPECT_TRUE(report.ok()) << (report.errors.empty() ? "" : report.errors.front());
           const int n = m * t;
           int expected_updates = n;  // pipedream, async-1f1b
           if (name == "pipedream-2bw") expected_updates = t;
-          if (name == "amp") expected_updates = ceil_div(n, prm.min_update_frequency);
+          if (name == "amp") expected_updates = ceil_div(n, prm.number("min-update-frequency"));
           // validate() rules out duplicates, so n in-range F's and B's per stage are each id once.
           for (int st = 0; st < p; ++st) {
             std::map<OpKind, int> count;
@@ -394,7 +385,7 @@ TEST(AsyncSchedules, ParameterErrors) {
   }
   EXPECT_THAT(error_of("pipedream-2bw", params(4, 3)), HasSubstr("pipedream-2bw: m (3) must be at least p (4)"));
   ScheduleParams bad = params(4, 4);
-  bad.twobw_policy = "shadow";
+  bad.set("twobw-policy", "shadow");
   EXPECT_THAT(error_of("pipedream-2bw", bad), HasSubstr("pipedream-2bw: twobw-policy must be double-buffer or naive, got 'shadow'"));
   EXPECT_THAT(error_of("amp", params(4, 4, 1, 5)), HasSubstr("amp: max_active_keys (5) must lie in [1, p] = [1, 4]"));
   EXPECT_THAT(error_of("amp", params(4, 4, 1, -1)), HasSubstr("max_active_keys (-1) must lie in [1, p]"));

@@ -32,9 +32,9 @@ ScheduleParams params(int p, int m, int pipelines = 2, const std::string& concat
   ScheduleParams out;
   out.p = p;
   out.m = m;
-  out.pipelines = pipelines;
-  out.concat = concat;
-  out.width = width;
+  out.set("pipelines", pipelines);
+  out.set("concat", concat);
+  out.set("width", width);
   out.iterations = iterations;
   return out;
 }

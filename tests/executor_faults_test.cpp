@@ -154,7 +154,7 @@ TEST(ExecutorFaults, BadInputBeforeStarting) {
   ScheduleParams halving;
   halving.p = 4;
   halving.m = 4;
-  halving.concat = "halving";
+  halving.set("concat", "halving");
   EXPECT_EQ(message(generate("chimera", halving), tiny(), quick()),
             "--micro-batch-size: the schedule splits each micro-batch into 2 parts (microbatch_split), which must divide "
             "the micro-batch size 1");

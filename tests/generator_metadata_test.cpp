@@ -52,18 +52,25 @@ TEST(GeneratorMetadata, NamesOrdersAndSettingsAreConsistent) {
     order = g.order;
     EXPECT_FALSE(g.summary.empty());
     EXPECT_NE(g.ops_per_iteration, nullptr);
-    for (std::string_view s : g.settings) {
-      bool known = false;
-      for (const ScheduleSetting& setting : schedule_settings()) known = known || setting.name() == s;
-      EXPECT_TRUE(known) << "unknown setting " << s;
+    for (const ScheduleSetting& s : g.settings) {
+      EXPECT_FALSE(s.every) << s.flags << ": p, m and iterations are every generator's";
+      ASSERT_NE(setting_named(s.name()), nullptr) << s.flags << " is not in schedule_settings()";
     }
   }
+  std::set<std::string_view> flags;
+  std::set<int> orders;
   for (const ScheduleSetting& s : schedule_settings()) {
-    EXPECT_NE(s.number == nullptr, s.text == nullptr) << s.flags << ": an integer or a text setting";
-    EXPECT_EQ(s.text == nullptr, s.choices.empty()) << s.flags << ": a text setting lists its choices";
-    if (s.text) {
-      const ScheduleParams defaults;
-      EXPECT_THAT(s.choices, ::testing::Contains(std::string_view(defaults.*s.text))) << s.flags;
+    EXPECT_TRUE(flags.insert(s.name()).second) << s.flags << " twice in schedule_settings()";
+    EXPECT_FALSE(s.help.empty()) << s.flags;
+    if (!s.shape()) {
+      EXPECT_TRUE(orders.insert(s.order).second) << s.flags << ": two settings share order " << s.order;
+    }
+    if (s.is_text()) {
+      EXPECT_THAT(s.choices, ::testing::Contains(s.default_text)) << s.flags;
+      EXPECT_EQ(s.default_number, 0) << s.flags << ": a text setting has no integer default";
+    } else {
+      EXPECT_TRUE(s.default_text.empty()) << s.flags << ": an integer setting has no text default";
+      EXPECT_GE(std::get<int>(s.default_value()), s.minimum) << s.flags << ": its default is a value of its lists";
     }
   }
   EXPECT_EQ(find_setting("concat").choices_text(), "direct, doubling or halving");
@@ -71,26 +78,53 @@ TEST(GeneratorMetadata, NamesOrdersAndSettingsAreConsistent) {
   EXPECT_EQ(find_setting("width").letter(), "width");
 }
 
+// A setting two generators read is declared the same by both (flags, help, default,
+// choices, order, label): schedule_settings() holds one declaration per name.
+TEST(GeneratorMetadata, ASharedSettingIsDeclaredTheSameByEveryGeneratorThatReadsIt) {
+  int shared = 0;
+  for (const ScheduleSetting& s : schedule_settings()) {
+    int readers = 0;
+    for (const GeneratorInfo& g : generators())
+      for (const ScheduleSetting& declared : g.settings)
+        if (declared.name() == s.name()) {
+          ++readers;
+          EXPECT_TRUE(declared == s) << g.name << " declares " << s.flags << " otherwise than another generator";
+        }
+    shared += readers > 1 ? 1 : 0;
+  }
+  EXPECT_GT(shared, 0) << "-v is read by several generators: the check above checked something";
+}
+
+// Reading a setting no generator declares is a bug in the generator, not bad input: an
+// internal error, never a silent default.
+TEST(GeneratorMetadataDeathTest, ReadingAnUndeclaredSettingIsAnInternalError) {
+  const ScheduleParams q;
+  EXPECT_DEATH((void)q.number("no-such-setting"), "internal error");
+  EXPECT_DEATH((void)q.text("pipelines"), "internal error");  // declared, but as an integer
+}
+
 // A text setting outside its choices is refused by generate() for every generator that
 // reads it, naming the setting as the flag spells it.
 TEST(GeneratorMetadata, TextSettingsAreCheckedAgainstTheirChoices) {
   for (const GeneratorInfo& g : generators())
-    for (std::string_view name : g.settings) {
-      const ScheduleSetting& s = find_setting(name);
-      if (!s.text) continue;
+    for (const ScheduleSetting& s : g.settings) {
+      if (!s.is_text()) continue;
       ScheduleParams q;
-      q.*s.text = "no-such-value";
-      EXPECT_EQ(error_of(g.name, q), std::string(g.name) + ": " + std::string(name) + " must be " + s.choices_text() +
-                                         ", got 'no-such-value'");
+      s.set(q, std::string("no-such-value"));
+      EXPECT_EQ(error_of(g.name, q), std::string(g.name) + ": " + std::string(s.name()) + " must be " +
+                                         s.choices_text() + ", got 'no-such-value'");
     }
 }
 
-// Every setting is a flag of the subcommands that generate, with its help text.
+// Every setting is a flag of the subcommands that generate, with its help text, and a list
+// flag of sweep and converge (all but p, m and iterations, which they set otherwise).
 TEST(GeneratorMetadata, EverySettingIsAFlagWithItsHelp) {
-  for (const char* command : {"schedule", "check", "simulate", "compare"}) {
+  for (const char* command : {"schedule", "check", "simulate", "compare", "run", "sweep", "converge"}) {
     const Result r = run(std::string(command) + " --help");
     EXPECT_EQ(r.code, 0) << command;
+    const bool lists = std::string(command) == "sweep" || std::string(command) == "converge";
     for (const ScheduleSetting& s : schedule_settings()) {
+      if (lists && s.every) continue;
       EXPECT_THAT(r.out, HasSubstr(std::string(s.help))) << command << " " << s.flags;
       EXPECT_THAT(r.out, HasSubstr(s.flag())) << command;
     }
@@ -99,7 +133,7 @@ TEST(GeneratorMetadata, EverySettingIsAFlagWithItsHelp) {
 
 // `pipesim schedule --list`: one row per generator in generators() order, the name first
 // (fuzz/run.sh takes the names for its dictionaries from there), then its summary, the
-// flags of its settings and its constraints.
+// flags of its settings with the choices of a text one, and its constraints.
 TEST(GeneratorMetadata, ListShowsEveryGeneratorWithItsSettingsAndConstraints) {
   const Result r = run("schedule --list");
   ASSERT_EQ(r.code, 0);
@@ -112,28 +146,40 @@ TEST(GeneratorMetadata, ListShowsEveryGeneratorWithItsSettingsAndConstraints) {
     ASSERT_TRUE(std::getline(in, line)) << "no row for " << g.name;
     EXPECT_EQ(line.substr(0, line.find(' ')), g.name);
     EXPECT_THAT(line, HasSubstr(std::string(g.summary)));
-    for (std::string_view s : g.settings) {
-      const std::string_view flags = find_setting(s).flags;
-      EXPECT_THAT(line, HasSubstr(std::string(flags.substr(0, flags.find(',')))));
+    for (const ScheduleSetting& s : g.settings) {
+      std::string shown(s.flags.substr(0, s.flags.find(',')));
+      for (std::size_t i = 0; i < s.choices.size(); ++i) shown += (i == 0 ? " " : "|") + std::string(s.choices[i]);
+      EXPECT_THAT(line, HasSubstr(shown));
     }
     for (const Constraint& c : g.constraints) EXPECT_THAT(line, HasSubstr(std::string(c.rule)));
   }
   EXPECT_FALSE(std::getline(in, line)) << "an extra row: " << line;
 }
 
-// The fuzz dictionaries hold the flags and the values of every setting; the generator
-// names are not written there but added by fuzz/run.sh from `pipesim schedule --list`, so
-// a new schedule needs no dictionary edit.
-TEST(GeneratorMetadata, FuzzDictionariesCarryTheSettingsButNoGeneratorName) {
+// The fuzz dictionaries hold the shape flags (-p, -m, -v, --iterations); the generator
+// names and the flags and choices of the generators' own settings are not written there
+// but added by fuzz/run.sh from `pipesim schedule --list` (checked above to carry them), so
+// a new schedule or setting needs no dictionary edit.
+TEST(GeneratorMetadata, FuzzDictionariesCarryTheShapeFlagsButNoGeneratorNameOrSetting) {
   const std::set<std::string> flags = dictionary("cli_flags.dict");
   for (const ScheduleSetting& s : schedule_settings()) {
-    EXPECT_TRUE(flags.count(std::string(s.flags.substr(0, s.flags.find(','))))) << s.flags << " in cli_flags.dict";
-    for (std::string_view choice : s.choices) EXPECT_TRUE(flags.count(std::string(choice))) << choice;
+    if (s.shape()) {
+      EXPECT_TRUE(flags.count(std::string(s.flags.substr(0, s.flags.find(','))))) << s.flags << " in cli_flags.dict";
+    }
   }
   for (const char* dict : {"cli_flags.dict", "experiment_config.dict", "cli.dict"}) {
     const std::set<std::string> tokens = dictionary(dict);
-    for (const GeneratorInfo& g : generators())
+    for (const GeneratorInfo& g : generators()) {
       EXPECT_FALSE(tokens.count(std::string(g.name))) << g.name << " is written in " << dict << " (run.sh adds it)";
+      for (const ScheduleSetting& s : g.settings) {
+        if (s.shape()) continue;
+        EXPECT_FALSE(tokens.count(s.flag())) << s.flag() << " is written in " << dict << " (run.sh adds it)";
+        const std::string key = "\\\"" + std::string(s.name()) + "\\\"";  // \"concat\": a config file's key
+        EXPECT_FALSE(tokens.count(key)) << key << " is written in " << dict << " (run.sh adds it)";
+        for (std::string_view choice : s.choices)
+          EXPECT_FALSE(tokens.count(std::string(choice))) << choice << " is written in " << dict << " (run.sh adds it)";
+      }
+    }
   }
   EXPECT_THAT(read_text(kSource + "/fuzz/run.sh"), HasSubstr("schedule --list"));
 }

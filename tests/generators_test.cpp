@@ -294,7 +294,7 @@ TEST(Generators, PipelineDevicesWithoutGenerating) {
       for (int m : {4, 8, 16, 32})
         for (int width : {1, 2}) {
           ScheduleParams sp = params(p, m, 2, 1);
-          sp.width = width;
+          sp.set("width", width);
           Schedule s;
           try {
             s = generate(g.name, sp);
@@ -310,32 +310,32 @@ TEST(Generators, PipelineDevicesWithoutGenerating) {
 
 // Each generator's `settings` are the ScheduleParams it reads: changing any other one leaves
 // its schedule as it was or is refused (so a sweep varies only those, and nothing else makes
-// a new row).
+// a new row). Every setting but p, m and iterations is changed from its default: an integer
+// to twice it (2 from 0), a text to its first other choice.
 TEST(Generators, SettingsAreExactlyWhatAGeneratorReads) {
-  const std::vector<std::pair<std::string_view, std::function<void(ScheduleParams&)>>> changes = {
-      {"chunks", [](ScheduleParams& q) { q.v = 4; }},
-      {"pipelines", [](ScheduleParams& q) { q.pipelines = 4; }},
-      {"concat", [](ScheduleParams& q) { q.concat = "doubling"; }},
-      {"width", [](ScheduleParams& q) { q.width = 2; }},
-      {"max-active-keys", [](ScheduleParams& q) { q.max_active_keys = 2; }},
-      {"min-update-frequency", [](ScheduleParams& q) { q.min_update_frequency = 2; }},
-      {"twobw-policy", [](ScheduleParams& q) { q.twobw_policy = "naive"; }},
-      {"amdp-update", [](ScheduleParams& q) { q.amdp_update = "early"; }}};
   for (const auto& g : generators()) {
     const ScheduleParams base = params(8, 16, 2, 2);
     const Schedule s = generate(g.name, base);
-    for (const auto& [setting, change] : changes) {
+    for (const ScheduleSetting& setting : schedule_settings()) {
+      if (setting.every) continue;
       ScheduleParams q = base;
-      change(q);
-      const bool listed = std::find(g.settings.begin(), g.settings.end(), setting) != g.settings.end();
+      const SettingValue was = setting.get(q);
+      if (setting.is_text()) {
+        const auto other = std::find_if(setting.choices.begin(), setting.choices.end(),
+                                        [&](std::string_view c) { return c != std::get<std::string>(was); });
+        ASSERT_NE(other, setting.choices.end()) << setting.flags;
+        setting.set(q, std::string(*other));
+      } else {
+        setting.set(q, std::get<int>(was) == 0 ? 2 : 2 * std::get<int>(was));
+      }
       Schedule t;
       try {
         t = generate(g.name, q);
       } catch (const InputError&) {
-        continue;  // refused (AMDP refuses a width): not silently ignored
+        continue;  // refused: not silently ignored
       }
-      if (!listed) {
-        EXPECT_EQ(t.ops, s.ops) << g.name << " reads " << setting << " but does not list it";
+      if (!g.reads(setting.name())) {
+        EXPECT_EQ(t.ops, s.ops) << g.name << " reads " << setting.name() << " but does not list it";
       }
     }
   }

@@ -53,9 +53,9 @@ TEST(MemoryGuard, EstimateIsAnUpperBoundCloseToTheRealOpCount) {
 TEST(MemoryGuard, EstimateCoversChimeraHalving) {
   for (const char* concat : {"direct", "doubling", "halving"})
     for (ScheduleParams p : {params(8, 8), params(4, 8), params(8, 16)}) {
-      p.concat = concat;
+      p.set("concat", concat);
       for (int width : {1, 2}) {
-        p.width = width;
+        p.set("width", width);
         Schedule s;
         try {
           s = generate("chimera", p);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cost_models/uniform.hpp"
+#include "generated.hpp"
 #include "input_error.hpp"
 #include "schedules/generator.hpp"
 #include "schedules/op_text.hpp"
@@ -16,6 +17,8 @@
 
 namespace pipesim {
 namespace {
+
+using testing_schedules::device_rows;
 
 using testing::ElementsAre;
 using testing::HasSubstr;
@@ -28,16 +31,6 @@ ScheduleParams params(int p, int m, int v = 2) {
   return out;
 }
 
-std::vector<std::string> rows(const Schedule& s) {
-  std::vector<std::string> out;
-  for (const auto& list : s.ops) {
-    std::string row;
-    for (const Op& op : list) row += (row.empty() ? "" : " ") + to_string(op);
-    out.push_back(row);
-  }
-  return out;
-}
-
 // F = I = W = `unit` per full stage (B = 2 units), free links, free optimizer.
 UniformCostModel unit_costs(Tick unit, std::int64_t activation = 0) {
   UniformCostConfig cfg;
@@ -47,12 +40,12 @@ UniformCostModel unit_costs(Tick unit, std::int64_t activation = 0) {
 }
 
 TEST(NewGenerators, LoopedBfsOrder) {
-  EXPECT_THAT(rows(generate("looped-bfs", params(2, 2))),
+  EXPECT_THAT(device_rows(generate("looped-bfs", params(2, 2))),
               ElementsAre("0F0 0F1 2F0 2F1 2B1 2B0 0B1 0B0 0OPT 2OPT", "1F0 1F1 3F0 3F1 3B1 3B0 1B1 1B0 1OPT 3OPT"));
 }
 
 TEST(NewGenerators, ZbVOrderFollowsPytorch) {
-  EXPECT_THAT(rows(generate("zb-v", params(2, 4))),
+  EXPECT_THAT(device_rows(generate("zb-v", params(2, 4))),
               ElementsAre("0F0 0F1 0F2 3F0 3I0 3W0 3F1 3I1 3W1 0F3 0I0 0W0 3F2 3I2 3W2 0I1 0W1 3F3 3I3 3W3 0I2 0W2 0I3 0W3 "
                           "0OPT 3OPT",
                           "1F0 2F0 1F1 2F1 2I0 2W0 1F2 1I0 1W0 2F2 2I1 2W1 1F3 1I1 1W1 2F3 2I2 2W2 1I2 2I3 1I3 1W2 2W3 1W3 "

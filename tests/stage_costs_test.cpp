@@ -34,7 +34,7 @@ TEST(StageCosts, EveryAnswerIsTheModelsForEveryOpOfEveryGenerator) {
   std::mt19937 rng(7);
   for (const GeneratorInfo& g : generators()) {
     ScheduleParams params = testing_schedules::shape(4, 8, 2);
-    if (std::string(g.name) == "chimera") params.concat = "halving";  // a micro-batch split of 2
+    if (std::string(g.name) == "chimera") params.set("concat", "halving");  // a micro-batch split of 2
     const Schedule s = generate(g.name, params);
     for (const auto& [tp, recompute] : {std::pair{1, "none"}, std::pair{2, "full"}}) {
       const AnalyticalCostModel model(config_for(s, tp, recompute));

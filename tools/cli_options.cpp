@@ -24,9 +24,18 @@ void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name, const
   for (const ScheduleSetting& setting : schedule_settings()) {
     if (std::find(own.begin(), own.end(), setting.name()) != own.end()) continue;
     const std::string flags(setting.flags), help(setting.help);
-    auto* option = setting.number ? app.add_option(flags, o.params.*setting.number, help)
-                                  : app.add_option(flags, o.params.*setting.text, help);
-    option->capture_default_str();
+    if (setting.shape()) {
+      app.add_option(flags, o.params.*setting.field, help)->capture_default_str();
+      continue;
+    }
+    // A family setting lives in ScheduleParams' store, by name: the flag sets it there.
+    const std::string_view name = setting.name();
+    const std::string shown = setting.value(ScheduleParams{});
+    if (setting.is_text())
+      app.add_option_function<std::string>(flags, [&o, name](const std::string& v) { o.params.set(name, v); }, help)
+          ->default_str(shown);
+    else
+      app.add_option_function<int>(flags, [&o, name](int v) { o.params.set(name, v); }, help)->default_str(shown);
   }
   app.add_option("--max-memory", o.max_memory,
                  "Memory a generated schedule may need, e.g. 64GiB [default: what the machine has available]");
@@ -104,10 +113,10 @@ std::vector<std::string> flags_where(Keep keep) {
 }  // namespace
 
 std::vector<std::string> shape_flags() {
-  return flags_where([](const ScheduleSetting& s) { return s.shape; });
+  return flags_where([](const ScheduleSetting& s) { return s.shape(); });
 }
 std::vector<std::string> generator_only_flags() {
-  return flags_where([](const ScheduleSetting& s) { return !s.shape; });
+  return flags_where([](const ScheduleSetting& s) { return !s.shape(); });
 }
 std::vector<std::string> generator_setting_flags() {
   return flags_where([](const ScheduleSetting& s) { return !s.every; });
@@ -117,7 +126,7 @@ void check_generator_flags(const CLI::App& app, const std::vector<std::string>& 
   std::vector<const ScheduleSetting*> settings;  // the generator-only ones first, then -v
   for (bool shape : {false, true})
     for (const ScheduleSetting& s : schedule_settings())
-      if (s.shape == shape && !s.every) settings.push_back(&s);
+      if (s.shape() == shape && !s.every) settings.push_back(&s);
   for (const ScheduleSetting* s : settings) {
     const ScheduleSetting& setting = *s;
     const std::string flag = setting.flag();

@@ -9,7 +9,8 @@
 //
 // Several learning rates (--lr 1e-3,3e-3) train every schedule at each, and the answer takes
 // each schedule's best (tuned_runs); the generators' settings take lists as in `sweep`
-// (--max-active-keys 2,4 --amdp-update code,early): one row per variant ("amp keys=2").
+// (--max-active-keys 2,4 --amdp-update code,early; tools/setting_grids.hpp): one row per
+// variant ("amp keys=2").
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -34,6 +35,7 @@
 #include "tools/profiled_flags.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/report.hpp"
+#include "tools/setting_grids.hpp"
 #include "tools/sweep_grid.hpp"
 #include "tools/unused_flags.hpp"
 
@@ -47,13 +49,7 @@ struct ConvergeFlags {
   std::string seeds = "1";
   std::string optimizer = "adam";
   std::string lr = "3e-3";
-  // The generators' settings, comma-separated as in `sweep` (tools/sweep_grid.hpp).
-  std::string chunks = "2";
-  std::string concat = "direct";
-  std::string max_active_keys;  // empty: p (AMP's default)
-  std::string min_update_frequency = "1";
-  std::string twobw_policy = "double-buffer";
-  std::string amdp_update = "code";
+  SettingGridFlags generator_settings;  // comma-separated as in `sweep`
   double target = 0;
   int validate_every = 10;
   bool json = false;
@@ -115,21 +111,17 @@ std::vector<SweepVariant> variants_of(const std::vector<std::string>& names, con
   VariantLists lists;
   lists.schedules = names;
   lists.name_off_default = true;
-  lists.chunks = parse_int_grid(f.chunks, "--chunks");
-  lists.concat = parse_choice_grid(f.concat, "concat");
-  if (!f.max_active_keys.empty()) lists.max_active_keys = parse_int_grid(f.max_active_keys, "--max-active-keys");
-  lists.min_update_frequency = parse_int_grid(f.min_update_frequency, "--min-update-frequency");
-  lists.twobw_policy = parse_choice_grid(f.twobw_policy, "twobw-policy");
-  lists.amdp_update = parse_choice_grid(f.amdp_update, "amdp-update");
+  f.generator_settings.parse(lists);
   return expand_variants(lists);
 }
 
 // The settings `generator` reads, by name, with their values in `params`.
 nlohmann::ordered_json settings_json(const std::string& generator, const ScheduleParams& params) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const std::string_view name : find_generator(generator).settings) {
-    const ScheduleSetting& s = find_setting(name);
-    out[std::string(name)] = s.number ? nlohmann::ordered_json(params.*s.number) : nlohmann::ordered_json(params.*s.text);
+  for (const ScheduleSetting& s : find_generator(generator).settings) {
+    const SettingValue v = s.get(params);
+    out[std::string(s.name())] = std::holds_alternative<int>(v) ? nlohmann::ordered_json(std::get<int>(v))
+                                                                 : nlohmann::ordered_json(std::get<std::string>(v));
   }
   return out;
 }
@@ -157,8 +149,10 @@ void add_converge_command(CLI::App& app) {
   auto cost_model = std::make_shared<std::string>();
   so->params.iterations = 300;
   cmd->add_option("--schedules", f->schedules, "Comma-separated generator names, or 'all'")->capture_default_str();
-  add_schedule_flags(*cmd, *so, false,
-                     {"chunks", "concat", "max-active-keys", "min-update-frequency", "twobw-policy", "amdp-update"});
+  std::vector<std::string_view> listed;  // the generators' settings: list flags below
+  for (const ScheduleSetting& s : schedule_settings())
+    if (!s.every) listed.push_back(s.name());
+  add_schedule_flags(*cmd, *so, false, listed);
   add_cost_flags(*cmd, *co);
   add_hardware_flags(*cmd, *ho);
   add_profiled_flags(*cmd, *po);
@@ -175,16 +169,8 @@ void add_converge_command(CLI::App& app) {
                   "Learning rate, the same for every schedule; several, comma-separated (1e-3,3e-3,1e-2): each "
                   "schedule trains at each and the answer takes its best")
       ->capture_default_str();
-  const std::string list = ", comma-separated: one row per value";
-  cmd->add_option("-v,--chunks", f->chunks, "Chunks per device (interleaved)" + list)->capture_default_str();
-  cmd->add_option("--concat", f->concat, "Chimera with m > p: direct, doubling, halving" + list)->capture_default_str();
-  cmd->add_option("--max-active-keys", f->max_active_keys, "AMP: instances in flight" + list + " [default: p]");
-  cmd->add_option("--min-update-frequency", f->min_update_frequency,
-                  "AMP: local update after this many backwards at a stage" + list)
-      ->capture_default_str();
-  cmd->add_option("--twobw-policy", f->twobw_policy, "PipeDream-2BW: double-buffer, naive" + list)->capture_default_str();
-  cmd->add_option("--amdp-update", f->amdp_update, "AMDP: position of the optimizer step, code, early, late" + list)
-      ->capture_default_str();
+  const char* list = ", comma-separated: one row per value";
+  f->generator_settings.add(*cmd, list, list);
   cmd->add_option("--target", f->target,
                   "Validation loss to reach; 0: chosen from the runs, one every schedule reaches on every seed at "
                   "one of its rates at least (docs/convergence.md)")
@@ -232,12 +218,8 @@ void add_converge_command(CLI::App& app) {
     std::vector<nlohmann::ordered_json> generator_settings;
     for (const SweepVariant& variant : variants) {
       ScheduleOptions vo = *so;
-      vo.params.v = variant.settings.v;
-      vo.params.concat = variant.settings.concat;
-      vo.params.max_active_keys = variant.settings.max_active_keys;
-      vo.params.min_update_frequency = variant.settings.min_update_frequency;
-      vo.params.twobw_policy = variant.settings.twobw_policy;
-      vo.params.amdp_update = variant.settings.amdp_update;
+      for (const ScheduleSetting& s : schedule_settings())
+        if (!s.every) s.set(vo.params, s.get(variant.settings));
       schedules.push_back(make_schedule(*cmd, vo, variant.schedule));
       generator_settings.push_back(settings_json(variant.schedule, vo.params));
       for (const std::uint64_t seed : seeds) {

@@ -50,8 +50,9 @@ std::unique_ptr<CostModelSetup> uniform_setup(const CostOptions& co) {
   return find_cost_model("uniform").setup({co, no_hardware, no_profile});
 }
 
-// One row per generator (GeneratorInfo): its name first (fuzz/run.sh reads the names from
-// here), what it is, the flags of its settings and its constraints.
+// One row per generator (GeneratorInfo): its name first, what it is, the flags of its
+// settings (a text setting with its choices: "--concat direct|doubling|halving") and its
+// constraints. fuzz/run.sh takes the names, flags and choices of its dictionaries from here.
 std::string list_generators() {
   Table t;
   t.add_column("schedule", Table::Align::Left);
@@ -60,8 +61,11 @@ std::string list_generators() {
   t.add_column("requires", Table::Align::Left);
   for (const auto& g : generators()) {
     std::string settings, rules;
-    for (const ScheduleSetting& s : schedule_settings())
-      if (g.reads(s.name())) settings += (settings.empty() ? "" : " ") + std::string(s.flags.substr(0, s.flags.find(',')));
+    for (const ScheduleSetting& s : schedule_settings()) {
+      if (!g.reads(s.name())) continue;
+      settings += (settings.empty() ? "" : " ") + std::string(s.flags.substr(0, s.flags.find(',')));
+      for (std::size_t i = 0; i < s.choices.size(); ++i) settings += (i == 0 ? " " : "|") + std::string(s.choices[i]);
+    }
     for (const Constraint& c : g.constraints) rules += (rules.empty() ? "" : "; ") + std::string(c.rule);
     t.add_row({std::string(g.name), std::string(g.summary), settings, rules});
   }

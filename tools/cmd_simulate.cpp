@@ -118,7 +118,7 @@ std::vector<std::pair<std::string, std::string>> report_settings(const ScheduleO
     out.emplace_back("m", std::to_string(so.params.m));
     const auto chunked = [](const RunOutput& r) {
       return std::any_of(generators().begin(), generators().end(),
-                         [&](const GeneratorInfo& g) { return g.name == r.schedule.name && std::find(g.settings.begin(), g.settings.end(), "chunks") != g.settings.end(); });
+                         [&](const GeneratorInfo& g) { return g.name == r.schedule.name && g.reads("chunks"); });
     };
     if (any_run(chunked))
       out.emplace_back("v", std::to_string(so.params.v));

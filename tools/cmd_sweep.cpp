@@ -18,6 +18,7 @@
 #include "tools/progress.hpp"
 #include "tools/report.hpp"
 #include "tools/mpi_job.hpp"
+#include "tools/setting_grids.hpp"
 #include "tools/sharing_flags.hpp"
 #include "tools/sweep.hpp"
 #include "tools/sweep_blocks.hpp"
@@ -47,10 +48,7 @@ struct SweepFlags {
   std::string global_batch;  // empty: -m is the batch dimension
   std::string micro_batch_size = "1";
   std::string recompute = "none";
-  std::string chunks = "2";
-  std::string concat = "direct";
-  std::string max_active_keys;  // empty: p (AMP's default)
-  std::string min_update_frequency = "1";
+  SettingGridFlags generator_settings;  // -v, --concat, --max-active-keys, ...
   bool synchronous_only = false;
   std::string config, save_config;
   int jobs = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -90,15 +88,7 @@ void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
   cmd.add_option("--iterations", f.settings.iterations,
                  "Iterations simulated: time per iteration is the steady state from 2 on")
       ->capture_default_str();
-  cmd.add_option("-v,--chunks", f.chunks, std::string("Chunks per device of the interleaved schedules") + numbers)
-      ->capture_default_str();
-  cmd.add_option("--concat", f.concat, "Chimera with m > p, comma-separated: direct, doubling, halving")
-      ->capture_default_str();
-  cmd.add_option("--max-active-keys", f.max_active_keys,
-                 std::string("AMP: micro-batches in flight") + numbers + " [default: p]");
-  cmd.add_option("--min-update-frequency", f.min_update_frequency,
-                 std::string("AMP: a local update after this many backwards at a stage") + numbers)
-      ->capture_default_str();
+  f.generator_settings.add(cmd, numbers, ", comma-separated");
   cmd.add_flag("--synchronous-only", f.synchronous_only,
                "Rank only configurations without stale weights (max mismatch and max delay 0)");
   cmd.add_option("--max-mismatch", f.settings.max_mismatch,
@@ -128,10 +118,7 @@ SweepGrid make_grid(const SweepFlags& f) {
   g.hardware = parse_name_grid(f.settings.hardware.hardware, "--hardware");
   VariantLists lists;
   lists.schedules = parse_schedule_grid(f.schedules);
-  lists.chunks = parse_int_grid(f.chunks, "--chunks");
-  lists.concat = parse_choice_grid(f.concat, "concat");
-  if (!f.max_active_keys.empty()) lists.max_active_keys = parse_int_grid(f.max_active_keys, "--max-active-keys");
-  lists.min_update_frequency = parse_int_grid(f.min_update_frequency, "--min-update-frequency");
+  f.generator_settings.parse(lists);
   g.variants = expand_variants(lists);
   g.tp = parse_int_grid(f.tp, "--tp");
   g.pp = parse_int_grid(f.pp, "--pp");

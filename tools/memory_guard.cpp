@@ -36,7 +36,7 @@ std::string describe_generation(std::string_view generator, const ScheduleParams
   const GeneratorInfo& g = find_generator(generator);
   const ScheduleParams defaults;
   for (const ScheduleSetting& s : schedule_settings())  // -v always, the others where not the default
-    if (g.reads(s.name()) && (s.shape || s.value(p) != s.value(defaults)))
+    if (g.reads(s.name()) && (s.shape() || s.value(p) != s.value(defaults)))
       out += ", " + std::string(s.letter()) + "=" + s.value(p);
   if (p.iterations != 1) out += ", iterations=" + std::to_string(p.iterations);
   return out;

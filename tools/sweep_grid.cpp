@@ -34,30 +34,30 @@ std::string expected_form(std::string_view flag) {
          "comma-separated, e.g. 1,2,4 or 8..128";
 }
 
-int parse_positive(std::string_view item, std::string_view whole, std::string_view flag) {
+int parse_value(std::string_view item, std::string_view whole, std::string_view flag, int minimum) {
   int value = 0;
   const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
   if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
     throw InputError(expected_form(flag) + "; got " + quote(whole));
-  if (value <= 0 || value > kMaxValue)
-    throw InputError(std::string(flag) + ": values must lie in 1.." + std::to_string(kMaxValue) + ", got '" +
-                     std::string(whole) + "'");
+  if (value < minimum || value > kMaxValue)
+    throw InputError(std::string(flag) + ": values must lie in " + std::to_string(minimum) + ".." +
+                     std::to_string(kMaxValue) + ", got '" + std::string(whole) + "'");
   return value;
 }
 
 }  // namespace
 
-std::vector<int> parse_int_grid(std::string_view text, std::string_view flag) {
+std::vector<int> parse_int_grid(std::string_view text, std::string_view flag, int minimum) {
   if (trim(text).empty()) throw InputError(std::string(flag) + ": empty grid; " + expected_form(flag));
   std::vector<int> values;
   for (std::string_view item : split_commas(text)) {
     const std::size_t dots = item.find("..");
     if (dots == std::string_view::npos) {
-      values.push_back(parse_positive(item, item, flag));
+      values.push_back(parse_value(item, item, flag, minimum));
       continue;
     }
-    const int a = parse_positive(trim(item.substr(0, dots)), item, flag);
-    const int b = parse_positive(trim(item.substr(dots + 2)), item, flag);
+    const int a = parse_value(trim(item.substr(0, dots)), item, flag, minimum);
+    const int b = parse_value(trim(item.substr(dots + 2)), item, flag, minimum);
     const std::size_t before = values.size();
     for (long long v = 1; v <= b; v *= 2)
       if (v >= a) values.push_back(static_cast<int>(v));
@@ -109,49 +109,49 @@ std::vector<std::string> parse_schedule_grid(std::string_view text) {
   return names;
 }
 
+std::vector<SettingValue> parse_setting_grid(std::string_view text, const ScheduleSetting& setting) {
+  std::vector<SettingValue> out;
+  if (setting.is_text())
+    for (std::string& name : parse_choice_grid(text, setting.name())) out.emplace_back(std::move(name));
+  else
+    for (int v : parse_int_grid(text, setting.flag(), setting.minimum)) out.emplace_back(v);
+  return out;
+}
+
 std::vector<SweepVariant> expand_variants(const VariantLists& lists) {
   std::vector<SweepVariant> out;
   for (const std::string& name : lists.schedules) {
-    const auto& reads = find_generator(name).settings;
-    const auto varies = [&](std::string_view setting, std::size_t values) {
-      return values > 1 && std::find(reads.begin(), reads.end(), setting) != reads.end();
+    const GeneratorInfo& g = find_generator(name);
+    // The settings the generator reads, each with its list (several values only where it varies).
+    struct Dimension {
+      const ScheduleSetting* setting;
+      std::vector<SettingValue> values;
     };
-    const ScheduleParams defaults;
-    const auto named = [&](std::string_view setting, std::size_t values, bool is_default) {
-      return varies(setting, values) ||
-             (lists.name_off_default && !is_default && std::find(reads.begin(), reads.end(), setting) != reads.end());
-    };
-    const auto one_or_all = [&](std::string_view setting, const auto& values) {
-      using T = typename std::decay_t<decltype(values)>::value_type;
-      return varies(setting, values.size()) ? values : std::vector<T>{values.front()};
-    };
-    for (int v : one_or_all("chunks", lists.chunks))
-      for (const std::string& concat : one_or_all("concat", lists.concat))
-        for (int keys : one_or_all("max-active-keys", lists.max_active_keys))
-          for (int freq : one_or_all("min-update-frequency", lists.min_update_frequency))
-            for (const std::string& policy : one_or_all("twobw-policy", lists.twobw_policy))
-              for (const std::string& update : one_or_all("amdp-update", lists.amdp_update)) {
-                SweepVariant variant{name, {}, name};
-                variant.settings.v = v;
-                variant.settings.concat = concat;
-                variant.settings.max_active_keys = keys;
-                variant.settings.min_update_frequency = freq;
-                variant.settings.twobw_policy = policy;
-                variant.settings.amdp_update = update;
-                if (named("chunks", lists.chunks.size(), v == defaults.v)) variant.label += " v=" + std::to_string(v);
-                if (named("concat", lists.concat.size(), concat == defaults.concat))
-                  variant.label += " concat=" + concat;
-                if (named("max-active-keys", lists.max_active_keys.size(), keys == defaults.max_active_keys))
-                  variant.label += " keys=" + std::to_string(keys);
-                if (named("min-update-frequency", lists.min_update_frequency.size(),
-                          freq == defaults.min_update_frequency))
-                  variant.label += " freq=" + std::to_string(freq);
-                if (named("twobw-policy", lists.twobw_policy.size(), policy == defaults.twobw_policy))
-                  variant.label += " policy=" + policy;
-                if (named("amdp-update", lists.amdp_update.size(), update == defaults.amdp_update))
-                  variant.label += " update=" + update;
-                out.push_back(std::move(variant));
-              }
+    std::vector<Dimension> dims;
+    for (const ScheduleSetting& s : schedule_settings()) {
+      if (!g.reads(s.name())) continue;
+      const auto it = lists.values.find(s.name());
+      dims.push_back({&s, it == lists.values.end() ? std::vector<SettingValue>{s.default_value()} : it->second});
+    }
+    // Odometer over the dimensions, the last fastest.
+    std::vector<std::size_t> at(dims.size(), 0);
+    for (bool more = true; more;) {
+      ScheduleParams settings;
+      std::string label = name;
+      for (std::size_t d = 0; d < dims.size(); ++d) {
+        const ScheduleSetting& s = *dims[d].setting;
+        const SettingValue& value = dims[d].values[at[d]];
+        s.set(settings, value);
+        if (dims[d].values.size() > 1 || (lists.name_off_default && value != s.default_value()))
+          label += " " + std::string(s.label_or_name()) + "=" + s.value(settings);
+      }
+      out.push_back({name, std::move(settings), std::move(label)});
+      more = false;
+      for (std::size_t d = dims.size(); d-- > 0 && !more;) {
+        more = ++at[d] < dims[d].values.size();
+        if (!more) at[d] = 0;
+      }
+    }
   }
   return out;
 }

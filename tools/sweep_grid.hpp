@@ -7,6 +7,8 @@
 // are sorted and duplicates dropped, so "4,1,2..4" and "1,2,4" give the same grid and the
 // same combination numbers.
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,9 +17,9 @@
 
 namespace pipesim {
 
-// InputError naming `flag` for a bad item ("8..x"), an empty range ("16..8", "5..7") or an
-// empty list.
-std::vector<int> parse_int_grid(std::string_view text, std::string_view flag);
+// InputError naming `flag` for a bad item ("8..x"), an empty range ("16..8", "5..7"), a
+// value below `minimum` or an empty list.
+std::vector<int> parse_int_grid(std::string_view text, std::string_view flag, int minimum = 1);
 // Comma-separated names in the order given; InputError for an empty list or a name given twice.
 std::vector<std::string> parse_name_grid(std::string_view text, std::string_view flag);
 // parse_name_grid for the text setting `setting` ("concat"): each name one of its choices
@@ -25,30 +27,29 @@ std::vector<std::string> parse_name_grid(std::string_view text, std::string_view
 std::vector<std::string> parse_choice_grid(std::string_view text, std::string_view setting);
 // `all` or a list of generator names; InputError for unknown names (listing the known ones).
 std::vector<std::string> parse_schedule_grid(std::string_view text);
+// The values of `setting` in `text`: parse_int_grid from its minimum on for an integer
+// setting, parse_choice_grid for a text one.
+std::vector<SettingValue> parse_setting_grid(std::string_view text, const ScheduleSetting& setting);
 
 // One generator with a value for each setting of it the sweep varies
-// (GeneratorInfo::settings): "interleaved v=4", "chimera concat=halving", "amp keys=2 freq=4",
-// "pipedream-2bw policy=naive", "amdp update=early".
+// (GeneratorInfo::settings, named by their labels): "interleaved v=4", "chimera
+// concat=halving", "amp keys=2 freq=4", "pipedream-2bw policy=naive", "amdp update=early".
 // A setting varies only for the generators that read it, so no two variants give the same
 // schedule because of a setting that has no effect.
 struct SweepVariant {
   std::string schedule;
-  ScheduleParams settings;  // v, concat, max_active_keys, min_update_frequency, twobw_policy, amdp_update
-                            // (p, m per combination)
+  ScheduleParams settings;  // the settings the generator reads (p, m per combination)
   std::string label;        // the schedule, and the settings whose list has several values
 };
 
-// The lists of the generators' settings that can vary (-v, --concat, --max-active-keys,
-// --min-update-frequency; `converge` also --twobw-policy and --amdp-update): every variant of
-// each schedule, in the order given.
+// The lists of the generators' settings that vary (-v, --concat, --max-active-keys, ...:
+// every setting of schedule_settings() but p, m and iterations): every variant of each
+// schedule, the product of the lists of the settings it reads in schedule_settings()
+// order, the last fastest.
 struct VariantLists {
   std::vector<std::string> schedules;
-  std::vector<int> chunks{2};
-  std::vector<std::string> concat{"direct"};
-  std::vector<int> max_active_keys{0};
-  std::vector<int> min_update_frequency{1};
-  std::vector<std::string> twobw_policy{"double-buffer"};
-  std::vector<std::string> amdp_update{"code"};
+  // By setting name; a setting without a list takes its default.
+  std::map<std::string_view, std::vector<SettingValue>, std::less<>> values;
   // Also name a setting whose one value is not its default (`converge`: "pipedream-2bw
   // policy=naive" for --twobw-policy naive); a sweep names only the settings that vary.
   bool name_off_default = false;

@@ -135,6 +135,11 @@ def test_catalogs():
         (lambda: pipesim.parse_schedule("{}", format="yaml"), 'format: expected "csv" or "json"'),
         (lambda: pipesim.generate("chimera", p=4, m=4).to_pytorch(), "PyTorch pipelining runs one pipeline"),
         (lambda: pipesim.AnalyticalCosts("no-such-model"), "no-such-model"),
+        (lambda: pipesim.generate("1f1b", pipelines=4), "pipelines: not a setting of 1f1b (it is one of chimera)"),
+        (lambda: pipesim.generate("chimera", no_such=1), "unknown keyword argument 'no_such' (settings: pipelines"),
+        (lambda: pipesim.generate("chimera", concat=2), "concat: expected direct, doubling or halving, got 2"),
+        (lambda: pipesim.generate("amp", max_active_keys=2**40), "max_active_keys: expected an integer"),
+        (lambda: pipesim.generate("chimera", concat="tripling"), "chimera: concat must be direct, doubling or halving"),
     ],
 )
 def test_bad_input_is_an_input_error_with_the_clis_message(call, message):
@@ -143,6 +148,12 @@ def test_bad_input_is_an_input_error_with_the_clis_message(call, message):
     assert message in str(err.value)
     assert "\n" not in str(err.value)
     assert isinstance(err.value, ValueError)
+
+
+def test_family_settings_are_keyword_arguments():
+    halving = pipesim.generate("chimera", p=4, m=4, concat="halving")
+    assert halving.total_ops > pipesim.generate("chimera", p=4, m=4).total_ops
+    assert pipesim.generate("amp", p=4, m=4, max_active_keys=1).ops != pipesim.generate("amp", p=4, m=4).ops
 
 
 def test_readme_example_runs():

@@ -44,7 +44,7 @@
 // iteration t >= 1 (it applies iteration t-1's gradient; no flush, no stashing: the
 // weight policy is Current).
 //
-// U position, params.amdp_update [reconstruction where it is not the code]:
+// U position, --amdp-update [reconstruction where it is not the code]:
 //   code   D = 4: after the first-stage ranks' first backward of the group (before their
 //                 last forward), after the last forward on the other ranks [code].
 //          D = 8: after the group's last forward on every rank [code].
@@ -74,7 +74,7 @@ enum class UpdateAt { Code, Early, Late };
 UpdateAt parse_update(const std::string& s) {
   if (s == "code") return UpdateAt::Code;
   if (s == "early") return UpdateAt::Early;
-  PIPESIM_ASSERT(s == "late");  // generate() checked the choices (schedule_settings())
+  PIPESIM_ASSERT(s == "late");  // generate() checked the choices (its ScheduleSetting)
   return UpdateAt::Late;
 }
 
@@ -196,9 +196,7 @@ Schedule make_amdp(const ScheduleParams& params) {
   require(N % D == 0, kName,
           "m (" + std::to_string(N) + ") must be a multiple of p (" + std::to_string(D) +
               "): each group of p micro-batches gives every pipeline 2");
-  require(params.width == 1, kName,
-          "width must be 1, got " + std::to_string(params.width) + " (data-parallel replicas are not modelled)");
-  const UpdateAt at = parse_update(params.amdp_update);
+  const UpdateAt at = parse_update(params.text("amdp-update"));
 
   Schedule s;
   s.name = kName;
@@ -224,7 +222,13 @@ Schedule make_amdp(const ScheduleParams& params) {
 
 std::vector<GeneratorInfo> amdp_generators() {
   return {{"amdp", "AMDP: p/2 asynchronous pipelines on Chimera's placement, update inside the next iteration",
-           &make_amdp, 110, [](const ScheduleParams& q) { return q.p * (2.0 * q.m + q.p); }, {"amdp-update"}}};
+           &make_amdp, 110, [](const ScheduleParams& q) { return q.p * (2.0 * q.m + q.p); },
+           {{.flags = "--amdp-update",
+             .help = "AMDP: position of the optimizer step (see docs/schedules.md)",
+             .order = 70,
+             .label = "update",
+             .default_text = "code",
+             .choices = {"code", "early", "late"}}}}};
 }
 
 }  // namespace pipesim

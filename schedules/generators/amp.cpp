@@ -85,22 +85,34 @@ std::vector<Op> amp_stage_ops(int p, int stage, int n, int mak, int muf) {
 Schedule make_amp(const ScheduleParams& params) {
   constexpr const char* kName = "amp";
   Schedule s = plain_pipeline(kName, params);
-  require_positive(kName, "min_update_frequency", params.min_update_frequency);
+  const int keys = params.number("max-active-keys");
+  const int frequency = params.number("min-update-frequency");
+  require_positive(kName, "min_update_frequency", frequency);
   const int p = params.p;
-  const int mak = params.max_active_keys == 0 ? p : params.max_active_keys;
+  const int mak = keys == 0 ? p : keys;
   require(mak >= 1 && mak <= p, kName,
-          "max_active_keys (" + std::to_string(params.max_active_keys) + ") must lie in [1, p] = [1, " +
-              std::to_string(p) + "] (0 means p)");
+          "max_active_keys (" + std::to_string(keys) + ") must lie in [1, p] = [1, " + std::to_string(p) +
+              "] (0 means p)");
   const int n = run_microbatches(kName, params);
   for (int st = 0; st < p; ++st)
-    s.ops[static_cast<std::size_t>(st)] = amp_stage_ops(p, st, n, mak, params.min_update_frequency);
+    s.ops[static_cast<std::size_t>(st)] = amp_stage_ops(p, st, n, mak, frequency);
   return s;
 }
 
 std::vector<GeneratorInfo> amp_generators() {
   return {{"amp", "AMPNet (fairscale AMPnetPipe): max_active_keys in flight, local update every muf backwards",
            &make_amp, 100, [](const ScheduleParams& q) { return 3.0 * q.p * q.m; },
-           {"max-active-keys", "min-update-frequency"}}};
+           {{.flags = "--max-active-keys",
+             .help = "AMP: instances in flight (0 = p)",
+             .order = 40,
+             .label = "keys",
+             .default_number = 0,
+             .minimum = 0},
+            {.flags = "--min-update-frequency",
+             .help = "AMP: local update after this many backwards at a stage",
+             .order = 50,
+             .label = "freq",
+             .default_number = 1}}}};
 }
 
 }  // namespace pipesim

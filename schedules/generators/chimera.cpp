@@ -201,30 +201,30 @@ std::vector<Step> slot_template(const Shape& sh, int w) {
 Concat parse_concat(const std::string& name) {
   if (name == "direct") return Concat::Direct;
   if (name == "doubling") return Concat::Doubling;
-  PIPESIM_ASSERT(name == "halving");  // generate() checked the choices (schedule_settings())
+  PIPESIM_ASSERT(name == "halving");  // generate() checked the choices (its ScheduleSetting)
   return Concat::Halving;
 }
 
 Shape check_params(const ScheduleParams& params) {
+  const int pipelines = params.number("pipelines");
+  const std::string concat = params.text("concat");
   require_positive(kName, "p", params.p);
   require_positive(kName, "m", params.m);
-  require_positive(kName, "pipelines", params.pipelines);
-  require_positive(kName, "width", params.width);
+  require_positive(kName, "pipelines", pipelines);
+  require_positive(kName, "width", params.number("width"));
   require_positive(kName, "iterations", params.iterations);
   const int d = params.p, m = params.m;
   const auto str = [](int v) { return std::to_string(v); };
   require(d % 2 == 0, kName, "p (" + str(d) + ") must be even (a down and an up pipeline share the workers)");
-  require(params.pipelines % 2 == 0, kName,
-          "pipelines (" + str(params.pipelines) + ") must be even: f down and f up pipelines");
-  const int f = params.pipelines / 2;
-  require((d / 2) % f == 0, kName,
-          "pipelines (" + str(params.pipelines) + "): f = " + str(f) + " must divide p/2 = " + str(d / 2));
+  require(pipelines % 2 == 0, kName, "pipelines (" + str(pipelines) + ") must be even: f down and f up pipelines");
+  const int f = pipelines / 2;
+  require((d / 2) % f == 0, kName, "pipelines (" + str(pipelines) + "): f = " + str(f) + " must divide p/2 = " + str(d / 2));
   Shape sh;
   sh.d = d;
   sh.f = f;
-  sh.concat = parse_concat(params.concat);
+  sh.concat = parse_concat(concat);
   require(sh.concat == Concat::Direct || f == 1, kName,
-          "concat " + params.concat + " is defined for 2 pipelines only, got pipelines = " + str(params.pipelines));
+          "concat " + concat + " is defined for 2 pipelines only, got pipelines = " + str(pipelines));
   if (sh.concat == Concat::Doubling)
     require(m % (2 * d) == 0, kName,
             "m (" + str(m) + ") must be a multiple of 2p = " + str(2 * d) + " for concat doubling");
@@ -238,7 +238,7 @@ Shape check_params(const ScheduleParams& params) {
 
 Schedule make_chimera(const ScheduleParams& params) {
   const Shape sh = check_params(params);
-  const int d = sh.d, width = params.width;
+  const int d = sh.d, width = params.number("width");
 
   Schedule s;
   s.name = kName;
@@ -282,10 +282,21 @@ std::vector<GeneratorInfo> chimera_generators() {
   return {{"chimera", "Chimera: 2f bidirectional pipelines (f down, f up), direct/doubling/halving concat",
            &make_chimera, 60,
            [](const ScheduleParams& q) {
-             const double split = q.concat == "halving" ? 2 : 1;  // half-size micro-batches, twice as many ops
-             return q.p * static_cast<double>(q.width) * (2.0 * q.m * split + 2.0 * q.pipelines);
+             const double split = q.text("concat") == "halving" ? 2 : 1;  // half-size micro-batches, twice as many ops
+             return q.p * static_cast<double>(q.number("width")) * (2.0 * q.m * split + 2.0 * q.number("pipelines"));
            },
-           {"pipelines", "concat", "width"}, {}, [](const ScheduleParams& q) { return q.p * q.width; }}};
+           {{.flags = "--pipelines", .help = "Chimera: 2f pipelines (f divides p/2)", .order = 10, .default_number = 2},
+            {.flags = "--concat",
+             .help = "Chimera with m > p: direct, doubling or halving",
+             .order = 20,
+             .default_text = "direct",
+             .choices = {"direct", "doubling", "halving"}},
+            {.flags = "--width",
+             .help = "Chimera: data-parallel width W (replicas of the device group)",
+             .order = 30,
+             .default_number = 1}},
+           {},
+           [](const ScheduleParams& q) { return q.p * q.number("width"); }}};
 }
 
 }  // namespace pipesim

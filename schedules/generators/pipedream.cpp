@@ -15,7 +15,7 @@
 //   pipedream      OPT after every B; Stash: B(k) reuses F(k)'s version (§10.1)
 //   async-1f1b     OPT after every B; Current: no stashing (§10.3)
 //   pipedream-2bw  OPT after the B that completes batch t (B(t*m + m-1)); TwoBW: every op
-//                  of batch t uses W^(t-1) (§10.2). params.twobw_policy = "naive" gives
+//                  of batch t uses W^(t-1) (§10.2). --twobw-policy naive gives
 //                  plain local accumulation instead (Current).
 //
 // p = 4, stage 0, pipedream (O = OPT):
@@ -107,7 +107,7 @@ Schedule make_pipedream_2bw(const ScheduleParams& params) {
   require(m >= p, kName,
           "m (" + std::to_string(m) + ") must be at least p (" + std::to_string(p) +
               ") so that each stage has finished a batch before it binds the next version");
-  if (params.twobw_policy == "naive") s.weight_policy = WeightPolicy::Current;  // else double-buffer (generate() checked)
+  if (params.text("twobw-policy") == "naive") s.weight_policy = WeightPolicy::Current;  // else double-buffer (generate() checked)
   for (int st = 0; st < p; ++st)
     s.ops[static_cast<std::size_t>(st)] = async_one_f_one_b(p, st, n, [m](int k) { return k % m == m - 1; });
   return s;
@@ -118,7 +118,13 @@ std::vector<GeneratorInfo> pipedream_generators() {
   return {{"pipedream", "PipeDream: flush-free 1F1B, update after every backward, weight stashing", &make_pipedream,
            70, per_microbatch_updates},
           {"pipedream-2bw", "PipeDream-2BW: flush-free 1F1B, update every m micro-batches, 2 versions",
-           &make_pipedream_2bw, 80, [](const ScheduleParams& q) { return q.p * (2.0 * q.m + 1); }, {"twobw-policy"}},
+           &make_pipedream_2bw, 80, [](const ScheduleParams& q) { return q.p * (2.0 * q.m + 1); },
+           {{.flags = "--twobw-policy",
+             .help = "PipeDream-2BW: double-buffer (batch t uses W^(t-1)) or naive (local accumulation)",
+             .order = 60,
+             .label = "policy",
+             .default_text = "double-buffer",
+             .choices = {"double-buffer", "naive"}}}},
           {"async-1f1b", "async 1F1B: flush-free, update after every backward, no stashing", &make_async_1f1b, 90,
            per_microbatch_updates}};
 }
