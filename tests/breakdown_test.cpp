@@ -99,9 +99,9 @@ TEST(Breakdown, GpipeAnd1F1BBubbleIsTheClosedForm) {
       }
 }
 
-TEST(Breakdown, SumsExactlyOnEveryGenerator) {
-  // Links with latency and bandwidth, a split backward, an optimizer step and gradients to
-  // reduce: every category can appear, and the window need not divide evenly.
+// Links with latency and bandwidth, a split backward, an optimizer step and gradients to
+// reduce: every category can appear, and the window need not divide evenly.
+UniformCostConfig every_category() {
   UniformCostConfig c;
   c.stage = StageCosts{1003, 2011, 907};
   c.optimizer = 333;
@@ -109,7 +109,11 @@ TEST(Breakdown, SumsExactlyOnEveryGenerator) {
   c.grad_bytes = 50000;
   c.link_latency = 17;
   c.link_bandwidth = 1e9;
-  const UniformCostModel costs(c);
+  return c;
+}
+
+TEST(Breakdown, SumsExactlyOnEveryGenerator) {
+  const UniformCostModel costs(every_category());
   for (const GeneratorInfo& g : generators())
     for (int iterations : {1, 3}) {
       SCOPED_TRACE(std::string(g.name) + " iterations=" + std::to_string(iterations));
@@ -259,13 +263,7 @@ TEST(Breakdown, EngineTotalsEqualSpansOnEveryGenerator) {
   AnalyticalConfig parts = small(2, 2, Recompute::Full);
   parts.blocking_p2p = true;
   const AnalyticalCostModel analytical(parts);
-  UniformCostConfig c;
-  c.stage = StageCosts{1003, 2011, 907};
-  c.optimizer = 333;
-  c.message_bytes = 1000;
-  c.link_latency = 17;
-  c.link_bandwidth = 1e9;
-  const UniformCostModel uniform_model(c);
+  const UniformCostModel uniform_model(every_category());
   const UnsharedUniform unshared(uniform_model);
   for (const GeneratorInfo& g : generators())
     for (int iterations : {1, 3})
