@@ -291,12 +291,13 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
   for (int d = 0; d < schedule.num_devices; ++d) {
     const std::span<const Span> times = recorder.ops(d);
     const std::vector<Op>& list = schedule.ops[static_cast<std::size_t>(d)];
-    PIPESIM_ASSERT(times.size() == list.size());
     // The device's first and last compute ops: its busy time lies between them.
     std::size_t first_op = 0, end_op = list.size(), compute_ops = 0;
     while (first_op < end_op && !is_compute(list[first_op].kind)) ++first_op;
     while (end_op > first_op && !is_compute(list[end_op - 1].kind)) --end_op;
     const bool any = first_op < end_op;
+    // Spans for this schedule's lists, or none where no compute op ran anywhere.
+    PIPESIM_ASSERT(times.size() == list.size() || (times.empty() && !any));
     const Tick first = any ? times[first_op].start : 0, last = any ? times[end_op - 1].end : 0;
     const std::vector<Span> syncs = merged(recorder.syncs()[static_cast<std::size_t>(d)]);
     DeviceAccount account(out.window, syncs, first, last);

@@ -113,10 +113,11 @@ class BreakdownRecorder final : public SimObserver {
   // The engine's totals, if it gave them (then there are no spans).
   const std::optional<OpTotals>& totals() const { return totals_; }
   // Device d's ops by their index in its list: the compute ops' times (the others' entries
-  // mean nothing).
+  // mean nothing). Empty if no op record came (no compute op ran).
   std::span<const Span> ops(int d) const {
+    if (!spans_) return {};
     const auto i = static_cast<std::size_t>(d);
-    return {spans_ + begin_[i], spans_ ? size_[i] : 0};
+    return {spans_ + begin_[i], size_[i]};
   }
   // How many compute ops of device d have a record.
   std::size_t recorded(int d) const { return count_[static_cast<std::size_t>(d)]; }

@@ -298,6 +298,30 @@ TEST(Breakdown, EngineTotalsEqualSpansOnEveryGenerator) {
         }
 }
 
+// A schedule whose device runs no compute op at all (a lone gradient reduction): no op
+// record comes, so the recorder holds no spans, and the device's window is all DP sync and idle.
+TEST(Breakdown, NoComputeOpAnywhere) {
+  Schedule s;
+  s.name = "sync only";
+  s.num_devices = 1;
+  s.num_stages = 1;
+  s.microbatches = 1;
+  s.placement = {{0}};
+  s.ops = {{grad_sync(0)}};
+  UniformCostConfig c;
+  c.grad_bytes = 1000000;
+  c.link_bandwidth = 1e9;
+  const UniformCostModel costs(c);
+  BreakdownRecorder recorder(s);
+  const SimResult result = simulate(s, costs, &recorder);
+  EXPECT_FALSE(recorder.totals().has_value());
+  EXPECT_TRUE(recorder.ops(0).empty());
+  const TimeBreakdown t = time_breakdown(s, result, costs, recorder);
+  ASSERT_EQ(t.per_device.size(), 1u);
+  EXPECT_EQ(t.per_device[0].total(), t.window_ticks());
+  EXPECT_EQ(t.busy[0], 0);
+}
+
 TEST(Breakdown, ComputePartsFitInTheOpAndFollowTheModel) {
   AnalyticalConfig c = small(2, 2, Recompute::Full);
   c.blocking_p2p = true;
