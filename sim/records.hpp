@@ -48,7 +48,8 @@ struct CollectiveRecord {
 
 // Op records added up, for an observer that wants kOpTotals (sim/observer.hpp): one at the
 // end of a run in which every op of one (pipeline, stage, kind) took the same time (the
-// ready pass under a model whose answers are the same for every micro-batch).
+// ready pass under a model whose answers are the same for every micro-batch). Each device's
+// busy time, first start and last end are the run's own (SimResult::devices).
 struct OpTotals {
   struct Group {  // `ops` ops of `kind` on replica (pipeline, stage), on `device`, each `duration` long
     std::int32_t device = 0, pipeline = 0, stage = 0;
@@ -56,12 +57,7 @@ struct OpTotals {
     std::uint64_t ops = 0;
     Tick duration = 0;
   };
-  struct Device {  // a device's compute ops: how many, the first one's start, the last one's end
-    std::uint64_t ops = 0;
-    Tick first_start = 0, last_end = 0;
-  };
-  std::vector<Group> groups;    // in (pipeline, stage, kind) order, only those with ops
-  std::vector<Device> devices;  // by device
+  std::vector<Group> groups;  // in (pipeline, stage, kind) order, only those with ops
 };
 
 // Activation memory held by a device after a change at `time`.
