@@ -229,6 +229,22 @@ TEST(Cli, HelpAndVersionExitZero) {
   EXPECT_EQ(run("").code, 2);
 }
 
+// tools/allocator.cpp: where the build links jemalloc, the executable runs on it with
+// transparent huge pages, and MALLOC_CONF in the environment still overrides that.
+TEST(Cli, VersionNamesTheAllocator) {
+  const Result r = run("--version");
+  ASSERT_EQ(r.code, 0) << r.out;
+  if (!PIPESIM_JEMALLOC_BUILT) {
+    EXPECT_THAT(r.out, HasSubstr("malloc  C library malloc"));
+    return;
+  }
+  EXPECT_THAT(r.out, HasSubstr("malloc  jemalloc 5."));
+  EXPECT_THAT(r.out, HasSubstr("transparent huge pages: always"));
+  const Result off = run_shell("MALLOC_CONF=thp:never " + std::string(PIPESIM_CLI) + " --version");
+  ASSERT_EQ(off.code, 0) << off.out;
+  EXPECT_THAT(off.out, HasSubstr("transparent huge pages: never"));
+}
+
 TEST(Cli, SimulateAndCompareWriteHtmlReports) {
   // Pages are long: report only the missing piece, not the whole page.
   auto expect_in = [](const std::string& page, const std::string& piece) {

@@ -9,6 +9,7 @@ shift || true
 
 packages=(cmake ninja-build g++ pkg-config libboost-graph-dev nlohmann-json3-dev libeigen3-dev libcli11-dev
           zlib1g-dev  # gzip-compressed outputs (--trace t.json.gz)
+          libjemalloc-dev  # the executable's allocator, on transparent huge pages (tools/allocator.cpp)
           libopenmpi-dev openmpi-bin  # mpirun -np N pipesim sweep (PIPESIM_MPI, docs/sweep.md#mpi)
           googletest libgtest-dev libgmock-dev libbenchmark-dev
           python3 python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest  # the Python module (python/)

@@ -103,7 +103,7 @@ void add_schedule_command(CLI::App& app) {
     OutputFile* file = files.output("--out", *out);
     if (so->file.empty()) check_generator_flags(*cmd, {so->name});
     const std::unique_ptr<CostModelSetup> uniform = uniform_setup(*co);
-    const Schedule s = make_schedule(*cmd, *so, so->name, {*format == "text" ? kTextBytesPerOp : kExportBytesPerOp, 0, 0});
+    const Schedule s = make_schedule(*cmd, *so, so->name, {export_bytes_per_op(*format), 0, 0});
     const ScheduleCosts costs = uniform->make(s, "");  // checks --stage-cost against the schedule
     (file ? file->stream() : std::cout) << (*format == "csv"             ? schedule_to_csv(s)
                                             : *format == "json"          ? schedule_to_json(s)

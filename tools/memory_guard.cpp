@@ -65,6 +65,13 @@ std::optional<std::uint64_t> read_number(const char* path, std::string_view key 
 
 }  // namespace
 
+std::uint64_t export_bytes_per_op(std::string_view format) {
+  if (format == "text") return kTextBytesPerOp;
+  if (format == "json") return kJsonExportBytesPerOp;
+  if (format == "pytorch-comms") return kCommsExportBytesPerOp;
+  return kExportBytesPerOp;
+}
+
 MemoryUse simulate_memory_use(bool trace, bool report, std::uint64_t max_trace_ops, bool breakdown) {
   MemoryUse use{(report ? kReportBytesPerOp : kSimulateBytesPerOp) + (breakdown ? kBreakdownBytesPerOp : 0), 0, 0};
   if (trace) {

@@ -20,12 +20,15 @@ struct MemoryUse {
   std::uint64_t bytes_per_recorded_op = 0;
 };
 
-// Measured peaks (RSS of `pipesim` at 0.5-2 M ops, rounded up).
-inline constexpr std::uint64_t kExportBytesPerOp = 32;      // schedule --format csv|json
-inline constexpr std::uint64_t kSimulateBytesPerOp = 80;    // op lists 16 + engine 52 (RSS 71-73 at 1-1.6 M ops)
-inline constexpr std::uint64_t kReportBytesPerOp = 288;     // simulate + the whole timeline
-inline constexpr std::uint64_t kValidateBytesPerOp = 256;   // check: the Boost.Graph DAG
-inline constexpr std::uint64_t kTextBytesPerOp = 320;       // schedule --format text: timeline + chart
+// Measured peaks (RSS of `pipesim` at 0.5-2 M ops of 1F1B over that of `--version`, with
+// jemalloc on huge pages, tools/allocator.cpp; rounded up; docs/performance.md, part 6).
+inline constexpr std::uint64_t kExportBytesPerOp = 40;        // schedule --format csv|pytorch (27-33)
+inline constexpr std::uint64_t kJsonExportBytesPerOp = 96;    // schedule --format json (59-83)
+inline constexpr std::uint64_t kCommsExportBytesPerOp = 384;  // schedule --format pytorch-comms: the lowered ops (312-319)
+inline constexpr std::uint64_t kSimulateBytesPerOp = 80;      // op lists 16 + engine (43-47 in all)
+inline constexpr std::uint64_t kReportBytesPerOp = 400;       // simulate + the whole timeline (283-383)
+inline constexpr std::uint64_t kValidateBytesPerOp = 256;     // check: the Boost.Graph DAG (117-125)
+inline constexpr std::uint64_t kTextBytesPerOp = 320;         // schedule --format text: timeline + chart (104-112)
 inline constexpr std::uint64_t kTraceBytesPerOp = 600;      // records + trace events, per traced op
 // The time breakdown's records (sim/breakdown.hpp): 24 bytes per compute op in vectors that
 // grow by doubling; measured 36 (RSS of `simulate --json` over `simulate`, 1F1B p=16 at 1.05
@@ -34,6 +37,9 @@ inline constexpr std::uint64_t kBreakdownBytesPerOp = 48;
 // A sweep's Simulator keeps its last walk for the next configuration (Simulator's
 // reuse_walks): a copy of the schedule's ops (16 bytes per op) and of the filled slots (32).
 inline constexpr std::uint64_t kReusedWalkBytesPerOp = 48;
+
+// schedule: the bytes per op of writing one of its formats.
+std::uint64_t export_bytes_per_op(std::string_view format);
 
 // simulate / compare: the engine, plus the whole timeline for an HTML report, the records
 // of up to `max_trace_ops` ops (0: all) for a Chrome trace and the time breakdown's.

@@ -42,6 +42,23 @@ std::string cuda_line() {
   return "plugin " + path + " (loaded by --backend cuda only; pipesim --check-cuda loads it)";
 }
 
+// jemalloc's control interface, weak: null where the process runs on the C library's malloc
+// (a build without PIPESIM_JEMALLOC, the tests, the Python module).
+extern "C" int mallctl(const char* name, void* old_value, std::size_t* old_size, void* new_value, std::size_t new_size)
+    __attribute__((weak));
+
+std::string allocator_line() {
+  if (mallctl == nullptr) return "C library malloc (PIPESIM_JEMALLOC off or jemalloc not found)";
+  const char* version = nullptr;
+  const char* thp = nullptr;
+  std::size_t size = sizeof(const char*);
+  if (mallctl("version", &version, &size, nullptr, 0) != 0 || version == nullptr) version = "(version unknown)";
+  size = sizeof(const char*);
+  if (mallctl("opt.thp", &thp, &size, nullptr, 0) != 0 || thp == nullptr) thp = "unknown";
+  const std::string v = version;
+  return "jemalloc " + v.substr(0, v.find('-')) + ", transparent huge pages: " + thp + " (tools/allocator.cpp)";
+}
+
 }  // namespace
 
 std::string version_text() {
@@ -51,7 +68,8 @@ std::string version_text() {
                 {"zlib", std::string(zlibVersion()) + " (gzip outputs)"},
                 {"python", PIPESIM_PYTHON_MODULE ? "module built (python/README.md)" : "module not built"},
                 {"cuda", cuda_line()},
-                {"mpi", mpi_version_line()}});
+                {"mpi", mpi_version_line()},
+                {"malloc", allocator_line()}});
   text.pop_back();  // CLI11 prints the version with its own newline
   return text;
 }
