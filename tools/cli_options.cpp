@@ -16,8 +16,21 @@ namespace pipesim {
 
 void add_schedule_flags(CLI::App& app, ScheduleOptions& o, bool with_name, const std::vector<std::string_view>& own) {
   if (with_name) {
+    // Checked as it is read, so that the error names the flag, or the file and key of a
+    // --config that set it ("c.json: /schedule: unknown schedule ...").
+    const CLI::Validator known(
+        [](std::string& v) -> std::string {
+          try {
+            (void)find_generator(v);
+            return {};
+          } catch (const InputError& e) {
+            return e.what();
+          }
+        },
+        "", "pipesim-generator");
     auto* name = app.add_option("--schedule", o.name, "Schedule generator (see `pipesim schedule --list`)")
-                     ->capture_default_str();
+                     ->capture_default_str()
+                     ->check(known);
     app.add_option("--schedule-file", o.file, "Read the schedule from a CSV (PyTorch compute_only) or JSON file")
         ->excludes(name);
   }

@@ -202,7 +202,8 @@ Timeline TraceRecorder::iterations_timeline(const Index& index, const std::vecto
     const auto position = [&](std::uint32_t i) { return memory_position_[i]; };
     auto taken = list.begin();  // where the last span ended (spans of async iterations overlap)
     std::sort(spans[d].begin(), spans[d].end());
-    for (const auto& [lo, hi] : spans[d]) {
+    for (const auto& span : spans[d]) {
+      const auto lo = span.first, hi = span.second;  // not a structured binding: Clang 14 cannot capture one
       auto first = std::partition_point(taken, list.end(), [&](std::uint32_t i) { return position(i) < lo; });
       auto last = std::partition_point(first, list.end(), [&](std::uint32_t i) { return position(i) <= hi; });
       memory.insert(memory.end(), first, last);
