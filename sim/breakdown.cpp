@@ -286,9 +286,9 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       const DeviceStats& dev = result.devices[i];
       PIPESIM_ASSERT(ops[i] == schedule.ops[i].size() && busy[i] == dev.busy);  // every op ran, once
       DeviceAccount account(out.window, no_syncs, dev.first_start, dev.last_end);
-      for (TimeCategory c : kTimeCategories) account.add_inside(c, ticks[static_cast<std::size_t>(d)][c]);
+      for (TimeCategory c : kTimeCategories) account.add_inside(c, ticks[i][c]);
       account.add_gaps_without_syncs();
-      add_device(out, d, account.result(), busy[static_cast<std::size_t>(d)], most_busy);
+      add_device(out, d, account.result(), busy[i], most_busy);
     }
     return out;
   }

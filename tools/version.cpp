@@ -49,14 +49,14 @@ extern "C" int mallctl(const char* name, void* old_value, std::size_t* old_size,
 
 std::string allocator_line() {
   if (mallctl == nullptr) return "C library malloc (PIPESIM_JEMALLOC off or jemalloc not found)";
-  const char* version = nullptr;
-  const char* thp = nullptr;
-  std::size_t size = sizeof(const char*);
-  if (mallctl("version", &version, &size, nullptr, 0) != 0 || version == nullptr) version = "(version unknown)";
-  size = sizeof(const char*);
-  if (mallctl("opt.thp", &thp, &size, nullptr, 0) != 0 || thp == nullptr) thp = "unknown";
-  const std::string v = version;
-  return "jemalloc " + v.substr(0, v.find('-')) + ", transparent huge pages: " + thp + " (tools/allocator.cpp)";
+  const auto text = [](const char* name) -> std::string {  // a string-valued setting, or "unknown"
+    const char* value = nullptr;
+    std::size_t size = sizeof value;
+    return mallctl(name, &value, &size, nullptr, 0) == 0 && value ? value : "unknown";
+  };
+  const std::string version = text("version");  // "5.3.0-0-g54eaed1d..."
+  return "jemalloc " + version.substr(0, version.find('-')) + ", transparent huge pages: " + text("opt.thp") +
+         " (tools/allocator.cpp)";
 }
 
 }  // namespace
