@@ -34,7 +34,7 @@ PredictionInterval predict_interval(Simulator& simulator, const Schedule& schedu
   for (int k = 0; k < sampling.samples; ++k) {
     const SampledCostModel draw(costs, sampling.seed, static_cast<std::uint64_t>(k));
     const SimResult result = simulate_draw(simulator, schedule, draw, hardware);
-    const Metrics m = summarize(schedule, result);  // the one rule for both quantities
+    const Metrics m = summarize(schedule, result, sampling.warmup_iterations);  // the one rule for both quantities
     times.push_back(static_cast<double>(m.time_per_iteration));
     bubbles.push_back(m.bubble_ratio);
   }

@@ -17,6 +17,7 @@ inline constexpr int kMaxSamples = 100000;
 struct Sampling {
   int samples = 0;  // 1..kMaxSamples (PIPESIM_ASSERT; the CLI checks the flag)
   std::uint64_t seed = 0;
+  int warmup_iterations = 0;  // left out of the time per iteration (summarize's `warmup`)
 };
 
 // Percentiles of one quantity over the draws: linear interpolation between order statistics

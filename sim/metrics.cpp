@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {
@@ -30,8 +31,17 @@ Staleness summarize_staleness(const std::vector<StageStaleness>& stages) {
 
 }  // namespace
 
-IterationWindow iteration_window(const SimResult& result) {
+IterationWindow iteration_window(const SimResult& result, int warmup) {
   const auto& ends = result.iteration_end;
+  PIPESIM_ASSERT(warmup >= 0 && (warmup == 0 || static_cast<std::size_t>(warmup) < ends.size()));
+  if (warmup > 1) {
+    std::vector<Tick> sorted = ends;
+    std::sort(sorted.begin(), sorted.end());
+    const int counted = static_cast<int>(sorted.size()) - warmup;
+    const Tick last_end = sorted.back();
+    const Tick per_iteration = (last_end - sorted[static_cast<std::size_t>(warmup - 1)]) / counted;
+    return {last_end - per_iteration * counted, last_end, per_iteration, counted};
+  }
   if (ends.size() < 2) return {0, result.makespan, result.makespan, 1};
   // The span of the iteration ends: in an imported schedule iteration 1 may end before
   // iteration 0, and last minus first would be a negative time.
@@ -41,7 +51,7 @@ IterationWindow iteration_window(const SimResult& result) {
   return {*last_end - per_iteration * counted, *last_end, per_iteration, counted};
 }
 
-Metrics summarize(const Schedule& schedule, const SimResult& result) {
+Metrics summarize(const Schedule& schedule, const SimResult& result, int warmup) {
   Metrics m;
   m.schedule = schedule.name;
   m.devices = schedule.num_devices;
@@ -61,7 +71,7 @@ Metrics summarize(const Schedule& schedule, const SimResult& result) {
   const double capacity = static_cast<double>(m.devices) * static_cast<double>(m.makespan);
   m.bubble_ratio = capacity > 0 ? static_cast<double>(m.idle) / capacity : 0.0;
   m.bubble_ratio_megatron = m.busy > 0 ? static_cast<double>(m.idle) / static_cast<double>(m.busy) : 0.0;
-  m.time_per_iteration = iteration_window(result).per_iteration;
+  m.time_per_iteration = iteration_window(result, warmup).per_iteration;
   if (m.time_per_iteration > 0)
     // A split micro-batch (Chimera halving) is 1/microbatch_split of a full one.
     m.throughput_mb_per_s = static_cast<double>(m.microbatches) / schedule.microbatch_split /

@@ -55,7 +55,9 @@ struct Metrics {
   std::vector<std::string> critical_path;  // op text with device, first to last
 };
 
-Metrics summarize(const Schedule& schedule, const SimResult& result);
+// `warmup`: the first iterations run but not counted in time_per_iteration (see
+// iteration_window); the rest of the metrics cover the whole run.
+Metrics summarize(const Schedule& schedule, const SimResult& result, int warmup = 0);
 
 // The span time per iteration is measured over (one rule for Metrics and the time
 // breakdown, sim/breakdown.hpp). With two or more iterations: per_iteration = (last end -
@@ -64,12 +66,18 @@ Metrics summarize(const Schedule& schedule, const SimResult& result);
 // [last end - per_iteration x counted, last end] (it starts at the first end, or up to
 // counted - 1 ns after it, where the division leaves a remainder). With one iteration:
 // [0, makespan]. Always end - start == per_iteration x counted, exactly.
+//
+// With `warmup` = W >= 1 (validate's warm-up iterations: the first W iterations of the
+// run, their optimizer steps included, are not counted), the window starts at the W-th
+// smallest end instead of the first: counted = iterations - W, per_iteration = (last end -
+// end W) / counted. W = 1 is the rule above; W = 0 and W = 1 differ only with one iteration.
+// PIPESIM_ASSERT: W < the number of iteration ends.
 struct IterationWindow {
   Tick start = 0;
   Tick end = 0;
   Tick per_iteration = 0;
   int counted = 1;
 };
-IterationWindow iteration_window(const SimResult& result);
+IterationWindow iteration_window(const SimResult& result, int warmup = 0);
 
 }  // namespace pipesim

@@ -156,6 +156,51 @@ TEST(ValidateCli, AVerdictBeyondTheToleranceFailsWithExitCode1) {
   EXPECT_DOUBLE_EQ(j["coverage"].get<double>(), inside / 2.0);
 }
 
+// validate runs --warmup-iterations more iterations first (default 1) and measures the time
+// per iteration over the --iterations after them, on both sides; a schedule file's first
+// iterations are its warm-up.
+TEST(ValidateCli, WarmupIterationsRunFirstAndAreNotCounted) {
+  const std::string profile = temp_path("validate_warmup_profile.json");
+  ASSERT_EQ(run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 2 --neighbours 0 --out " + profile).code, 0);
+  const std::string common = " --model gpt-tiny --samples 20 --tolerance 400 --json --cost " + profile;
+  struct Case {
+    std::string flags;
+    int warmup, measured, run;
+  };
+  for (const Case& c : {Case{"--iterations 2", 1, 2, 3}, Case{"--iterations 2 --warmup-iterations 0", 0, 1, 2},
+                        Case{"--iterations 1 --warmup-iterations 3", 3, 1, 4}}) {
+    SCOPED_TRACE(c.flags);
+    const Result r = run("validate --schedule 1f1b -p 2 -m 2 " + c.flags + common);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const json j = json_of(r);
+    EXPECT_EQ(j["warmup_iterations"], c.warmup);
+    EXPECT_EQ(j["measured_iterations"], c.measured);
+    EXPECT_EQ(j["predicted"]["iterations"], c.run);
+    EXPECT_EQ(j["measured"]["iterations"], c.run);
+  }
+  const Result table = run("validate --schedule 1f1b -p 2 -m 2 --iterations 2 --model gpt-tiny --samples 20 "
+                           "--tolerance 400 --cost " + profile);
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_THAT(table.out, HasSubstr("time per iteration: the last 2 of 3 iterations (1 warm-up not counted, "
+                                   "predicted or measured)"));
+
+  const std::string two = temp_path("validate_warmup_two.json"), one = temp_path("validate_warmup_one.json");
+  ASSERT_EQ(run("schedule --schedule 1f1b -p 2 -m 2 --iterations 2 --format json -o " + two).code, 0);
+  ASSERT_EQ(run("schedule --schedule 1f1b -p 2 -m 2 --iterations 1 --format json -o " + one).code, 0);
+  const Result from_two = run("validate --schedule-file " + two + common);
+  ASSERT_EQ(from_two.code, 0) << from_two.out;
+  EXPECT_EQ(json_of(from_two)["warmup_iterations"], 1);
+  EXPECT_EQ(json_of(from_two)["measured_iterations"], 1);
+  EXPECT_EQ(json_of(from_two)["measured"]["iterations"], 2);
+  const Result from_one = run("validate --schedule-file " + one + common);  // nothing left to warm up with
+  ASSERT_EQ(from_one.code, 0) << from_one.out;
+  EXPECT_EQ(json_of(from_one)["warmup_iterations"], 0);
+  EXPECT_EQ(json_of(from_one)["measured_iterations"], 1);
+  testing_cli::expect_one_line_error(run("validate --schedule-file " + two + " --warmup-iterations 2" + common),
+                                     "--warmup-iterations: 2 warm-up iterations leave none of the schedule file's 2 "
+                                     "to measure; expected at most 1");
+}
+
 TEST(ValidateCli, BadInput) {
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --backend tpu"),
                                      "--backend: expected cpu or cuda, got 'tpu'");
@@ -175,6 +220,10 @@ TEST(ValidateCli, BadInput) {
                                      "--samples: expected a number of simulations in 1..100000, got 0");
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --samples 100001"),
                                      "--samples: expected a number of simulations in 1..100000, got 100001");
+  testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --warmup-iterations -1"),
+                                     "--warmup-iterations: expected 0 to 1000, got -1");
+  testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --warmup-iterations 1001"),
+                                     "--warmup-iterations: expected 0 to 1000, got 1001");
 }
 
 }  // namespace

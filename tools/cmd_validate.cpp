@@ -61,11 +61,14 @@
 namespace pipesim {
 namespace {
 
+constexpr int kMaxWarmupIterations = 1000;
+
 struct ValidateFlags : ExecutorFlags {
   std::string schedules;  // --schedules a,b (instead of --schedule)
   std::string cost;       // --cost profile.json; empty: profile now
   int repeats = 5;
   int warmup = 2;
+  int warmup_iterations = 1;  // run first, not counted in the time per iteration
   std::string trace;      // one schedule: predicted and measured in one Chrome trace
   std::string trace_dir;  // several: DIR/<schedule>.validate.trace.json
   std::string report;
@@ -79,6 +82,8 @@ struct ValidateFlags : ExecutorFlags {
 // One schedule, predicted and measured.
 struct Validation {
   Schedule schedule;
+  int warmup = 0;   // the schedule's first iterations, run but not counted (iteration_window)
+  int counted = 1;  // the iterations the time per iteration is measured over
   Timeline predicted_timeline;
   Metrics predicted;
   MeasuredRun measured_run;
@@ -150,10 +155,22 @@ std::unique_ptr<CostModelSetup> profiled_costs(const ValidateFlags& f, const Mod
                         {uniform, hardware, profiled});
 }
 
-Validation validate_one(Schedule schedule, const ProfiledCostModel& costs, const RunOptions& options,
-                        const ModelSpec& model, const ValidateFlags& f, const Sampling& sampling) {
+// The warm-up of one schedule: --warmup-iterations, which a schedule file's iterations must
+// exceed (one at least is measured); a file of one iteration defaults to none.
+int warmup_of(const Schedule& s, const ValidateFlags& f, bool given, bool from_file) {
+  if (!from_file || f.warmup_iterations < s.iterations) return f.warmup_iterations;
+  if (!given) return 0;
+  throw InputError("--warmup-iterations: " + std::to_string(f.warmup_iterations) + " warm-up iterations leave none of the "
+                   "schedule file's " + std::to_string(s.iterations) + " to measure; expected at most " +
+                   std::to_string(s.iterations - 1));
+}
+
+Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& costs, const RunOptions& options,
+                        const ModelSpec& model, const ValidateFlags& f, Sampling sampling) {
   Validation v;
   v.schedule = std::move(schedule);
+  v.warmup = warmup;
+  sampling.warmup_iterations = warmup;
   // The contention the run will have: its device threads on this machine's cores, or its
   // virtual devices on one GPU (executor/shared_layout.hpp), with the profile's interference
   // curve where it stands out of the profile's noise.
@@ -167,13 +184,23 @@ Validation validate_one(Schedule schedule, const ProfiledCostModel& costs, const
   TimelineRecorder recorder;
   const SimResult predicted = simulator.run(v.schedule, costs, &recorder, nullptr, &hardware);
   v.predicted_timeline = std::move(recorder.timeline);
-  v.predicted = summarize(v.schedule, predicted);
+  v.predicted = summarize(v.schedule, predicted, warmup);
+  v.counted = iteration_window(predicted, warmup).counted;
   v.measured_run = run_schedule(v.schedule, model, options);
-  v.measured = summarize(v.schedule, v.measured_run.result);
+  v.measured = summarize(v.schedule, v.measured_run.result, warmup);
   v.report = compare_runs(v.schedule, v.predicted_timeline, v.predicted, v.measured_run.timeline, v.measured);
   v.inside = v.interval.contains(v.measured.time_per_iteration);
   v.pass = passes(v.report.time_per_iteration_error, f.tolerance());
   return v;
+}
+
+// Which iterations the time per iteration covers (iteration_window, sim/metrics.hpp).
+std::string window_line(const Validation& v) {
+  const int n = v.schedule.iterations;
+  if (v.warmup == 0 && n == 1) return "time per iteration: the whole run (one iteration, no warm-up)";
+  return "time per iteration: the last " + std::to_string(v.counted) + " of " + std::to_string(n) + " iterations (" +
+         (v.warmup == 0 ? std::string("the first one's fill") : std::to_string(v.warmup) + " warm-up") +
+         " not counted, predicted or measured)";
 }
 
 std::string signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
@@ -262,6 +289,8 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidateFlags&
   for (const VersionMismatch& m : r.version_mismatches)
     mismatches.push_back({{"device", m.ref.device}, {"index", m.ref.index}, {"op", to_string(m.op)},
                           {"predicted", m.predicted}, {"measured", m.measured}});
+  j["warmup_iterations"] = v.warmup;
+  j["measured_iterations"] = v.counted;
   j["time_per_iteration_error"] = r.time_per_iteration_error;
   j["tolerance"] = f.tolerance();
   j["verdict"] = v.pass && r.versions_match() ? "PASS" : "FAIL";
@@ -336,6 +365,10 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--cost", f->cost, "Profile file (pipesim profile) for the prediction; default: profile now");
   cmd->add_option("--repeats", f->repeats, "Profiling now: timed runs per op (the median is kept)")->capture_default_str();
   cmd->add_option("--warmup", f->warmup, "Profiling now: untimed runs first")->capture_default_str();
+  cmd->add_option("--warmup-iterations", f->warmup_iterations,
+                  "Iterations run before the --iterations measured ones and not counted in the time per iteration, "
+                  "predicted or measured (first-use allocations, cold caches, CUDA graph capture); with "
+                  "--schedule-file, the file's first N iterations [default: 1; a file of one iteration: 0]");
   auto* trace = cmd->add_option("--trace", f->trace, "Write predicted and measured timelines as one Chrome trace");
   cmd->add_option("--trace-dir", f->trace_dir, "With --schedules: one predicted+measured trace per schedule here")
       ->excludes(trace);
@@ -370,9 +403,19 @@ void add_validate_command(CLI::App& app) {
     files.input("--cost", f->cost);
     files.catalog_input("--model", f->model);
     const ModelSpec model = find_model(f->model);
+    // Generated schedules run --warmup-iterations more iterations first; a schedule file's
+    // first ones are its warm-up.
+    const bool warmup_given = cmd->count("--warmup-iterations") > 0;
+    if (f->warmup_iterations < 0 || f->warmup_iterations > kMaxWarmupIterations)
+      throw InputError("--warmup-iterations: expected 0 to " + std::to_string(kMaxWarmupIterations) + ", got " +
+                       std::to_string(f->warmup_iterations));
+    ScheduleOptions run_options = *so;
+    if (so->file.empty()) run_options.params.iterations += f->warmup_iterations;
     std::vector<Schedule> schedules;
+    std::vector<int> warmups;
     for (const std::string& name : names) {
-      schedules.push_back(make_schedule(*cmd, *so, name));
+      schedules.push_back(make_schedule(*cmd, run_options, name));
+      warmups.push_back(warmup_of(schedules.back(), *f, warmup_given, !so->file.empty()));
       if (schedules.back().num_stages > model.layers)  // before profiling, which takes a while
         throw InputError(name + ": " + std::to_string(schedules.back().num_stages) + " stages need a model of at least as "
                          "many layers; " + model.name + " has " + std::to_string(model.layers));
@@ -400,10 +443,11 @@ void add_validate_command(CLI::App& app) {
     const ProfiledCostModel& costs = *setup->measured();
     const std::string cost_label = costs.label();
     std::vector<Validation> all;
-    for (Schedule& s : schedules) {
+    for (std::size_t i = 0; i < schedules.size(); ++i) {
+      Schedule& s = schedules[i];
       warn_if_oversubscribed(s);
       if (!f->json) std::cerr << "pipesim: validating " << one_line(s.name) << " (" << s.total_ops() << " ops)\n";
-      all.push_back(validate_one(std::move(s), costs, options, model, *f, sampling));
+      all.push_back(validate_one(std::move(s), warmups[i], costs, options, model, *f, sampling));
       if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
     }
     load.after = load_average();
@@ -437,7 +481,8 @@ void add_validate_command(CLI::App& app) {
       std::cout << "pipesim validate: " << f->model << " on " << f->backend << ", micro-batch size "
                 << f->micro_batch_size << ", " << f->optimizer << "\ncost model: " << cost_label << "\n"
                 << conditions_line(load, spread) << "\nintervals: " << sampling.samples
-                << " simulations on draws of the profile's measured distributions, seed " << sampling.seed << "\n\n"
+                << " simulations on draws of the profile's measured distributions, seed " << sampling.seed << "\n"
+                << window_line(all.front()) << "\n\n"
                 << summary_table(all) << "\nop durations (error = (predicted - measured) / measured):\n"
                 << kind_table(all) << "\n" << verdict_text(verdict, f->tolerance(), versions_match);
       if (!f->trace.empty())
