@@ -107,8 +107,7 @@ class CpuBackend : public ComputeBackend {
     std::map<std::int32_t, Weights> kept;  // older versions still in use
     Weights grads;                         // same shapes as the weights
     std::int64_t contributions = 0;
-    std::vector<AdamState<float>> adam_blocks;
-    AdamState<float> adam_ends;            // embedding + head, packed (see pack_ends)
+    std::vector<AdamState<float>> adam;    // one per tensor, in for_each_tensor's order
     std::map<std::int32_t, Cache> caches;  // by micro-batch id
   };
 

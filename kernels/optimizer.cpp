@@ -8,8 +8,8 @@
 namespace pipesim {
 namespace {
 
-template <class T>
-void check_sizes(const char* who, const KVec<T>& params, const KVec<T>& grads) {
+template <class P, class G>
+void check_sizes(const char* who, const P& params, const G& grads) {
   if (params.size() != grads.size()) {
     throw InputError(std::string("kernels: ") + who + ": " + std::to_string(grads.size()) + " gradients for " +
                      std::to_string(params.size()) + " parameters");
@@ -26,15 +26,17 @@ void check_adam_config(const AdamConfig& c) {
   if (!(c.eps > 0)) fail("eps = " + std::to_string(c.eps) + ", expected > 0");
 }
 
+namespace {
+
 template <class T>
-void sgd_step(KVec<T>& params, const KVec<T>& grads, double lr) {
+void sgd(Eigen::Ref<KVec<T>> params, const Eigen::Ref<const KVec<T>>& grads, double lr) {
   check_sizes("sgd", params, grads);
   if (!(lr >= 0)) throw InputError("kernels: sgd: lr = " + std::to_string(lr) + ", expected >= 0");
   params -= static_cast<T>(lr) * grads;
 }
 
 template <class T>
-void adam_step(KVec<T>& params, const KVec<T>& grads, AdamState<T>& state, const AdamConfig& c) {
+void adam(Eigen::Ref<KVec<T>> params, const Eigen::Ref<const KVec<T>>& grads, AdamState<T>& state, const AdamConfig& c) {
   check_adam_config(c);
   check_sizes("adam", params, grads);
   if (state.m.size() == 0) state.m = KVec<T>::Zero(params.size());
@@ -55,9 +57,21 @@ void adam_step(KVec<T>& params, const KVec<T>& grads, AdamState<T>& state, const
   params.array() -= lr * (state.m.array() / correction1) / ((state.v.array() / correction2).sqrt() + eps);
 }
 
-template void sgd_step(KVec<float>&, const KVec<float>&, double);
-template void sgd_step(KVec<double>&, const KVec<double>&, double);
-template void adam_step(KVec<float>&, const KVec<float>&, AdamState<float>&, const AdamConfig&);
-template void adam_step(KVec<double>&, const KVec<double>&, AdamState<double>&, const AdamConfig&);
+}  // namespace
+
+void sgd_step(Eigen::Ref<KVec<float>> params, const Eigen::Ref<const KVec<float>>& grads, double lr) {
+  sgd<float>(params, grads, lr);
+}
+void sgd_step(Eigen::Ref<KVec<double>> params, const Eigen::Ref<const KVec<double>>& grads, double lr) {
+  sgd<double>(params, grads, lr);
+}
+void adam_step(Eigen::Ref<KVec<float>> params, const Eigen::Ref<const KVec<float>>& grads, AdamState<float>& state,
+               const AdamConfig& c) {
+  adam<float>(params, grads, state, c);
+}
+void adam_step(Eigen::Ref<KVec<double>> params, const Eigen::Ref<const KVec<double>>& grads, AdamState<double>& state,
+               const AdamConfig& c) {
+  adam<double>(params, grads, state, c);
+}
 
 }  // namespace pipesim

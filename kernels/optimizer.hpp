@@ -32,11 +32,14 @@ struct AdamState {
   std::int64_t step = 0;   // t, the number of updates done
 };
 
+// On any contiguous vector: a tensor in place (an Eigen::Map over a matrix) or a KVec.
 // InputError when params and grads differ in size, or lr < 0.
-template <class T>
-void sgd_step(KVec<T>& params, const KVec<T>& grads, double lr);
+void sgd_step(Eigen::Ref<KVec<float>> params, const Eigen::Ref<const KVec<float>>& grads, double lr);
+void sgd_step(Eigen::Ref<KVec<double>> params, const Eigen::Ref<const KVec<double>>& grads, double lr);
 // InputError when sizes differ (params, grads, non-empty moments) or the config is bad.
-template <class T>
-void adam_step(KVec<T>& params, const KVec<T>& grads, AdamState<T>& state, const AdamConfig& c);
+void adam_step(Eigen::Ref<KVec<float>> params, const Eigen::Ref<const KVec<float>>& grads, AdamState<float>& state,
+               const AdamConfig& c);
+void adam_step(Eigen::Ref<KVec<double>> params, const Eigen::Ref<const KVec<double>>& grads, AdamState<double>& state,
+               const AdamConfig& c);
 
 }  // namespace pipesim
