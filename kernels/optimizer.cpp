@@ -29,14 +29,15 @@ void check_adam_config(const AdamConfig& c) {
 namespace {
 
 template <class T>
-void sgd(Eigen::Ref<KVec<T>> params, const Eigen::Ref<const KVec<T>>& grads, double lr) {
+void sgd(Eigen::Ref<KVec<T>> params, const Eigen::Ref<const KVec<T>>& grads, double lr, T grad_scale) {
   check_sizes("sgd", params, grads);
   if (!(lr >= 0)) throw InputError("kernels: sgd: lr = " + std::to_string(lr) + ", expected >= 0");
-  params -= static_cast<T>(lr) * grads;
+  params -= static_cast<T>(lr) * (grads * grad_scale);
 }
 
 template <class T>
-void adam(Eigen::Ref<KVec<T>> params, const Eigen::Ref<const KVec<T>>& grads, AdamState<T>& state, const AdamConfig& c) {
+void adam(Eigen::Ref<KVec<T>> params, const Eigen::Ref<const KVec<T>>& grads, AdamState<T>& state, const AdamConfig& c,
+          T grad_scale) {
   check_adam_config(c);
   check_sizes("adam", params, grads);
   if (state.m.size() == 0) state.m = KVec<T>::Zero(params.size());
@@ -52,26 +53,28 @@ void adam(Eigen::Ref<KVec<T>> params, const Eigen::Ref<const KVec<T>>& grads, Ad
   const T correction1 = static_cast<T>(1.0 - std::pow(c.beta1, t));
   const T correction2 = static_cast<T>(1.0 - std::pow(c.beta2, t));
   const T lr = static_cast<T>(c.lr), eps = static_cast<T>(c.eps);
-  state.m = b1 * state.m + (T(1) - b1) * grads;
-  state.v = b2 * state.v + (T(1) - b2) * grads.cwiseProduct(grads);
+  const auto g = grads * grad_scale;  // each element rounded once, as a scaled copy would hold it
+  state.m = b1 * state.m + (T(1) - b1) * g;
+  state.v = b2 * state.v + (T(1) - b2) * g.cwiseProduct(g);
   params.array() -= lr * (state.m.array() / correction1) / ((state.v.array() / correction2).sqrt() + eps);
 }
 
 }  // namespace
 
-void sgd_step(Eigen::Ref<KVec<float>> params, const Eigen::Ref<const KVec<float>>& grads, double lr) {
-  sgd<float>(params, grads, lr);
+void sgd_step(Eigen::Ref<KVec<float>> params, const Eigen::Ref<const KVec<float>>& grads, double lr, float grad_scale) {
+  sgd<float>(params, grads, lr, grad_scale);
 }
-void sgd_step(Eigen::Ref<KVec<double>> params, const Eigen::Ref<const KVec<double>>& grads, double lr) {
-  sgd<double>(params, grads, lr);
+void sgd_step(Eigen::Ref<KVec<double>> params, const Eigen::Ref<const KVec<double>>& grads, double lr,
+              double grad_scale) {
+  sgd<double>(params, grads, lr, grad_scale);
 }
 void adam_step(Eigen::Ref<KVec<float>> params, const Eigen::Ref<const KVec<float>>& grads, AdamState<float>& state,
-               const AdamConfig& c) {
-  adam<float>(params, grads, state, c);
+               const AdamConfig& c, float grad_scale) {
+  adam<float>(params, grads, state, c, grad_scale);
 }
 void adam_step(Eigen::Ref<KVec<double>> params, const Eigen::Ref<const KVec<double>>& grads, AdamState<double>& state,
-               const AdamConfig& c) {
-  adam<double>(params, grads, state, c);
+               const AdamConfig& c, double grad_scale) {
+  adam<double>(params, grads, state, c, grad_scale);
 }
 
 }  // namespace pipesim

@@ -32,14 +32,18 @@ struct AdamState {
   std::int64_t step = 0;   // t, the number of updates done
 };
 
-// On any contiguous vector: a tensor in place (an Eigen::Map over a matrix) or a KVec.
+// On any contiguous vector: a tensor in place (an Eigen::Map over a matrix) or a KVec. The
+// gradient used is grads x grad_scale, element by element (the executor's 1 / contributions:
+// one pass over the gradients fewer than scaling them first, the same numbers).
 // InputError when params and grads differ in size, or lr < 0.
-void sgd_step(Eigen::Ref<KVec<float>> params, const Eigen::Ref<const KVec<float>>& grads, double lr);
-void sgd_step(Eigen::Ref<KVec<double>> params, const Eigen::Ref<const KVec<double>>& grads, double lr);
+void sgd_step(Eigen::Ref<KVec<float>> params, const Eigen::Ref<const KVec<float>>& grads, double lr,
+              float grad_scale = 1);
+void sgd_step(Eigen::Ref<KVec<double>> params, const Eigen::Ref<const KVec<double>>& grads, double lr,
+              double grad_scale = 1);
 // InputError when sizes differ (params, grads, non-empty moments) or the config is bad.
 void adam_step(Eigen::Ref<KVec<float>> params, const Eigen::Ref<const KVec<float>>& grads, AdamState<float>& state,
-               const AdamConfig& c);
+               const AdamConfig& c, float grad_scale = 1);
 void adam_step(Eigen::Ref<KVec<double>> params, const Eigen::Ref<const KVec<double>>& grads, AdamState<double>& state,
-               const AdamConfig& c);
+               const AdamConfig& c, double grad_scale = 1);
 
 }  // namespace pipesim
