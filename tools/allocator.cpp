@@ -15,9 +15,17 @@
 // ms, csv 199 -> 79 ms, `simulate --json` p=128 m=2048 59 -> 40 ms; 12-35 % more peak
 // resident memory (tools/memory_guard.hpp counts it).
 //
+// Freed memory is kept for reuse (dirty_decay_ms:-1, muzzy_decay_ms:-1), as a training
+// framework's caching allocator keeps it: by default jemalloc hands freed pages back to the
+// system over ten seconds, starting at once, and the executor then faults them in again.
+// On the 2-vCPU VM of docs/validation/cpu.md, Chimera's gradient exchange (a 27 MB copy per
+// replica per iteration on gpt-small) waited 10-90 ms per sync for fresh pages, and its
+// iteration took 1.293 s instead of 1.201 s (prediction 1.163 s). The process's peak
+// resident memory is the same; it just does not shrink before the process ends.
+//
 // jemalloc reads this symbol at its start; MALLOC_CONF in the environment still overrides
 // it (MALLOC_CONF=thp:default turns the huge pages off). Where the kernel has no THP, or
 // its mode is "never", the advice does nothing. `pipesim --version` says what is in use.
 extern "C" {
-[[gnu::visibility("default"), gnu::used]] const char* malloc_conf = "thp:always";
+[[gnu::visibility("default"), gnu::used]] const char* malloc_conf = "thp:always,dirty_decay_ms:-1,muzzy_decay_ms:-1";
 }

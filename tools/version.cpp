@@ -55,8 +55,14 @@ std::string allocator_line() {
     return mallctl(name, &value, &size, nullptr, 0) == 0 && value ? value : "unknown";
   };
   const std::string version = text("version");  // "5.3.0-0-g54eaed1d..."
+  long decay_ms = 0;  // ssize_t in jemalloc; -1: freed pages are never handed back
+  std::size_t size = sizeof decay_ms;
+  const bool read = mallctl("opt.dirty_decay_ms", &decay_ms, &size, nullptr, 0) == 0;
+  const std::string freed = !read            ? "unknown"
+                            : decay_ms < 0   ? "kept for reuse"
+                                             : "returned to the system within " + std::to_string(decay_ms) + " ms";
   return "jemalloc " + version.substr(0, version.find('-')) + ", transparent huge pages: " + text("opt.thp") +
-         " (tools/allocator.cpp)";
+         ", freed memory " + freed + " (tools/allocator.cpp)";
 }
 
 }  // namespace
