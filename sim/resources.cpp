@@ -21,6 +21,8 @@ std::vector<ComputePool> consecutive_pools(int devices, int size, const ComputeP
 
 bool SharedHardware::shares_nothing() const {
   if (overlap_slowdown > 1 || !pools.empty()) return false;
+  for (double s : device_slowdown)
+    if (s != 1) return false;
   for (std::size_t d = 1; d < node_of_device.size(); ++d)
     if (node_of_device[d] != node_of_device[0]) return false;
   return true;
@@ -49,6 +51,13 @@ void SharedHardware::check(int devices) const {
                            std::string(op_kind_name(static_cast<OpKind>(k))) + " holds " + std::to_string(s) +
                            "; expected a finite factor >= 0.1");
   }
+  if (!device_slowdown.empty() && device_slowdown.size() != static_cast<std::size_t>(devices))
+    throw InputError("shared hardware: " + std::to_string(device_slowdown.size()) + " devices have a speed, the schedule has " +
+                     std::to_string(devices));
+  for (std::size_t d = 0; d < device_slowdown.size(); ++d)
+    if (!(device_slowdown[d] >= 0.1) || !std::isfinite(device_slowdown[d]))
+      throw InputError("shared hardware: device " + std::to_string(d) + "'s slowdown is " +
+                       std::to_string(device_slowdown[d]) + "; expected a finite factor >= 0.1");
   if (!node_of_device.empty() && node_of_device.size() != static_cast<std::size_t>(devices))
     throw InputError("shared hardware: " + std::to_string(node_of_device.size()) + " devices have a node, the schedule has " +
                      std::to_string(devices));

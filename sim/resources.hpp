@@ -17,6 +17,9 @@
 //             transfer at most one NIC's rate: its occupancy is the cost model's, at one
 //             NIC's rate. Transfers on one directed link stay FIFO. A GradSync collective
 //             spanning nodes is one such flow on the egress and ingress NICs of each node.
+//   speeds    device d's compute ops take device_slowdown[d] times their cost model's time
+//             (a slower core: the profiler's per-core speeds, the cores the executor pins
+//             its device threads to); sharing and interference apply on top.
 //   overlap   a device computing while a transfer it sends or receives is on the wire, or a
 //             GradSync it takes part in runs: both take overlap_slowdown times as long (1:
 //             overlap is free, as before).
@@ -57,6 +60,7 @@ struct SharedHardware {
   std::vector<int> node_of_device;  // empty: every link independent
   int nics_per_node = 1;
   double overlap_slowdown = 1;
+  std::vector<double> device_slowdown;  // empty: every device at its cost model's speed
 
   // True without pools, with one node (or none) and free overlap: the engine runs its fast
   // path, as without a description. A pool whose factors are all 1 still runs the shared
@@ -64,7 +68,8 @@ struct SharedHardware {
   bool shares_nothing() const;
   // The engine's table for `devices` devices; throws InputError naming what is wrong (a
   // device out of range or in two pools, cores < 0, a slowdown below 0.1 or not finite,
-  // nics_per_node < 1, overlap_slowdown < 1, a node table of the wrong length).
+  // nics_per_node < 1, overlap_slowdown < 1, a node or speed table of the wrong length, a
+  // device slowdown below 0.1 or not finite).
   void check(int devices) const;
 };
 

@@ -74,7 +74,10 @@ void Sharing::lazy_change(int pool, Tick now, std::uint32_t id, bool joins) {
   changes_.push_back(Finish{head, h.generation, end_after(now, (end - l.clock) * pool_factor(pool))});
 }
 
-bool Sharing::shares_compute(int device) const { return overlap_ || pool_of_[static_cast<std::size_t>(device)] >= 0; }
+bool Sharing::shares_compute(int device) const {
+  const auto d = static_cast<std::size_t>(device);
+  return overlap_ || pool_of_[d] >= 0 || (!hw_.device_slowdown.empty() && hw_.device_slowdown[d] != 1);
+}
 
 bool Sharing::crosses_nodes(int src, int dst) const {
   const auto& node = hw_.node_of_device;
@@ -102,7 +105,9 @@ std::uint32_t Sharing::add(Activity a) {
 std::uint32_t Sharing::start_compute(int device, OpKind kind, Tick work, Tick now, std::uint32_t payload) {
   PIPESIM_ASSERT(shares_compute(device) && computing_[static_cast<std::size_t>(device)] < 0);
   Activity a;
-  a.remaining = static_cast<double>(work);
+  // On a slower core the op's own work takes longer; sharing rates apply to that.
+  a.remaining = static_cast<double>(work) *
+                (hw_.device_slowdown.empty() ? 1.0 : hw_.device_slowdown[static_cast<std::size_t>(device)]);
   a.since = now;
   a.kind = Kind::Compute;
   a.op_kind = kind;

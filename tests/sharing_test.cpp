@@ -89,6 +89,27 @@ TEST(Sharing, KEqualOpsOnCCoresEndAtTheProcessorSharingClosedForm) {
     }
 }
 
+// A slower core: device 1's ops take 1.25x their cost model's time, device 0's their own;
+// in a pool of one core the processor sharing applies on top of each one's own work.
+TEST(Sharing, ADeviceSlowdownLengthensItsOpsOnly) {
+  SharedHardware hw;
+  hw.device_slowdown = {1.0, 1.25};
+  TimelineRecorder rec;
+  simulate(independent_forwards(2), UniformCostModel(ns_costs(1000, 2000)), &rec, nullptr, &hw);
+  for (const OpRecord& r : rec.timeline.ops) {
+    const Tick own = r.op.kind == OpKind::F ? 1000 : 2000;
+    EXPECT_EQ(r.end - r.start, r.ref.device == 0 ? own : own * 5 / 4) << to_string(r.op) << " on " << r.ref.device;
+  }
+  // Two F of 1000 ns on one core, one of them on a core 1.5x slower: 2500 ns of work at half
+  // speed; device 0's 1000 ends at 2000, device 1's last 500 alone, at 2500.
+  SharedHardware one_core = pool_of(2, 1);
+  one_core.device_slowdown = {1.0, 1.5};
+  TimelineRecorder shared;
+  simulate(independent_forwards(2), UniformCostModel(ns_costs(1000, 0)), &shared, nullptr, &one_core);
+  for (const OpRecord& r : shared.timeline.ops)
+    if (r.op.kind == OpKind::F) EXPECT_EQ(r.end, r.ref.device == 0 ? 2000 : 2500) << r.ref.device;
+}
+
 TEST(Sharing, AQueuedPoolRunsOpsAtFullSpeedOnCoresOfTheirOwnInArrivalOrder) {
   // 5 equal ops on 2 cores, queued: two run 0-1000, two 1000-2000, the last 2000-3000,
   // in device order (the order they reached the pool); each record starts when its op got
@@ -436,6 +457,11 @@ TEST(Sharing, ABrokenDescriptionIsAnInputError) {
   SharedHardware nodes;
   nodes.node_of_device = {0};
   EXPECT_THAT(message(nodes), HasSubstr("1 devices have a node, the schedule has 2"));
+  SharedHardware speeds;
+  speeds.device_slowdown = {1.0};
+  EXPECT_THAT(message(speeds), HasSubstr("1 devices have a speed, the schedule has 2"));
+  speeds.device_slowdown = {1.0, 0.0};
+  EXPECT_THAT(message(speeds), HasSubstr("device 1's slowdown is 0.000000; expected a finite factor >= 0.1"));
   SharedHardware overlap;
   overlap.overlap_slowdown = 0.5;
   EXPECT_THAT(message(overlap), HasSubstr("overlap slowdown"));
