@@ -1,5 +1,8 @@
 #include "executor/executor.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -215,6 +218,16 @@ std::int64_t run_memory_bytes(const Schedule& schedule, const ModelSetup& setup)
   return bytes;
 }
 
+// Runs `t` on `core` only; a refusal (a core outside the process's set) is a warning of the
+// run: the device then runs wherever the system puts it.
+void pin(std::thread& t, int core, MeasuredRun& run) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  if (pthread_setaffinity_np(t.native_handle(), sizeof set, &set) != 0)
+    run.warnings.push_back("could not pin a device thread to core " + std::to_string(core));
+}
+
 }  // namespace
 
 std::vector<double> iteration_means(std::vector<LossRecord>& losses) {
@@ -290,9 +303,11 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
   std::vector<std::thread> threads;
   state.t0 = std::chrono::steady_clock::now();
   try {
-    for (std::size_t d = 0; d < devices; ++d)
+    for (std::size_t d = 0; d < devices; ++d) {
       threads.emplace_back(run_worker, std::ref(state), static_cast<int>(d), std::ref(*backends[d]), std::ref(status[d]),
                            std::ref(logs[d]));
+      if (!options.pin_cores.empty()) pin(threads.back(), options.pin_cores[d % options.pin_cores.size()], run);
+    }
   } catch (const std::system_error& e) {
     state.abort_all();
     for (auto& t : threads) t.join();

@@ -65,6 +65,9 @@ struct RunOptions {
   // iteration, 1F1B once; MeasuredRun::validation); 0: none.
   int validate_every = 0;
   int validation_sequences = 16;  // of seq_len tokens each (executor/text_corpus.hpp)
+  // Device d's thread runs on core pin_cores[d % size] only (CPU ids); empty: wherever the
+  // system puts it. `validate` pins, so that each device runs at its core's measured speed.
+  std::vector<int> pin_cores;
 };
 
 // The loss of one micro-batch (op), computed by its last stage's forward.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <thread>
 
+#include "core/error.hpp"
 #include "executor/backend_factory.hpp"
 
 namespace pipesim {
@@ -15,6 +16,27 @@ int usable_cores() {
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+std::vector<int> usable_core_ids() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> ids;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return ids;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) ids.push_back(c);
+  return ids;
+}
+
+std::vector<double> device_slowdowns(int devices, const std::vector<double>& core_slowdown) {
+  PIPESIM_ASSERT(!core_slowdown.empty());
+  const auto cores = static_cast<int>(core_slowdown.size());
+  std::vector<double> out;
+  double mean = 0;
+  for (double s : core_slowdown) mean += s / cores;
+  for (int d = 0; d < devices; ++d)
+    out.push_back(devices <= cores ? core_slowdown[static_cast<std::size_t>(d % cores)] : mean);
+  return out;
 }
 
 Tick kernel_time_slice(int cores) {

@@ -12,6 +12,7 @@
 //          interference curve only; sharing all SMs (off) an op runs at 1/k of its speed
 //          with k busy (the profile timed it on the whole GPU) times the curve.
 #include <string>
+#include <vector>
 
 #include "core/units.hpp"
 #include "sim/resources.hpp"
@@ -33,6 +34,13 @@ struct ExecutorLayout {
 
 // The cores this process may run on (its CPU affinity), at least 1.
 int usable_cores();
+// Their CPU ids, in increasing order (empty where the affinity cannot be read).
+std::vector<int> usable_core_ids();
+
+// Each device's slowdown on the CPU when `validate` pins device d to core d % cores (devices
+// <= cores) with `core_slowdown[c]` that core's block-pass time over the profile's; with more
+// devices than cores the threads are not pinned and each device gets the cores' mean.
+std::vector<double> device_slowdowns(int devices, const std::vector<double>& core_slowdown);
 
 // The time slice Linux's scheduler (EEVDF, 6.6 and later; CFS's minimum granularity before)
 // gives a thread among others on `cores` cores: 0.75 ms x (1 + log2(min(cores, 8))), its

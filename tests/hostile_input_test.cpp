@@ -261,6 +261,8 @@ std::vector<Case> cases() {
        "--overlap-slowdown: expected a factor between 1 and 1000, got 0.500000"},
       {"validate_bad_core_sharing", "flags", {}, "$P validate --core-sharing fair --report r.html", {"r.html"}, 2,
        "--core-sharing: fair not in {auto,slice,queue}"},
+      {"validate_bad_core_speeds", "flags", {}, "$P validate --core-speeds fast --report r.html", {"r.html"}, 2,
+       "--core-speeds: fast not in {measure,off}"},
       {"validate_negative_warmup_iterations", "numbers", {}, "$P validate --warmup-iterations -2 --report r.html",
        {"r.html"}, 2, "--warmup-iterations: expected 0 to 1000, got -2"},
       {"sharing_hosts_without_sharing", "flags", {}, "$P simulate --schedule 1f1b -p 4 --devices-per-host 2", {}, 2,

@@ -1,6 +1,8 @@
 // executor/shared_layout: the executor's real layout as the engine's shared hardware.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "executor/shared_layout.hpp"
 
 namespace pipesim {
@@ -55,6 +57,23 @@ TEST(SharedLayout, VirtualDevicesOfOneGpuFormAPool) {
   EXPECT_FALSE(own.pools[0].queue);
   layout.own_sms = false;
   EXPECT_EQ(shared_hardware(layout, {}).pools[0].cores, 1);  // all SMs: 1/k each
+}
+
+}  // namespace
+}  // namespace pipesim
+
+namespace pipesim {
+namespace {
+
+// validate pins device d to core d % cores when every device has a core: each device gets its
+// core's speed; with more devices than cores (threads not pinned) every device the mean.
+TEST(SharedLayout, DeviceSlowdownsFollowThePinning) {
+  EXPECT_EQ(device_slowdowns(2, {1.2, 1.0}), (std::vector<double>{1.2, 1.0}));
+  EXPECT_EQ(device_slowdowns(1, {1.2, 1.0}), (std::vector<double>{1.2}));
+  EXPECT_EQ(device_slowdowns(4, {1.2, 1.0}), (std::vector<double>{1.1, 1.1, 1.1, 1.1}));
+  const std::vector<int> ids = usable_core_ids();
+  EXPECT_EQ(static_cast<int>(ids.size()), usable_cores());
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
 }
 
 }  // namespace

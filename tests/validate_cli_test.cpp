@@ -201,6 +201,29 @@ TEST(ValidateCli, WarmupIterationsRunFirstAndAreNotCounted) {
                                      "to measure; expected at most 1");
 }
 
+// Each core's block-pass speed is measured before the runs (kernels/core_speeds.hpp) and the
+// device threads pinned; --core-speeds off measures nothing.
+TEST(ValidateCli, CoreSpeedsAreMeasuredOrOff) {
+  const std::string profile = temp_path("validate_speeds_profile.json");
+  ASSERT_EQ(run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 2 --neighbours 0 --out " + profile).code, 0);
+  const std::string common = "validate --schedule 1f1b -p 2 -m 2 --model gpt-tiny --samples 20 --tolerance 400 --cost " + profile;
+  const Result measured = run(common + " --json");
+  ASSERT_EQ(measured.code, 0) << measured.out;
+  const json speeds = json_of(measured)["core_speeds"];
+  ASSERT_GE(speeds.size(), 1u);  // every core this process may use
+  for (const json& c : speeds) {
+    EXPECT_GE(c["core"].get<int>(), 0);
+    EXPECT_GT(c["slowdown"].get<double>(), 0.1);  // a factor, not a time
+    EXPECT_LT(c["slowdown"].get<double>(), 10.0);
+  }
+  const Result table = run(common);
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_THAT(table.out, HasSubstr("core speeds: a block pass takes x"));
+  const Result off = run(common + " --core-speeds off --json");
+  ASSERT_EQ(off.code, 0) << off.out;
+  EXPECT_TRUE(json_of(off)["core_speeds"].empty());
+}
+
 TEST(ValidateCli, BadInput) {
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --backend tpu"),
                                      "--backend: expected cpu or cuda, got 'tpu'");
@@ -220,6 +243,8 @@ TEST(ValidateCli, BadInput) {
                                      "--samples: expected a number of simulations in 1..100000, got 0");
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --samples 100001"),
                                      "--samples: expected a number of simulations in 1..100000, got 100001");
+  testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --core-speeds fast"),
+                                     "--core-speeds: fast not in {measure,off}");
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --warmup-iterations -1"),
                                      "--warmup-iterations: expected 0 to 1000, got -1");
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --warmup-iterations 1001"),

@@ -36,6 +36,7 @@
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
 #include "executor/shared_layout.hpp"
+#include "kernels/core_speeds.hpp"
 #include "kernels/profiler.hpp"
 #include "core/error.hpp"
 #include "schedules/op_text.hpp"
@@ -62,6 +63,7 @@ namespace pipesim {
 namespace {
 
 constexpr int kMaxWarmupIterations = 1000;
+constexpr int kCoreSpeedRounds = 5;  // block passes per core, in turns (--core-speeds measure)
 
 struct ValidateFlags : ExecutorFlags {
   std::string schedules;  // --schedules a,b (instead of --schedule)
@@ -77,6 +79,13 @@ struct ValidateFlags : ExecutorFlags {
   double tolerance_percent = kDefaultTolerance * 100;
   double tolerance() const { return tolerance_percent / 100; }
   std::string core_sharing = "auto";  // cpu: how the prediction shares cores (executor/shared_layout.hpp)
+  std::string core_speeds = "measure";  // cpu: each core's speed now, device threads pinned (kernels/core_speeds.hpp)
+};
+
+// cpu, --core-speeds measure: each usable core's block-pass time now over the profile's.
+struct CoreSpeeds {
+  std::vector<int> cores;       // CPU ids; device d's thread runs on cores[d % size] (devices <= cores)
+  std::vector<double> slowdown;  // per core
 };
 
 // One schedule, predicted and measured.
@@ -155,6 +164,30 @@ std::unique_ptr<CostModelSetup> profiled_costs(const ValidateFlags& f, const Mod
                         {uniform, hardware, profiled});
 }
 
+// Each usable core's block-pass time now (kernels/core_speeds.hpp) over the profile's at
+// micro-batch size b; none when the profile has no block timings at b.
+CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& profile, bool quiet) {
+  CoreSpeeds out;
+  const auto at = std::find_if(profile.micro_batches.begin(), profile.micro_batches.end(),
+                               [&](const MicroBatchProfile& m) { return m.size == b; });
+  if (at == profile.micro_batches.end()) return out;
+  const double reference = at->block.forward.median + at->block.input_grad.median + at->block.weight_grad.median;
+  out.cores = usable_core_ids();
+  if (out.cores.empty() || !(reference > 0)) return CoreSpeeds{};
+  if (!quiet) std::cerr << "pipesim: timing a block pass on each of " << out.cores.size() << " cores\n";
+  for (double seconds : block_pass_seconds_on_cores(model, b, out.cores, kCoreSpeedRounds))
+    out.slowdown.push_back(seconds / reference);
+  return out;
+}
+
+std::string speeds_line(const CoreSpeeds& s) {
+  if (s.cores.empty()) return "";
+  std::string out = "core speeds: a block pass takes";
+  for (std::size_t c = 0; c < s.cores.size(); ++c)
+    out += std::string(c ? "," : "") + " x" + format_fixed(s.slowdown[c], 3) + " (core " + std::to_string(s.cores[c]) + ")";
+  return out + " the profile's time now; device d's thread runs on core d where devices <= cores\n";
+}
+
 // The warm-up of one schedule: --warmup-iterations, which a schedule file's iterations must
 // exceed (one at least is measured); a file of one iteration defaults to none.
 int warmup_of(const Schedule& s, const ValidateFlags& f, bool given, bool from_file) {
@@ -165,8 +198,8 @@ int warmup_of(const Schedule& s, const ValidateFlags& f, bool given, bool from_f
                    std::to_string(s.iterations - 1));
 }
 
-Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& costs, const RunOptions& options,
-                        const ModelSpec& model, const ValidateFlags& f, Sampling sampling) {
+Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& costs, RunOptions options,
+                        const ModelSpec& model, const ValidateFlags& f, Sampling sampling, const CoreSpeeds& speeds) {
   Validation v;
   v.schedule = std::move(schedule);
   v.warmup = warmup;
@@ -177,8 +210,11 @@ Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& 
   const Tick forward = costs.compute_time(make_op(OpKind::F, 0, 0), scale_of(v.schedule));
   ExecutorLayout layout = executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward);
   if (f.core_sharing != "auto") layout.time_sliced = f.core_sharing == "slice";
-  const SharedHardware hardware =
-      shared_hardware(layout, beyond_noise(costs.slowdowns(), repeat_spread(costs.config().profile)));
+  SharedHardware hardware = shared_hardware(layout, beyond_noise(costs.slowdowns(), repeat_spread(costs.config().profile)));
+  if (!speeds.slowdown.empty()) {
+    hardware.device_slowdown = device_slowdowns(v.schedule.num_devices, speeds.slowdown);
+    if (v.schedule.num_devices <= static_cast<int>(speeds.cores.size())) options.pin_cores = speeds.cores;
+  }
   Simulator simulator;
   v.interval = predict_interval(simulator, v.schedule, costs, sampling, &hardware);
   TimelineRecorder recorder;
@@ -380,6 +416,12 @@ void add_validate_command(CLI::App& app) {
                   "time slices are time-sliced, shorter ones queue for a core), slice or queue (docs/shared-hardware.md)")
       ->check(CLI::IsMember({"auto", "slice", "queue"}))
       ->capture_default_str();
+  cmd->add_option("--core-speeds", f->core_speeds,
+                  "cpu: measure each core's speed at the model's block pass just before the runs, pin device d's "
+                  "thread to core d and predict each device at its core's speed over the profile's (measure); off: "
+                  "threads where the system puts them, every device at the profile's speed")
+      ->check(CLI::IsMember({"measure", "off"}))
+      ->capture_default_str();
   cmd->add_option("--tolerance", f->tolerance_percent,
                   "Verdict: a schedule passes when its predicted time per iteration is within PCT % of the measured one. "
                   "Exit codes: 0 every schedule passes, 1 one is off by more or its weight versions differ, 2 bad input")
@@ -442,12 +484,15 @@ void add_validate_command(CLI::App& app) {
     const std::unique_ptr<CostModelSetup> setup = profiled_costs(*f, model, schedules);
     const ProfiledCostModel& costs = *setup->measured();
     const std::string cost_label = costs.label();
+    const CoreSpeeds speeds = f->backend == "cpu" && f->core_speeds == "measure"
+                                  ? measure_core_speeds(model, f->micro_batch_size, costs.config().profile, f->json)
+                                  : CoreSpeeds{};
     std::vector<Validation> all;
     for (std::size_t i = 0; i < schedules.size(); ++i) {
       Schedule& s = schedules[i];
       warn_if_oversubscribed(s);
       if (!f->json) std::cerr << "pipesim: validating " << one_line(s.name) << " (" << s.total_ops() << " ops)\n";
-      all.push_back(validate_one(std::move(s), warmups[i], costs, options, model, *f, sampling));
+      all.push_back(validate_one(std::move(s), warmups[i], costs, options, model, *f, sampling, speeds));
       if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
     }
     load.after = load_average();
@@ -474,13 +519,16 @@ void add_validate_command(CLI::App& app) {
                            {"others_during", others ? nlohmann::ordered_json(*others) : nullptr},
                            {"steal", load.steal ? nlohmann::ordered_json(*load.steal) : nullptr}};
       j["profile_repeat_spread"] = spread;
+      auto& cores = j["core_speeds"] = nlohmann::ordered_json::array();
+      for (std::size_t c = 0; c < speeds.cores.size(); ++c)
+        cores.push_back({{"core", speeds.cores[c]}, {"slowdown", speeds.slowdown[c]}});
       j["coverage"] = static_cast<double>(verdict.inside) / static_cast<double>(verdict.total);
       j["overall_verdict"] = verdict.failed == 0 && versions_match ? "PASS" : "FAIL";
       std::cout << json_text(j) << "\n";
     } else {
       std::cout << "pipesim validate: " << f->model << " on " << f->backend << ", micro-batch size "
                 << f->micro_batch_size << ", " << f->optimizer << "\ncost model: " << cost_label << "\n"
-                << conditions_line(load, spread) << "\nintervals: " << sampling.samples
+                << conditions_line(load, spread) << "\n" << speeds_line(speeds) << "intervals: " << sampling.samples
                 << " simulations on draws of the profile's measured distributions, seed " << sampling.seed << "\n"
                 << window_line(all.front()) << "\n\n"
                 << summary_table(all) << "\nop durations (error = (predicted - measured) / measured):\n"

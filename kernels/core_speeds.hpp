@@ -1,0 +1,21 @@
+#pragma once
+// How fast each core runs the model's block passes now: the cores of one machine need not
+// be equal. On a VM one vCPU may share its physical core with the host's own work (on the
+// 2-vCPU KVM guest of docs/validation/cpu.md, core 0 ran gpt-small's block passes 22 % slower
+// than core 1 for tens of minutes, three alternations in a row), and a hybrid CPU has fast and
+// slow cores by design. `pipesim validate` pins each device thread to a core and predicts it
+// at that core's speed (executor/shared_layout.hpp, sim/resources.hpp's device_slowdown).
+#include <vector>
+
+#include "cost_models/model_spec.hpp"
+
+namespace pipesim {
+
+// The median time of one block pass (F + I + W) of `model` at micro-batch size `b` on each of
+// `cores` (CPU ids), each pass on a thread pinned to its core, the cores in turns for
+// `rounds` rounds after one untimed pass each, so that a drift of the machine's speed meets
+// every core alike. InputError when a thread cannot be pinned to a core.
+std::vector<double> block_pass_seconds_on_cores(const ModelSpec& model, int b, const std::vector<int>& cores,
+                                                int rounds);
+
+}  // namespace pipesim
