@@ -107,7 +107,9 @@ TEST(Sharing, ADeviceSlowdownLengthensItsOpsOnly) {
   TimelineRecorder shared;
   simulate(independent_forwards(2), UniformCostModel(ns_costs(1000, 0)), &shared, nullptr, &one_core);
   for (const OpRecord& r : shared.timeline.ops)
-    if (r.op.kind == OpKind::F) EXPECT_EQ(r.end, r.ref.device == 0 ? 2000 : 2500) << r.ref.device;
+    if (r.op.kind == OpKind::F) {
+      EXPECT_EQ(r.end, r.ref.device == 0 ? 2000 : 2500) << r.ref.device;
+    }
 }
 
 TEST(Sharing, AQueuedPoolRunsOpsAtFullSpeedOnCoresOfTheirOwnInArrivalOrder) {
