@@ -36,7 +36,6 @@
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
 #include "executor/shared_layout.hpp"
-#include "kernels/core_speeds.hpp"
 #include "kernels/profiler.hpp"
 #include "core/error.hpp"
 #include "schedules/op_text.hpp"
@@ -52,6 +51,7 @@
 #include "tools/report.hpp"
 #include "tools/run_flags.hpp"
 #include "tools/sample_flags.hpp"
+#include "tools/validate_core_speeds.hpp"
 #include "tools/validate_verdict.hpp"
 #include "tools/table.hpp"
 #include "traces/chrome_trace.hpp"
@@ -63,7 +63,6 @@ namespace pipesim {
 namespace {
 
 constexpr int kMaxWarmupIterations = 1000;
-constexpr int kCoreSpeedRounds = 5;  // block passes per core, in turns (--core-speeds measure)
 
 struct ValidateFlags : ExecutorFlags {
   std::string schedules;  // --schedules a,b (instead of --schedule)
@@ -80,12 +79,6 @@ struct ValidateFlags : ExecutorFlags {
   double tolerance() const { return tolerance_percent / 100; }
   std::string core_sharing = "auto";  // cpu: how the prediction shares cores (executor/shared_layout.hpp)
   std::string core_speeds = "measure";  // cpu: each core's speed now, device threads pinned (kernels/core_speeds.hpp)
-};
-
-// cpu, --core-speeds measure: each usable core's block-pass time now over the profile's.
-struct CoreSpeeds {
-  std::vector<int> cores;       // CPU ids; device d's thread runs on cores[d % size] (devices <= cores)
-  std::vector<double> slowdown;  // per core
 };
 
 // One schedule, predicted and measured.
@@ -162,30 +155,6 @@ std::unique_ptr<CostModelSetup> profiled_costs(const ValidateFlags& f, const Mod
   const CostOptions uniform;  // read by no profiled model
   return profiled_setup(profiled_config(std::move(profile), std::move(source), profiled, hardware),
                         {uniform, hardware, profiled});
-}
-
-// Each usable core's block-pass time now (kernels/core_speeds.hpp) over the profile's at
-// micro-batch size b; none when the profile has no block timings at b.
-CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& profile, bool quiet) {
-  CoreSpeeds out;
-  const auto at = std::find_if(profile.micro_batches.begin(), profile.micro_batches.end(),
-                               [&](const MicroBatchProfile& m) { return m.size == b; });
-  if (at == profile.micro_batches.end()) return out;
-  const double reference = at->block.forward.median + at->block.input_grad.median + at->block.weight_grad.median;
-  out.cores = usable_core_ids();
-  if (out.cores.empty() || !(reference > 0)) return CoreSpeeds{};
-  if (!quiet) std::cerr << "pipesim: timing a block pass on each of " << out.cores.size() << " cores\n";
-  for (double seconds : block_pass_seconds_on_cores(model, b, out.cores, kCoreSpeedRounds))
-    out.slowdown.push_back(seconds / reference);
-  return out;
-}
-
-std::string speeds_line(const CoreSpeeds& s) {
-  if (s.cores.empty()) return "";
-  std::string out = "core speeds: a block pass takes";
-  for (std::size_t c = 0; c < s.cores.size(); ++c)
-    out += std::string(c ? "," : "") + " x" + format_fixed(s.slowdown[c], 3) + " (core " + std::to_string(s.cores[c]) + ")";
-  return out + " the profile's time now; device d's thread runs on core d where devices <= cores\n";
 }
 
 // The warm-up of one schedule: --warmup-iterations, which a schedule file's iterations must

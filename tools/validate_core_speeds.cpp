@@ -1,0 +1,34 @@
+#include "tools/validate_core_speeds.hpp"
+
+#include <algorithm>
+#include <iostream>
+
+#include "tools/table.hpp"
+#include "executor/shared_layout.hpp"
+#include "kernels/core_speeds.hpp"
+
+namespace pipesim {
+
+CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& profile, bool quiet) {
+  CoreSpeeds out;
+  const auto at = std::find_if(profile.micro_batches.begin(), profile.micro_batches.end(),
+                               [&](const MicroBatchProfile& m) { return m.size == b; });
+  if (at == profile.micro_batches.end()) return out;
+  const double reference = at->block.forward.median + at->block.input_grad.median + at->block.weight_grad.median;
+  out.cores = usable_core_ids();
+  if (out.cores.empty() || !(reference > 0)) return CoreSpeeds{};
+  if (!quiet) std::cerr << "pipesim: timing a block pass on each of " << out.cores.size() << " cores\n";
+  for (double seconds : block_pass_seconds_on_cores(model, b, out.cores, kCoreSpeedRounds))
+    out.slowdown.push_back(seconds / reference);
+  return out;
+}
+
+std::string speeds_line(const CoreSpeeds& s) {
+  if (s.cores.empty()) return "";
+  std::string out = "core speeds: a block pass takes";
+  for (std::size_t c = 0; c < s.cores.size(); ++c)
+    out += std::string(c ? "," : "") + " x" + format_fixed(s.slowdown[c], 3) + " (core " + std::to_string(s.cores[c]) + ")";
+  return out + " the profile's time now; device d's thread runs on core d where devices <= cores\n";
+}
+
+}  // namespace pipesim

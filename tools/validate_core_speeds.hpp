@@ -1,0 +1,32 @@
+#pragma once
+// validate --core-speeds measure (the default on the CPU): how fast each core this process may
+// use runs the model's block pass now, over the profile's time (kernels/core_speeds.hpp). The
+// run pins device d's thread to core d where every device has a core, and the prediction
+// gives each device its core's factor (executor/shared_layout.hpp's device_slowdowns,
+// sim/resources.hpp's device_slowdown): the factor holds both a core slower than the others
+// and the whole machine's drift since the profile was taken.
+#include <string>
+#include <vector>
+
+#include "cost_models/model_spec.hpp"
+#include "cost_models/profile.hpp"
+
+namespace pipesim {
+
+inline constexpr int kCoreSpeedRounds = 5;  // block passes per core, in turns
+
+// Each usable core's block-pass time now over the profile's.
+struct CoreSpeeds {
+  std::vector<int> cores;       // CPU ids; device d's thread runs on cores[d % size] (devices <= cores)
+  std::vector<double> slowdown;  // per core
+};
+
+// Measured at micro-batch size b; none (empty) when the profile has no block timings at b.
+// `quiet`: no progress line on stderr.
+CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& profile, bool quiet);
+
+// "core speeds: a block pass takes x1.220 (core 0), x1.000 (core 1) the profile's time now;
+// ..." and a newline; empty without factors.
+std::string speeds_line(const CoreSpeeds& speeds);
+
+}  // namespace pipesim
