@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "tools/table.hpp"
+#include "core/error.hpp"
 #include "executor/shared_layout.hpp"
 #include "kernels/core_speeds.hpp"
 
@@ -18,8 +19,13 @@ CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& pro
   out.cores = usable_core_ids();
   if (out.cores.empty() || !(reference > 0)) return CoreSpeeds{};
   if (!quiet) std::cerr << "pipesim: timing a block pass on each of " << out.cores.size() << " cores\n";
-  for (double seconds : block_pass_seconds_on_cores(model, b, out.cores, kCoreSpeedRounds))
-    out.slowdown.push_back(seconds / reference);
+  try {
+    for (double seconds : block_pass_seconds_on_cores(model, b, out.cores, kCoreSpeedRounds))
+      out.slowdown.push_back(seconds / reference);
+  } catch (const InputError& e) {  // a core this process may not run on after all
+    std::cerr << "pipesim: warning: " << e.what() << "; every device at the profile's speed, threads not pinned\n";
+    return CoreSpeeds{};
+  }
   return out;
 }
 

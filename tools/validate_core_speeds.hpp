@@ -21,7 +21,8 @@ struct CoreSpeeds {
   std::vector<double> slowdown;  // per core
 };
 
-// Measured at micro-batch size b; none (empty) when the profile has no block timings at b.
+// Measured at micro-batch size b; none (empty) when the profile has no block timings at b,
+// or, with a warning on stderr, when a thread cannot be moved to one of the cores.
 // `quiet`: no progress line on stderr.
 CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& profile, bool quiet);
 
