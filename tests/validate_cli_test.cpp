@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <set>
 #include <thread>
 #include <nlohmann/json.hpp>
@@ -222,6 +223,23 @@ TEST(ValidateCli, CoreSpeedsAreMeasuredOrOff) {
   const Result off = run(common + " --core-speeds off --json");
   ASSERT_EQ(off.code, 0) << off.out;
   EXPECT_TRUE(json_of(off)["core_speeds"].empty());
+
+  // A profile whose block passes took 100x what they take now is not of this machine now:
+  // a warning, no factor applied, and the run goes on.
+  json slow = json::parse(slurp(profile));
+  for (json& mb : slow["micro_batches"])
+    for (const char* pass : {"forward", "input_grad", "weight_grad"}) {
+      json& t = mb["block"][pass];
+      for (const char* key : {"median_s", "p10_s", "p90_s", "min_s", "max_s"}) t[key] = t[key].get<double>() * 100;
+      for (json& q : t["quantiles_s"]) q = q.get<double>() * 100;
+    }
+  const std::string slow_profile = temp_path("validate_speeds_slow_profile.json");
+  std::ofstream(slow_profile) << slow.dump(2);
+  const Result beyond = run("validate --schedule 1f1b -p 2 -m 2 --model gpt-tiny --samples 20 --tolerance 100000 --json --cost " +
+                            slow_profile);
+  ASSERT_EQ(beyond.code, 0) << beyond.out;
+  EXPECT_THAT(beyond.out, HasSubstr("the profile does not describe this machine now"));
+  EXPECT_TRUE(json_of(beyond)["core_speeds"].empty());
 }
 
 TEST(ValidateCli, BadInput) {

@@ -26,6 +26,15 @@ CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& pro
     std::cerr << "pipesim: warning: " << e.what() << "; every device at the profile's speed, threads not pinned\n";
     return CoreSpeeds{};
   }
+  for (double f : out.slowdown)
+    if (!(f >= 1 / kMaxCoreFactor && f <= kMaxCoreFactor)) {  // the profile is not of this machine as it is now
+      std::cerr << "pipesim: warning: a block pass takes x" << format_fixed(f, 3)
+                << " the profile's time now, beyond x" << format_fixed(1 / kMaxCoreFactor, 2) << " .. x"
+                << format_fixed(kMaxCoreFactor, 0)
+                << ": the profile does not describe this machine now (taken under other load?); core speeds not "
+                   "applied, threads not pinned\n";
+      return CoreSpeeds{};
+    }
   return out;
 }
 

@@ -14,6 +14,9 @@
 namespace pipesim {
 
 inline constexpr int kCoreSpeedRounds = 5;  // block passes per core, in turns
+// A factor beyond 1/4 .. 4 says the profile is not of this machine as it is now (a profile
+// taken under other load: seen at x0.098 during a parallel test run); none is applied then.
+inline constexpr double kMaxCoreFactor = 4;
 
 // Each usable core's block-pass time now over the profile's.
 struct CoreSpeeds {
@@ -22,7 +25,8 @@ struct CoreSpeeds {
 };
 
 // Measured at micro-batch size b; none (empty) when the profile has no block timings at b,
-// or, with a warning on stderr, when a thread cannot be moved to one of the cores.
+// or, with a warning on stderr, when a thread cannot be moved to one of the cores or a
+// factor is beyond 1/kMaxCoreFactor .. kMaxCoreFactor.
 // `quiet`: no progress line on stderr.
 CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& profile, bool quiet);
 
