@@ -1,13 +1,11 @@
 #include "executor/executor.hpp"
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <thread>
 
+#include "core/cpu_affinity.hpp"
 #include "core/error.hpp"
 #include "executor/cpu_backend.hpp"
 #include "executor/measure.hpp"
@@ -218,16 +216,6 @@ std::int64_t run_memory_bytes(const Schedule& schedule, const ModelSetup& setup)
   return bytes;
 }
 
-// Runs `t` on `core` only; a refusal (a core outside the process's set) is a warning of the
-// run: the device then runs wherever the system puts it.
-void pin(std::thread& t, int core, MeasuredRun& run) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(core, &set);
-  if (pthread_setaffinity_np(t.native_handle(), sizeof set, &set) != 0)
-    run.warnings.push_back("could not pin a device thread to core " + std::to_string(core));
-}
-
 }  // namespace
 
 std::vector<double> iteration_means(std::vector<LossRecord>& losses) {
@@ -306,7 +294,11 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
     for (std::size_t d = 0; d < devices; ++d) {
       threads.emplace_back(run_worker, std::ref(state), static_cast<int>(d), std::ref(*backends[d]), std::ref(status[d]),
                            std::ref(logs[d]));
-      if (!options.pin_cores.empty()) pin(threads.back(), options.pin_cores[d % options.pin_cores.size()], run);
+      // A refusal (a core outside the process's set) is a warning: the device then runs
+      // wherever the system puts it.
+      if (const int core = options.pin_cores.empty() ? -1 : options.pin_cores[d % options.pin_cores.size()];
+          core >= 0 && !pin_to_core(threads.back().native_handle(), core))
+        run.warnings.push_back("could not pin a device thread to core " + std::to_string(core));
     }
   } catch (const std::system_error& e) {
     state.abort_all();

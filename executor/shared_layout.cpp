@@ -1,31 +1,19 @@
 #include "executor/shared_layout.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cmath>
 #include <thread>
 
+#include "core/cpu_affinity.hpp"
 #include "core/error.hpp"
 #include "executor/backend_factory.hpp"
 
 namespace pipesim {
 
 int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  const std::vector<int> ids = usable_core_ids();
+  if (!ids.empty()) return static_cast<int>(ids.size());
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
-std::vector<int> usable_core_ids() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> ids;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return ids;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) ids.push_back(c);
-  return ids;
 }
 
 std::vector<double> device_slowdowns(int devices, const std::vector<double>& core_slowdown) {

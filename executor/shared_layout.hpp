@@ -32,10 +32,8 @@ struct ExecutorLayout {
   bool own_sms = true;          // cuda: each device has its own SM partition
 };
 
-// The cores this process may run on (its CPU affinity), at least 1.
+// The cores this process may run on (its CPU affinity, core/cpu_affinity.hpp), at least 1.
 int usable_cores();
-// Their CPU ids, in increasing order (empty where the affinity cannot be read).
-std::vector<int> usable_core_ids();
 
 // Each device's slowdown on the CPU when `validate` pins device d to core d % cores (devices
 // <= cores) with `core_slowdown[c]` that core's block-pass time over the profile's; with more

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include <pthread.h>
-#include <sched.h>
 
+#include "core/cpu_affinity.hpp"
 #include "core/error.hpp"
 #include "core/percentile.hpp"
 #include "kernels/cpu_profile_backend.hpp"
@@ -16,15 +16,11 @@
 namespace pipesim {
 namespace {
 
-// Moves the calling thread to `core` (the move happens at once: the thread is not allowed
-// where it is unless that is `core`).
+// Moves the calling thread to `core`.
 void move_to(int core) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(core, &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0)
+  if (!pin_to_core(pthread_self(), core))
     throw InputError("core speeds: cannot run a thread on core " + std::to_string(core));
-  sched_yield();
+  std::this_thread::yield();
 }
 
 double pass_seconds(ProfileWorkload& w) {

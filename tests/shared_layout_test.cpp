@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/cpu_affinity.hpp"
 #include "executor/shared_layout.hpp"
 
 namespace pipesim {

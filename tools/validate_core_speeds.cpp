@@ -5,7 +5,7 @@
 
 #include "tools/table.hpp"
 #include "core/error.hpp"
-#include "executor/shared_layout.hpp"
+#include "core/cpu_affinity.hpp"
 #include "kernels/core_speeds.hpp"
 
 namespace pipesim {
