@@ -6,6 +6,7 @@
 #include <system_error>
 #include <vector>
 
+#include <sys/types.h>
 #include <zlib.h>
 
 #include "executor/cuda_plugin.hpp"
@@ -55,7 +56,7 @@ std::string allocator_line() {
     return mallctl(name, &value, &size, nullptr, 0) == 0 && value ? value : "unknown";
   };
   const std::string version = text("version");  // "5.3.0-0-g54eaed1d..."
-  long decay_ms = 0;  // ssize_t in jemalloc; -1: freed pages are never handed back
+  ssize_t decay_ms = 0;  // -1: freed pages are never handed back
   std::size_t size = sizeof decay_ms;
   const bool read = mallctl("opt.dirty_decay_ms", &decay_ms, &size, nullptr, 0) == 0;
   const std::string freed = !read            ? "unknown"
