@@ -7,6 +7,9 @@
 #include <cmath>
 #include <set>
 
+#include <sched.h>
+
+#include "core/cpu_affinity.hpp"
 #include "core/error.hpp"
 #include "cost_models/uniform.hpp"
 #include "executor_helpers.hpp"
@@ -32,6 +35,29 @@ TEST(Executor, CommOpsCarryTheMessagesAndChangeNoNumber) {
     ASSERT_EQ(lowered.losses.size(), plain.losses.size());
     for (std::size_t i = 0; i < plain.losses.size(); ++i) EXPECT_EQ(lowered.losses[i].loss, plain.losses[i].loss);
   }
+}
+
+// validate pins device threads to cores (RunOptions::pin_cores): a pinned run computes the
+// same numbers, and a core the process may not use is a warning of the run, not a failure.
+TEST(Executor, PinnedThreadsComputeTheSameAndARefusedCoreIsAWarning) {
+  const Schedule s = make("1f1b", 2, 4, 1);
+  const MeasuredRun plain = run_schedule(s, tiny(), quick());
+  RunOptions pinned = quick();
+  pinned.pin_cores = usable_core_ids();
+  ASSERT_FALSE(pinned.pin_cores.empty());
+  const MeasuredRun on_cores = run_schedule(s, tiny(), pinned);
+  ASSERT_TRUE(plain.complete && on_cores.complete);
+  ASSERT_EQ(on_cores.losses.size(), plain.losses.size());
+  for (std::size_t i = 0; i < plain.losses.size(); ++i) EXPECT_EQ(on_cores.losses[i].loss, plain.losses[i].loss);
+  for (const std::string& w : on_cores.warnings) EXPECT_EQ(w.find("could not pin"), std::string::npos) << w;
+
+  RunOptions refused = quick();
+  refused.pin_cores = {CPU_SETSIZE - 1};  // no machine here has core 1023 online
+  const MeasuredRun anywhere = run_schedule(s, tiny(), refused);
+  ASSERT_TRUE(anywhere.complete);
+  EXPECT_EQ(std::count(anywhere.warnings.begin(), anywhere.warnings.end(),
+                       "could not pin a device thread to core " + std::to_string(CPU_SETSIZE - 1)),
+            2);  // one per device
 }
 
 TEST(Executor, CoversEveryGenerator) {
