@@ -21,6 +21,7 @@ ojson stats_json(const TimingStats& s) {
   j["p90_s"] = s.p90;
   j["min_s"] = s.min;
   j["max_s"] = s.max;
+  if (s.mean > 0) j["mean_s"] = s.mean;
   j["repeats"] = s.repeats;
   if (!s.quantiles.empty()) j["quantiles_s"] = s.quantiles;
   return j;
@@ -75,6 +76,9 @@ TimingStats summarize_timings(std::vector<double> samples) {
   s.p90 = percentile(samples, 0.9);
   s.min = samples.front();
   s.max = samples.back();
+  double sum = 0;
+  for (double x : samples) sum += x;
+  s.mean = std::clamp(sum / static_cast<double>(samples.size()), s.min, s.max);  // rounding stays inside
   s.repeats = static_cast<int>(samples.size());
   const int count = quantile_count(s.repeats);
   s.quantiles.reserve(static_cast<std::size_t>(count));
@@ -121,6 +125,8 @@ std::string profile_json_text(const Profile& p) {
   lib["cuda"] = p.libraries.cuda.empty() ? ojson(nullptr) : ojson(p.libraries.cuda);
   j["settings"] = {{"repeats", p.settings.repeats},
                    {"warmup", p.settings.warmup},
+                   {"min_time_s", p.settings.min_time},
+                   {"stage_blocks", p.settings.stage_blocks},
                    {"threads", p.settings.threads},
                    {"clock", p.settings.clock}};
   const ModelSpec& md = p.model;

@@ -40,11 +40,18 @@ struct TimingStats {
   // these are the sorted samples themselves; front() = min, back() = max. Empty: not
   // recorded (a version-1 profile).
   std::vector<double> quantiles;
+  // The repeats' arithmetic mean, seconds; 0: not recorded (profiles written before it).
+  double mean = 0;
 
   // Seconds at quantile q in [0, 1] (PIPESIM_ASSERT), by linear interpolation of the
   // quantiles; without them, of min, p10, median, p90, max at q = 0, 0.1, 0.5, 0.9, 1.
   // at_quantile(0.5) is the median either way; 0 for a quantity never measured.
   double at_quantile(double q) const;
+  // What a run's ops of this measurement add up to, per op: the mean of the repeats (a short
+  // op's times are skewed: gpt-tiny's block forward has a median of 108 us and a mean 3-6 %
+  // above it, from the fifth of its runs that take 128-185 us, and a pipeline's iteration
+  // is the sum of all of them); a profile without means, the median as before.
+  double expected() const { return mean > 0 ? mean : median; }
 };
 
 // Percentiles with linear interpolation between order statistics (numpy's default), and
@@ -74,13 +81,15 @@ struct ProfileLibraries {
 };
 
 struct ProfileSettings {
-  int repeats = 0;  // timed runs per measurement
+  int repeats = 0;  // timed runs per measurement, at least
   int warmup = 0;   // untimed runs before them
   int threads = 1;  // compute threads per device (Eigen)
   // What the op times count: "wall" (steady clock: what a run on this machine sees),
   // "thread-cpu" (the thread's CPU time: robust on a machine others load, blind to waits) or
   // "events" (CUDA: GPU time between events, without launch and synchronize overhead).
   std::string clock = "wall";
+  double min_time = 0;   // seconds: more timed runs until this long has passed (0: exactly `repeats`)
+  int stage_blocks = 1;  // the block's passes timed within a stage of this many blocks
 };
 
 // Parameter counts of the pieces a stage can hold (fp32 numbers).

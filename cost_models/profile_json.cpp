@@ -135,6 +135,10 @@ TimingStats read_stats(const Obj& o) {
   s.repeats = o.count("repeats");
   if (!(s.min <= s.p10 && s.p10 <= s.median && s.median <= s.p90 && s.p90 <= s.max))
     fail(o.where(), "expected min_s <= p10_s <= median_s <= p90_s <= max_s");
+  if (o.has("mean_s")) {
+    s.mean = o.number("mean_s", true, "seconds");
+    if (!(s.min <= s.mean && s.mean <= s.max)) fail(o.where("mean_s"), "expected min_s <= mean_s <= max_s");
+  }
   if (o.has("quantiles_s")) {
     s.quantiles = o.numbers("quantiles_s", std::numeric_limits<double>::min(), std::numeric_limits<double>::max(), true,
                             "a positive number of seconds");
@@ -154,7 +158,7 @@ TimingStats read_stats(const Obj& o) {
 
 TimingStats read_stats(const Obj& parent, const char* key) {
   if (parent.version() < 2) return read_stats(parent.object(key, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "repeats"}));
-  return read_stats(parent.object(key, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "repeats", "quantiles_s"}));
+  return read_stats(parent.object(key, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "mean_s", "repeats", "quantiles_s"}));
 }
 
 // One curve: slowdown[k] and times[k] for k = 0..K neighbours, K = `neighbours` (-1: this
@@ -178,7 +182,7 @@ InterferenceCurve read_curve(const Obj& parent, const char* key, int& neighbours
     fail(o.where("times"), "expected an array of " + std::to_string(c.slowdown.size()) + " STATS, one per slowdown; got " +
                                shown(times));
   for (std::size_t k = 0; k < times.size(); ++k) {
-    const Obj t = o.element(times, "times", k, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "repeats", "quantiles_s"});
+    const Obj t = o.element(times, "times", k, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "mean_s", "repeats", "quantiles_s"});
     c.times.push_back(read_stats(t));
     const double ratio = c.times.back().median / c.times.front().median;
     if (!(std::abs(ratio - c.slowdown[k]) <= 1e-6 * ratio)) {
@@ -316,15 +320,20 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   if (p.backend == "cuda" && p.libraries.cuda.empty())
     fail(libs.where("cuda"), "a cuda profile must name the CUDA version; got null");
 
-  const Obj settings = root.object("settings", {"repeats", "warmup", "threads", "clock"});
+  const Obj settings = root.object("settings", {"repeats", "warmup", "min_time_s", "stage_blocks", "threads", "clock"});
   p.settings.repeats = settings.count("repeats");
   p.settings.warmup = settings.count("warmup", 0);
+  if (settings.has("min_time_s")) p.settings.min_time = settings.number("min_time_s", false, "seconds");
+  if (settings.has("stage_blocks")) p.settings.stage_blocks = settings.count("stage_blocks");
   p.settings.threads = settings.count("threads");
   p.settings.clock = settings.text("clock");
   if (p.settings.clock != "wall" && p.settings.clock != "thread-cpu" && p.settings.clock != "events")
     fail(settings.where("clock"), "expected 'wall', 'thread-cpu' or 'events'; got " + quote(p.settings.clock));
 
   p.model = read_model(root);
+  if (p.settings.stage_blocks > p.model.layers)
+    fail(settings.where("stage_blocks"), "expected at most the model's " + std::to_string(p.model.layers) +
+                                             " layers; got " + std::to_string(p.settings.stage_blocks));
   p.dtype = root.text("dtype");
   if (p.dtype != "fp32") fail(root.where("dtype"), "expected 'fp32' (the only dtype the kernels run); got " + quote(p.dtype));
 

@@ -37,9 +37,9 @@ const PassProfile& pass_of(const MicroBatchProfile& mb, Piece p) {
 
 double value_of(const PassProfile& p, Measure m) {
   switch (m) {
-    case Measure::Forward: return p.forward.median;
-    case Measure::InputGrad: return p.input_grad.median;
-    case Measure::WeightGrad: return p.weight_grad.median;
+    case Measure::Forward: return p.forward.expected();
+    case Measure::InputGrad: return p.input_grad.expected();
+    case Measure::WeightGrad: return p.weight_grad.expected();
     case Measure::ActivationBytes: return static_cast<double>(p.activation_bytes);
     case Measure::HeldBytes: return static_cast<double>(p.held_after_input_grad_bytes);
   }
@@ -92,10 +92,10 @@ ProfiledCostModel::ProfiledCostModel(ProfiledCostConfig config) : config_(std::m
   } else {
     throw InputError(src + ": optimizer must be adam or sgd, got " + quote(config_.optimizer));
   }
-  optimizer_block_ = optimizer_step(p.block_optimizer).median;
-  optimizer_embedding_ = optimizer_step(p.embedding_optimizer).median;
-  optimizer_head_norm_ = optimizer_step(p.head_norm_optimizer).median;
-  optimizer_head_weight_ = optimizer_step(p.head_weight_optimizer).median;
+  optimizer_block_ = optimizer_step(p.block_optimizer).expected();
+  optimizer_embedding_ = optimizer_step(p.embedding_optimizer).expected();
+  optimizer_head_norm_ = optimizer_step(p.head_norm_optimizer).expected();
+  optimizer_head_weight_ = optimizer_step(p.head_weight_optimizer).expected();
 
   std::vector<double> sizes;
   for (const MicroBatchProfile& mb : p.micro_batches) sizes.push_back(mb.size);

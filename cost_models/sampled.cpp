@@ -30,15 +30,16 @@ const T& nearest(const std::vector<T>& items, double target, Size size) {
 
 Tick scaled(Tick t, double factor) { return static_cast<Tick>(std::llround(static_cast<double>(t) * factor)); }
 
-// Sums the medians and the u-quantiles of a set of measurements, each `count` times.
+// Sums the expected times (what the profiled model predicts, TimingStats::expected) and the
+// u-quantiles of a set of measurements, each `count` times.
 struct Draw {
   double u = 0.5;
-  double median = 0, drawn = 0;
+  double expected = 0, drawn = 0;
   void add(double count, const TimingStats& t) {
-    median += count * t.median;
+    expected += count * t.expected();
     drawn += count * timing_quantile(t, u);
   }
-  double factor() const { return median > 0 ? drawn / median : 1.0; }
+  double factor() const { return expected > 0 ? drawn / expected : 1.0; }
 };
 
 }  // namespace

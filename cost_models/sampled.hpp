@@ -3,12 +3,13 @@
 // for prediction intervals (assess/prediction_interval.hpp, docs/cost-model.md "Prediction
 // intervals").
 //
-//   compute op   the profiled duration x (the op's quantile-u time / its median time), both
+//   compute op   the profiled duration x (the op's quantile-u time / its expected time, the
+//                mean: TimingStats::expected), both
 //                at the profiled micro-batch size nearest the op's: a stage op's blocks,
 //                embedding and head (or optimizer steps) summed from their measured
 //                distributions at the same u, so its parts vary together (comonotone: the
 //                widest spread the measurements allow, never narrower than the truth)
-//   transfers    bytes / bandwidth and latency x the quantile-u / median ratio of the link
+//   transfers    bytes / bandwidth and latency x the quantile-u / mean ratio of the link
 //                sample nearest in bytes; one u per directed link and draw (a pure model is
 //                asked (src, dst, bytes), never which transfer), so a draw has slow and
 //                fast links, each as fast for all its transfers
@@ -59,7 +60,7 @@ class SampledCostModel final : public CostModel {
   std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override { return base_.grad_bytes(grad_sync, scale); }
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
 
-  // The factor draw `u` (0..1) scales compute op `op` by: quantile-u time / median time.
+  // The factor draw `u` (0..1) scales compute op `op` by: quantile-u time / expected time.
   double compute_factor(const Op& op, OpScale scale, double u) const;
 
  private:
