@@ -11,11 +11,15 @@
 
 namespace pipesim {
 
-// The median time of one block pass (F + I + W) of `model` at micro-batch size `b` on each of
-// `cores` (CPU ids), each pass on a thread pinned to its core, the cores in turns for
-// `rounds` rounds after one untimed pass each, so that a drift of the machine's speed meets
-// every core alike. InputError when a thread cannot be pinned to a core.
+// The median time of one block's passes (F + I + W) of `model` at micro-batch size `b`,
+// within stages of `stage_blocks` blocks as the profile times them
+// (ProfileWorkload::stage_passes), on each of `cores` (CPU ids): one thread visits the cores
+// in turns for `rounds` rounds (after two untimed stage passes on each), so that a drift of
+// the machine's speed meets every core alike, and on each visit runs stage passes for
+// `dwell_s` seconds, the first untimed unless it alone lasts that long (the caches after a
+// move: the profile times warm passes; gpt-tiny's pass timed right after a move took x1.1-1.6
+// the profile's). InputError when a thread cannot be pinned to a core.
 std::vector<double> block_pass_seconds_on_cores(const ModelSpec& model, int b, const std::vector<int>& cores,
-                                                int rounds);
+                                                int rounds, double dwell_s, int stage_blocks);
 
 }  // namespace pipesim

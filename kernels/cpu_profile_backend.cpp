@@ -94,6 +94,31 @@ class CpuWorkload final : public ProfileWorkload {
     return t;
   }
 
+  std::vector<PassTimes> stage_passes(int blocks) override {
+    PIPESIM_ASSERT(blocks >= 1);
+    while (static_cast<int>(stage_.size()) < blocks - 1) {  // blocks 1.. of the stage; block 0 is params_
+      stage_.emplace_back();
+      stage_.back().params = init_block_params<T>(config_, splitmix64(stage_seed_));
+      stage_.back().grads = BlockParams<T>::zeros(config_);
+    }
+    const auto n = static_cast<std::size_t>(blocks);
+    const auto params = [&](std::size_t i) -> const BlockParams<T>& { return i == 0 ? params_ : stage_[i - 1].params; };
+    const auto grads = [&](std::size_t i) -> BlockParams<T>& { return i == 0 ? grads_ : stage_[i - 1].grads; };
+    // The activations' caches are made by F and freed after W, as the executor's are for
+    // each micro-batch (not kept warm from one pass to the next).
+    std::vector<BlockCache<T>> cache(n);
+    std::vector<PassTimes> t(n);
+    KMat<T> y = x_;
+    for (std::size_t i = 0; i < n; ++i) t[i].forward = timed(clock_, [&] { y = block_forward(params(i), y, cache[i]); });
+    block_bytes_.activation = cache[0].bytes();
+    message_bytes_ = bytes_of(y);
+    KMat<T> d = dy_;
+    for (std::size_t i = n; i-- > 0;) t[i].input_grad = timed(clock_, [&] { d = block_backward_input(params(i), d, cache[i]); });
+    block_bytes_.held_after_input_grad = cache[0].bytes();
+    for (std::size_t i = n; i-- > 0;) t[i].weight_grad = timed(clock_, [&] { block_backward_weight(cache[i], grads(i)); });
+    return t;
+  }
+
   PassTimes embedding_pass() override {
     PassTimes t;
     KMat<T> x;
@@ -140,6 +165,11 @@ class CpuWorkload final : public ProfileWorkload {
   bool tied_ = true;
   BlockParams<T> params_, grads_;
   BlockCache<T> cache_;
+  struct StageBlock {
+    BlockParams<T> params, grads;
+  };
+  std::vector<StageBlock> stage_;  // stage_passes' blocks after the first, made when first asked for
+  std::uint64_t stage_seed_ = 0x57a6eb10c5ull;  // splitmix64 state of their weights
   KMat<T> x_, dy_;
   Embedding<T> embedding_, embedding_grads_;
   std::vector<int> ids_, targets_;

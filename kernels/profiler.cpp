@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <ctime>
 #include <exception>
@@ -29,13 +31,33 @@ std::string fixed(double value, int decimals) {
   return s.str();
 }
 
-// warmup untimed calls, then `repeats` timed ones.
+// Timed runs of one measurement: at least `repeats`, then more until `min_time_s` of wall
+// clock has passed since the first (at most kMaxTimedRepeats). Wall clock, not the runs'
+// own times: a probe with untimed work around its timed part (the link's hand-off keeps
+// its sender busy for a millisecond) costs what it costs, and the profile's duration stays
+// bounded by the measurements x min_time_s.
+class RunBudget {
+ public:
+  explicit RunBudget(const ProfileOptions& o) : o_(o), start_(std::chrono::steady_clock::now()) {}
+  bool more(std::size_t runs) const {
+    const auto n = static_cast<int>(runs);
+    if (n < o_.repeats) return true;
+    if (n >= kMaxTimedRepeats) return false;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() < o_.min_time_s;
+  }
+
+ private:
+  const ProfileOptions& o_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// o.warmup untimed calls, then timed ones as RunBudget says.
 template <class F>
-std::vector<double> repeat(const ProfileOptions& o, F&& once) {
+auto repeat(const ProfileOptions& o, F&& once) {
   for (int i = 0; i < o.warmup; ++i) (void)once();
-  std::vector<double> out;
+  std::vector<decltype(once())> out;
   out.reserve(static_cast<std::size_t>(o.repeats));
-  for (int i = 0; i < o.repeats; ++i) out.push_back(once());
+  for (const RunBudget budget(o); budget.more(out.size());) out.push_back(once());
   return out;
 }
 
@@ -62,9 +84,16 @@ PassTimes at_least_one_ns(PassTimes t) {
 }
 
 std::vector<PassTimes> passes(const ProfileOptions& o, PassTimes (ProfileWorkload::*pass)(), ProfileWorkload& w) {
-  for (int i = 0; i < o.warmup; ++i) (void)(w.*pass)();
+  return repeat(o, [&] { return at_least_one_ns((w.*pass)()); });
+}
+
+// A block's passes within stages of `blocks` blocks: every block of a stage pass is one run
+// for RunBudget, after warm-up stage passes of at least o.warmup blocks.
+std::vector<PassTimes> stage_runs(const ProfileOptions& o, int blocks, ProfileWorkload& w) {
+  for (int i = 0; i < o.warmup; i += blocks) (void)w.stage_passes(blocks);
   std::vector<PassTimes> out;
-  for (int i = 0; i < o.repeats; ++i) out.push_back(at_least_one_ns((w.*pass)()));
+  for (const RunBudget budget(o); budget.more(out.size());)
+    for (const PassTimes& t : w.stage_passes(blocks)) out.push_back(at_least_one_ns(t));
   return out;
 }
 
@@ -196,11 +225,12 @@ ProfileInterference interference_curves(const ModelSpec& model, const ProfileOpt
     Neighbours busy(backend, model, alone.size, o.seed, k);
     for (std::size_t kind = 0; kind < 3; ++kind) {
       for (int i = 0; i < o.warmup; ++i) (void)(w.*kinds[kind])();
-      for (int i = 0; i < o.repeats; ++i) {
+      std::vector<PassTimes>& busy_runs = runs[kind][static_cast<std::size_t>(k)];
+      for (const RunBudget budget(o); budget.more(busy_runs.size());) {
         busy.pause();
         runs[kind][0].push_back(at_least_one_ns((w.*kinds[kind])()));
         busy.resume();
-        runs[kind][static_cast<std::size_t>(k)].push_back(at_least_one_ns((w.*kinds[kind])()));
+        busy_runs.push_back(at_least_one_ns((w.*kinds[kind])()));
       }
     }
     busy.finish();
@@ -237,6 +267,21 @@ ProfileInterference interference_curves(const ModelSpec& model, const ProfileOpt
 
 int default_neighbours(int max_neighbours) { return std::clamp(max_neighbours, 0, 3); }
 
+int default_stage_blocks(const ModelSpec& m, int stages) {
+  PIPESIM_ASSERT(stages >= 1);
+  const std::int64_t block_bytes = 2 * 4 * layer_parameters(m);  // fp32 weights and gradients
+  const auto fit = static_cast<int>(std::min<std::int64_t>(kStageGroupBytes / std::max<std::int64_t>(1, block_bytes), m.layers));
+  return std::clamp((m.layers + stages - 1) / stages, 1, std::max(1, fit));
+}
+
+int profile_stage_blocks(const ModelSpec& m, const ProfileOptions& o) {
+  if (o.stage_blocks == 0) return default_stage_blocks(m);
+  if (o.stage_blocks < 0 || o.stage_blocks > m.layers)
+    throw InputError("--stage-blocks: expected 1.." + std::to_string(m.layers) + " (" + m.name + "'s layers), got " +
+                     std::to_string(o.stage_blocks));
+  return o.stage_blocks;
+}
+
 int profile_neighbours(const ProfileOptions& o, const ProfileBackend& backend) {
   const int max = backend.max_neighbours();
   if (!o.neighbours) return default_neighbours(max);
@@ -265,12 +310,16 @@ void check_profile_options(const ModelSpec& model, const ProfileOptions& o) {
   }
   if (o.repeats < 1) throw InputError("profile: repeats must be at least 1, got " + std::to_string(o.repeats));
   if (o.warmup < 0) throw InputError("profile: warmup must not be negative, got " + std::to_string(o.warmup));
+  if (!(o.min_time_s >= 0 && std::isfinite(o.min_time_s)))
+    throw InputError("profile: the minimum time per measurement must be 0 or more seconds, got " +
+                     std::to_string(o.min_time_s));
   std::vector<std::int64_t> links = o.link_sizes;
   std::sort(links.begin(), links.end());
   links.erase(std::unique(links.begin(), links.end()), links.end());
   if (!o.link_sizes.empty() && (links.size() < 2 || links.front() < 1))
     throw InputError("profile: the link fit needs at least two distinct positive message sizes");
-  const std::int64_t need = profile_workload_bytes(model, sorted.back());
+  const int stage_blocks = profile_stage_blocks(model, o);
+  const std::int64_t need = profile_workload_bytes(model, sorted.back(), stage_blocks);
   if (need > o.max_workload_bytes)
     throw InputError("profile: micro-batch size " + std::to_string(sorted.back()) + " of " + model.name + " needs about " +
                      format_bytes(static_cast<double>(need)) + " of memory, more than the limit of " +
@@ -295,10 +344,12 @@ std::vector<std::int64_t> model_link_sizes(const ModelSpec& m, const std::vector
   return out;
 }
 
-std::int64_t profile_workload_bytes(const ModelSpec& m, int b) {
+std::int64_t profile_workload_bytes(const ModelSpec& m, int b, int stage_blocks) {
   const std::int64_t n = static_cast<std::int64_t>(b) * m.seq_len, h = m.hidden, f = m.ffn_hidden, v = m.vocab;
   const std::int64_t scores = static_cast<std::int64_t>(b) * m.heads * m.seq_len * m.seq_len;
-  return 4 * (20 * n * h + 4 * n * f + 2 * scores + 2 * n * v + 3 * v * h);
+  // Each block of a stage: its weights and gradients, and a cache of its activations.
+  const std::int64_t per_block = 2 * layer_parameters(m) + 12 * n * h + 2 * n * f + scores;
+  return 4 * (20 * n * h + 4 * n * f + 2 * scores + 2 * n * v + 3 * v * h + stage_blocks * per_block);
 }
 
 std::string utc_now_iso8601() {
@@ -315,12 +366,15 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
   check_model(model, 1, "profile");
   check_profile_options(model, o);
   const int neighbours = profile_neighbours(o, backend);
+  const int stage_blocks = profile_stage_blocks(model, o);
   Profile p;
   p.backend = backend.name();
   p.date = utc_now_iso8601();
   backend.describe(p);
   p.settings.repeats = o.repeats;
   p.settings.warmup = o.warmup;
+  p.settings.min_time = o.min_time_s;
+  p.settings.stage_blocks = stage_blocks;
   p.model = model;
   p.model.family = "gpt";
   p.dtype = "fp32";
@@ -334,7 +388,7 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
     MicroBatchProfile mb;
     mb.size = b;
     // The bytes are known once the passes ran (separate statements: argument order is unspecified).
-    const std::vector<PassTimes> block = passes(o, &ProfileWorkload::block_pass, *w);
+    const std::vector<PassTimes> block = stage_runs(o, stage_blocks, *w);
     mb.block = pass_profile(block, w->block_bytes(), true);
     const std::vector<PassTimes> embedding = passes(o, &ProfileWorkload::embedding_pass, *w);
     mb.embedding = pass_profile(embedding, w->embedding_bytes(), false);
@@ -373,7 +427,7 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
     s.time = summarize_timings(repeat(o, [&] { return at_least_one_ns(probe->send()); }));
     p.link.samples.push_back(s);
     bytes.push_back(static_cast<double>(size));
-    seconds.push_back(s.time.median);
+    seconds.push_back(s.time.expected());
   };
   for (std::int64_t size : links) measure(size);
   // A fast link (a GPU's copy engine) moves every model-sized message in its latency: then

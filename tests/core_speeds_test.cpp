@@ -16,14 +16,14 @@ TEST(CoreSpeeds, OneMedianPerCoreAndARefusedCoreNamed) {
   const ModelSpec model = find_model("gpt-tiny");
   const std::vector<int> cores = usable_core_ids();
   ASSERT_FALSE(cores.empty());
-  const std::vector<double> seconds = block_pass_seconds_on_cores(model, 1, cores, 2);
+  const std::vector<double> seconds = block_pass_seconds_on_cores(model, 1, cores, 2, 0.002, 2);
   ASSERT_EQ(seconds.size(), cores.size());
   for (double s : seconds) {
     EXPECT_GT(s, 0);
     EXPECT_LT(s, 10.0);  // seconds, not nanoseconds
   }
   try {
-    (void)block_pass_seconds_on_cores(model, 1, {CPU_SETSIZE - 1}, 1);
+    (void)block_pass_seconds_on_cores(model, 1, {CPU_SETSIZE - 1}, 1, 0.0, 1);
     FAIL() << "core " << CPU_SETSIZE - 1 << " accepted";
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), testing::HasSubstr("core speeds: cannot run a thread on core " + std::to_string(CPU_SETSIZE - 1)));

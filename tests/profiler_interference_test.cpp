@@ -102,6 +102,7 @@ ProfileOptions options() {
   ProfileOptions o;
   o.micro_batch_sizes = {4, 1, 2};
   o.repeats = 3;
+  o.min_time_s = 0;  // exactly `repeats`
   o.warmup = 1;
   o.link_sizes = {4096, 1 << 20};
   return o;

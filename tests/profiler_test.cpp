@@ -142,6 +142,13 @@ TEST(SummarizeTimings, PercentilesInterpolate) {
   EXPECT_DOUBLE_EQ(s.min, 1);
   EXPECT_DOUBLE_EQ(s.max, 10);
   EXPECT_EQ(s.repeats, 10);
+  const TimingStats skewed = summarize_timings({1, 6, 2});  // a slow run: the mean says so, the median not
+  EXPECT_EQ(skewed.median, 2);
+  EXPECT_EQ(skewed.mean, 3);
+  EXPECT_EQ(skewed.expected(), 3);
+  TimingStats old = skewed;
+  old.mean = 0;  // a profile written before mean_s: the median, as before
+  EXPECT_EQ(old.expected(), 2);
   const TimingStats one = summarize_timings({3});
   EXPECT_EQ(one.median, 3);
   EXPECT_EQ(one.p10, 3);
@@ -152,6 +159,7 @@ ProfileOptions tiny_options() {
   ProfileOptions o;
   o.micro_batch_sizes = {4, 1};  // any order
   o.repeats = 2;
+  o.min_time_s = 0;  // exactly `repeats` (tests below give short ops more)
   o.warmup = 1;
   // Far apart, so the copy time stands out of the wake-up noise of a loaded machine.
   o.link_sizes = {4096, std::int64_t{16} << 20};
@@ -188,7 +196,8 @@ TEST(Profiler, GptTinyOnTheCpu) {
                                  &mb->embedding.forward, &mb->embedding.weight_grad, &mb->head.forward,
                                  &mb->head.input_grad, &mb->head.weight_grad}) {
       EXPECT_GT(t->median, 0);
-      EXPECT_EQ(t->repeats, 2);
+      // The block's runs are whole stages of default_stage_blocks (4 for gpt-tiny).
+      EXPECT_EQ(t->repeats, t == &mb->block.forward || t == &mb->block.input_grad || t == &mb->block.weight_grad ? 4 : 2);
       EXPECT_LE(t->p10, t->median);
       EXPECT_LE(t->median, t->p90);
     }
@@ -304,6 +313,54 @@ TEST(Profiler, FastLinkIsMeasuredUpToWhereItsBandwidthShows) {
   EXPECT_NEAR(p.link.bandwidth, 1e12, 0.1e12);
 }
 
+// --min-time: short ops get more timed runs than --repeats, up to kMaxTimedRepeats; the
+// profile keeps their mean, and the settings say what was asked.
+TEST(Profiler, ShortOpsGetRunsForTheMinimumTime) {
+  FastLinkBackend backend;
+  ProfileOptions o = tiny_options();
+  o.micro_batch_sizes = {1};
+  o.repeats = 3;
+  o.min_time_s = 0.002;
+  o.neighbours = 0;
+  const Profile p = profile_model(find_model("gpt-tiny"), o, backend);
+  for (const TimingStats* t : {&p.micro_batches[0].embedding.forward, &p.link.samples.front().time}) {
+    EXPECT_GT(t->repeats, 3);  // microseconds each: many more in 2 ms
+    EXPECT_LE(t->repeats, kMaxTimedRepeats);
+    EXPECT_GE(t->mean, t->min);
+    EXPECT_LE(t->mean, t->max);
+  }
+  EXPECT_EQ(p.settings.repeats, 3);
+  EXPECT_EQ(p.settings.min_time, 0.002);
+  const Profile back = parse_profile(profile_json_text(p), "min-time.json");
+  EXPECT_EQ(back.settings.min_time, 0.002);
+  EXPECT_EQ(back.micro_batches[0].embedding.forward.mean, p.micro_batches[0].embedding.forward.mean);
+  EXPECT_EQ(back.micro_batches[0].embedding.forward.repeats, p.micro_batches[0].embedding.forward.repeats);
+}
+
+// The block is timed within a stage: each block of a stage pass is a run of its own, so the
+// repeats round up to whole stages; the default stage is half the layers within
+// kStageGroupBytes.
+TEST(Profiler, BlockIsTimedWithinAStage) {
+  EXPECT_EQ(default_stage_blocks(find_model("gpt-tiny")), 4);      // 8 layers of 0.4 MB
+  EXPECT_EQ(default_stage_blocks(find_model("gpt-tiny"), 4), 2);
+  EXPECT_EQ(default_stage_blocks(find_model("gpt-tiny"), 3), 3);   // rounded up
+  EXPECT_EQ(default_stage_blocks(find_model("gpt-tiny"), 16), 1);
+  EXPECT_EQ(default_stage_blocks(find_model("gpt-small")), 8);     // 16 layers of 6.3 MB
+  EXPECT_EQ(default_stage_blocks(find_model("gpt3-1.3b")), 1);     // one block: 201 MB
+  FastLinkBackend backend;
+  ProfileOptions o = tiny_options();
+  o.micro_batch_sizes = {1};
+  o.repeats = 5;
+  o.neighbours = 0;
+  o.stage_blocks = 3;
+  const Profile p = profile_model(find_model("gpt-tiny"), o, backend);
+  EXPECT_EQ(p.micro_batches[0].block.forward.repeats, 6);  // two stage passes of 3
+  EXPECT_EQ(p.micro_batches[0].embedding.forward.repeats, 5);
+  EXPECT_EQ(p.settings.stage_blocks, 3);
+  EXPECT_GT(p.micro_batches[0].block.activation_bytes, 0);
+  EXPECT_EQ(parse_profile(profile_json_text(p), "stage.json").settings.stage_blocks, 3);
+}
+
 TEST(Profiler, WallClockBackendAlsoWorks) {
   const auto backend = make_profile_backend("cpu");
   ProfileOptions o = tiny_options();
@@ -329,10 +386,14 @@ TEST(Profiler, BadRequestsAreOneLineInputErrors) {
   EXPECT_EQ(with([](ProfileOptions& o) { o.micro_batch_sizes = {0}; }), "profile: micro-batch size 0 is not in 1..4096");
   EXPECT_EQ(with([](ProfileOptions& o) { o.repeats = 0; }), "profile: repeats must be at least 1, got 0");
   EXPECT_EQ(with([](ProfileOptions& o) { o.warmup = -1; }), "profile: warmup must not be negative, got -1");
+  EXPECT_THAT(with([](ProfileOptions& o) { o.min_time_s = -1; }),
+              HasSubstr("profile: the minimum time per measurement must be 0 or more seconds, got -1"));
+  EXPECT_EQ(with([](ProfileOptions& o) { o.stage_blocks = 9; }), "--stage-blocks: expected 1..8 (gpt-tiny's layers), got 9");
+  EXPECT_EQ(with([](ProfileOptions& o) { o.stage_blocks = -1; }), "--stage-blocks: expected 1..8 (gpt-tiny's layers), got -1");
   EXPECT_EQ(with([](ProfileOptions& o) { o.link_sizes = {4096, 4096}; }),
             "profile: the link fit needs at least two distinct positive message sizes");
   EXPECT_THAT(with([](ProfileOptions& o) { o.max_workload_bytes = 1 << 20; }),
-              HasSubstr("profile: micro-batch size 4 of gpt-tiny needs about 1.7 MiB of memory, more than the limit of "
+              HasSubstr("profile: micro-batch size 4 of gpt-tiny needs about 6.0 MiB of memory, more than the limit of "
                         "1.0 MiB; profile smaller sizes"));
   EXPECT_THAT(error_of([&] { profile_model(find_model("llama2-7b"), tiny_options(), *backend); }),
               HasSubstr("profile: model 'llama2-7b' (family 'llama') is not a GPT block"));

@@ -14,6 +14,7 @@
 #include "executor/backend_factory.hpp"
 #include "kernels/profiler.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
 #include "tools/memory_guard.hpp"
@@ -29,6 +30,8 @@ struct ProfileFlags {
   std::string link_sizes;  // empty: model_link_sizes()
   int repeats = 10;
   int warmup = 2;
+  std::string min_time = "25ms";
+  int stage_blocks = 0;  // 0: default_stage_blocks
   std::string out;
   std::string clock;  // empty: the backend's default
   int virtual_devices = 1;
@@ -110,12 +113,32 @@ std::string interference_text(const ProfileInterference& in) {
   return out.str();
 }
 
+// "10" or "10-1000": the fewest and the most timed runs of the profile's measurements
+// (--min-time gives short ops more).
+std::string repeats_text(const Profile& p) {
+  int lo = p.settings.repeats, hi = p.settings.repeats;
+  const auto see = [&](const TimingStats& t) {
+    if (t.repeats == 0) return;  // not measured (the embedding's input gradient)
+    lo = std::min(lo, t.repeats);
+    hi = std::max(hi, t.repeats);
+  };
+  for (const MicroBatchProfile& mb : p.micro_batches)
+    for (const PassProfile* pp : {&mb.block, &mb.embedding, &mb.head})
+      for (const TimingStats* t : {&pp->forward, &pp->input_grad, &pp->weight_grad}) see(*t);
+  for (const OptimizerTimes* o : {&p.block_optimizer, &p.embedding_optimizer, &p.head_norm_optimizer, &p.head_weight_optimizer}) {
+    see(o->sgd);
+    see(o->adam);
+  }
+  for (const LinkSample& l : p.link.samples) see(l.time);
+  return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+}
+
 // What a person reads after a run: the medians per size, the optimizer, the link and the fits.
 std::string summary(const Profile& p, const std::string& path) {
   std::ostringstream out;
   out << "profile of " << p.model.name << " on " << p.backend << " (" << p.machine.cpu << ", " << p.machine.cores
-      << " cores, " << p.settings.threads << " thread), " << p.settings.clock << " clock, " << p.dtype << ", median of " << p.settings.repeats
-      << " after " << p.settings.warmup << " warm-up\n\n";
+      << " cores, " << p.settings.threads << " thread), " << p.settings.clock << " clock, " << p.dtype << ", median of "
+      << repeats_text(p) << " timed runs after " << p.settings.warmup << " warm-up\n\n";
   Table t;
   for (const char* h : {"b", "block F", "block I", "block W", "emb F", "emb W", "head F", "head I", "head W",
                         "act/block", "held/block", "message"})
@@ -159,8 +182,15 @@ void add_profile_command(CLI::App& app) {
       ->required();
   cmd->add_option("--micro-batch-sizes", f->sizes, "Comma-separated micro-batch sizes (sequences) to time")
       ->capture_default_str();
-  cmd->add_option("--repeats", f->repeats, "Timed runs per measurement (the median is kept)")->capture_default_str();
+  cmd->add_option("--repeats", f->repeats, "Timed runs per measurement, at least (the median is kept)")->capture_default_str();
+  cmd->add_option("--min-time", f->min_time,
+                  "... and more until this long has passed since the first (at most 1000 runs): short ops' medians then "
+                  "hold still between profiles; 0s: exactly --repeats")
+      ->capture_default_str();
   cmd->add_option("--warmup", f->warmup, "Untimed runs before them")->capture_default_str();
+  cmd->add_option("--stage-blocks", f->stage_blocks,
+                  "Time the block within stages of N blocks (F through them, then I and W back), as a pipeline "
+                  "stage runs it with its caches [default: half the layers, within 64 MiB of weights and gradients]");
   cmd->add_option("--link-sizes", f->link_sizes, "Comma-separated message sizes for the link fit [default: powers of 2 around the model's messages]");
   cmd->add_option("--clock", f->clock,
                   "wall (default on cpu), thread-cpu (cpu: the thread's CPU time, steadier on a busy machine), events "
@@ -177,7 +207,7 @@ void add_profile_command(CLI::App& app) {
   cmd->add_flag("--quiet", f->quiet, "No progress lines on stderr");
   cmd->add_option("--max-memory", f->max_memory,
                   "Memory the measurements may use, e.g. 8GiB [default: half of what the machine has available]");
-  cmd->callback([f] {
+  cmd->callback([f, cmd] {
     // Before minutes of measuring: the file must be writable where it goes.
     CommandFiles files;
     files.catalog_input("--model", f->model);
@@ -188,7 +218,11 @@ void add_profile_command(CLI::App& app) {
                                               : std::min(o.max_workload_bytes, static_cast<std::int64_t>(limit->bytes / 2));
     o.micro_batch_sizes = parse_sizes(f->sizes);
     o.repeats = f->repeats;
+    o.min_time_s = static_cast<double>(parse_duration(f->min_time, "--min-time")) * 1e-9;
     o.warmup = f->warmup;
+    o.stage_blocks = f->stage_blocks;
+    if (cmd->count("--stage-blocks") && f->stage_blocks < 1)
+      throw InputError("--stage-blocks: expected 1 or more, got " + std::to_string(f->stage_blocks));
     o.neighbours = f->neighbours;
     if (!f->link_sizes.empty()) o.link_sizes = parse_link_sizes(f->link_sizes);
     o.progress = f->quiet ? nullptr : &std::cerr;
