@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "tools/validate_core_speeds.hpp"
 #include "tools/validate_verdict.hpp"
 
 namespace pipesim {
@@ -80,6 +81,22 @@ TEST(ConditionsLine, SaysWhatIsUnknown) {
   EXPECT_EQ(conditions_line({2, 0.42, std::nullopt, 2, 1, {}}, 0.021),
             "machine load 0.42 before, unknown after (1-minute average, 2 cores); profile repeats spread 2.10 % "
             "((p90 - p10) / median, median over the block's passes)");
+}
+
+// The machine's drift during a run: the largest change of a core's factor between the probes
+// before and after it, over the cores both have; a warning past the tolerance.
+TEST(CoreSpeedDrift, LargestChangeOfACoreBeyondTheTolerance) {
+  const CoreSpeeds before{{0, 1}, {1.0, 1.25}};
+  const CoreSpeeds after{{1, 0}, {1.0, 1.02}};  // core 1 got 20 % faster, core 0 2 % slower
+  EXPECT_DOUBLE_EQ(speed_drift(before, after), 0.2);
+  EXPECT_EQ(speed_drift(before, CoreSpeeds{}), 0);
+  EXPECT_EQ(speed_drift(CoreSpeeds{}, after), 0);
+  EXPECT_EQ(drift_warning("1f1b", before, before, 0.05), "");
+  EXPECT_EQ(drift_warning("1f1b", before, after, 0.05),
+            "the machine's speed moved 20.00 % during 1f1b's run (a block pass on each core before and after it), "
+            "more than the tolerance 5.00 %: its error cannot be told from the machine's drift");
+  EXPECT_EQ(drift_warning("1f1b", before, after, 0.25), "");
+  EXPECT_EQ(speeds_json(after).dump(), R"([{"core":1,"slowdown":1.0},{"core":0,"slowdown":1.02}])");
 }
 
 }  // namespace

@@ -38,6 +38,7 @@
 #include "executor/shared_layout.hpp"
 #include "kernels/profiler.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
@@ -68,6 +69,7 @@ struct ValidateFlags : ExecutorFlags {
   std::string schedules;  // --schedules a,b (instead of --schedule)
   std::string cost;       // --cost profile.json; empty: profile now
   int repeats = 5;
+  std::string min_time = "25ms";
   int warmup = 2;
   int warmup_iterations = 1;  // run first, not counted in the time per iteration
   std::string trace;      // one schedule: predicted and measured in one Chrome trace
@@ -92,6 +94,7 @@ struct Validation {
   Metrics measured;
   PredictionReport report;
   PredictionInterval interval;
+  CoreSpeeds speeds_before, speeds_after;  // cpu, --core-speeds measure: the probes either side of the run
   bool inside = false;  // the measured time per iteration inside the interval's [p5, p95]
   bool pass = false;    // its error within --tolerance
 };
@@ -106,11 +109,15 @@ std::vector<int> profile_sizes(const std::vector<Schedule>& schedules, int b) {
 }
 
 // What profiling now measures (checked before the run starts: check_profile_options).
-ProfileOptions profile_options(const ValidateFlags& f, const std::vector<Schedule>& schedules) {
+ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, const std::vector<Schedule>& schedules) {
   ProfileOptions po;
   po.micro_batch_sizes = profile_sizes(schedules, f.micro_batch_size);
   po.repeats = f.repeats;
+  po.min_time_s = static_cast<double>(parse_duration(f.min_time, "--min-time")) * 1e-9;
   po.warmup = f.warmup;
+  // The block timed within a stage as the schedules' stages hold it (the fewest blocks of them).
+  po.stage_blocks = model.layers;
+  for (const Schedule& s : schedules) po.stage_blocks = std::min(po.stage_blocks, default_stage_blocks(model, s.num_stages));
   return po;
 }
 
@@ -119,7 +126,7 @@ ProfileOptions profile_options(const ValidateFlags& f, const std::vector<Schedul
 std::pair<Profile, std::string> read_or_profile(const ValidateFlags& f, const ModelSpec& model,
                                                 const std::vector<Schedule>& schedules) {
   if (!f.cost.empty()) return {read_profile_file(f.cost), f.cost};
-  const ProfileOptions po = profile_options(f, schedules);
+  const ProfileOptions po = profile_options(f, model, schedules);
   // On a GPU split between virtual devices, time the ops on one device's share of the SMs.
   int split = 1;
   if (f.sm_partition != "off")
@@ -134,8 +141,8 @@ std::pair<Profile, std::string> read_or_profile(const ValidateFlags& f, const Mo
   }
   if (!f.json)
     std::cerr << "pipesim: profiling " << model.name << " on " << f.backend
-              << (split > 1 ? " (1/" + std::to_string(split) + " of the SMs)" : std::string()) << " (" << f.repeats
-              << " repeats)\n";
+              << (split > 1 ? " (1/" + std::to_string(split) + " of the SMs)" : std::string()) << " (at least " << f.repeats
+              << " repeats, more up to " << f.min_time << " per op)\n";
   return {profile_model(model, po, *backend), "profiled now"};
 }
 
@@ -301,6 +308,8 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidateFlags&
   j["verdict"] = v.pass && r.versions_match() ? "PASS" : "FAIL";
   j["prediction_interval"] = interval_json(v.interval);
   j["inside_interval"] = v.inside;
+  j["core_speeds"] = {{"before", speeds_json(v.speeds_before)}, {"after", speeds_json(v.speeds_after)},
+                      {"drift", speed_drift(v.speeds_before, v.speeds_after)}};
   j["makespan_error"] = r.makespan_error;
   j["bubble_ratio"] = {{"predicted", v.predicted.bubble_ratio}, {"measured", v.measured.bubble_ratio}};
   j["peak_activation_bytes"] = {{"predicted", max_peak_activation_bytes(v.predicted)}, {"measured", max_peak_activation_bytes(v.measured)}};
@@ -368,7 +377,10 @@ void add_validate_command(CLI::App& app) {
   add_schedule_flags(*cmd, *so, true);
   cmd->add_option("--schedules", f->schedules, "Validate several schedules (comma-separated, or 'all') instead of --schedule");
   cmd->add_option("--cost", f->cost, "Profile file (pipesim profile) for the prediction; default: profile now");
-  cmd->add_option("--repeats", f->repeats, "Profiling now: timed runs per op (the median is kept)")->capture_default_str();
+  cmd->add_option("--repeats", f->repeats, "Profiling now: timed runs per op, at least (the median is kept)")->capture_default_str();
+  cmd->add_option("--min-time", f->min_time,
+                  "Profiling now: ... and more until this long has passed since the first (at most 1000 runs); 0s: exactly --repeats")
+      ->capture_default_str();
   cmd->add_option("--warmup", f->warmup, "Profiling now: untimed runs first")->capture_default_str();
   cmd->add_option("--warmup-iterations", f->warmup_iterations,
                   "Iterations run before the --iterations measured ones and not counted in the time per iteration, "
@@ -408,7 +420,7 @@ void add_validate_command(CLI::App& app) {
     const std::vector<std::string> names = several ? parse_schedule_list(f->schedules) : std::vector<std::string>{so->name};
     if (so->file.empty()) check_generator_flags(*cmd, names);
     if (!f->cost.empty())
-      reject_given_flags(*cmd, {"--repeats", "--warmup"}, "used only when profiling now (without --cost)");
+      reject_given_flags(*cmd, {"--repeats", "--min-time", "--warmup"}, "used only when profiling now (without --cost)");
     CommandFiles files;
     files.input("--schedule-file", so->file);
     files.input("--cost", f->cost);
@@ -445,7 +457,7 @@ void add_validate_command(CLI::App& app) {
       traces.push_back(files.output("--trace", f->trace));
     }
     OutputFile* report = files.output("--report", f->report);
-    if (f->cost.empty()) check_profile_options(model, profile_options(*f, schedules));
+    if (f->cost.empty()) check_profile_options(model, profile_options(*f, model, schedules));
     MachineLoad load{static_cast<int>(std::thread::hardware_concurrency()), load_average(), std::nullopt, 0, 0, std::nullopt};
     const std::optional<CpuTimes> cpu_before = cpu_times();
     const auto first_reading = std::chrono::steady_clock::now();
@@ -453,7 +465,7 @@ void add_validate_command(CLI::App& app) {
     const std::unique_ptr<CostModelSetup> setup = profiled_costs(*f, model, schedules);
     const ProfiledCostModel& costs = *setup->measured();
     const std::string cost_label = costs.label();
-    const CoreSpeeds speeds = f->backend == "cpu" && f->core_speeds == "measure"
+    CoreSpeeds speeds = f->backend == "cpu" && f->core_speeds == "measure"
                                   ? measure_core_speeds(model, f->micro_batch_size, costs.config().profile, f->json)
                                   : CoreSpeeds{};
     std::vector<Validation> all;
@@ -462,6 +474,11 @@ void add_validate_command(CLI::App& app) {
       warn_if_oversubscribed(s);
       if (!f->json) std::cerr << "pipesim: validating " << one_line(s.name) << " (" << s.total_ops() << " ops)\n";
       all.push_back(validate_one(std::move(s), warmups[i], costs, options, model, *f, sampling, speeds));
+      all.back().speeds_before = speeds;
+      if (!speeds.cores.empty()) {  // again after the run: how far the machine moved while it ran
+        all.back().speeds_after = measure_core_speeds(model, f->micro_batch_size, costs.config().profile, f->json);
+        if (!all.back().speeds_after.cores.empty()) speeds = all.back().speeds_after;  // the next run's prediction
+      }
       if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
     }
     load.after = load_average();
@@ -471,6 +488,10 @@ void add_validate_command(CLI::App& app) {
     const std::optional<double> others = others_during(load);
     for (const std::string& w : validity_warnings(load, spread, f->tolerance()))
       std::cerr << "pipesim: warning: " << w << "\n";
+    for (const Validation& v : all)
+      if (const std::string w = drift_warning(one_line(v.schedule.name), v.speeds_before, v.speeds_after, f->tolerance());
+          !w.empty())
+        std::cerr << "pipesim: warning: " << w << "\n";
     if (report) write_report(*report, all, *f, cost_label);
     bool versions_match = true;
     for (const Validation& v : all) versions_match = versions_match && v.report.versions_match();
@@ -488,16 +509,14 @@ void add_validate_command(CLI::App& app) {
                            {"others_during", others ? nlohmann::ordered_json(*others) : nullptr},
                            {"steal", load.steal ? nlohmann::ordered_json(*load.steal) : nullptr}};
       j["profile_repeat_spread"] = spread;
-      auto& cores = j["core_speeds"] = nlohmann::ordered_json::array();
-      for (std::size_t c = 0; c < speeds.cores.size(); ++c)
-        cores.push_back({{"core", speeds.cores[c]}, {"slowdown", speeds.slowdown[c]}});
+      j["core_speeds"] = speeds_json(all.front().speeds_before);
       j["coverage"] = static_cast<double>(verdict.inside) / static_cast<double>(verdict.total);
       j["overall_verdict"] = verdict.failed == 0 && versions_match ? "PASS" : "FAIL";
       std::cout << json_text(j) << "\n";
     } else {
       std::cout << "pipesim validate: " << f->model << " on " << f->backend << ", micro-batch size "
                 << f->micro_batch_size << ", " << f->optimizer << "\ncost model: " << cost_label << "\n"
-                << conditions_line(load, spread) << "\n" << speeds_line(speeds) << "intervals: " << sampling.samples
+                << conditions_line(load, spread) << "\n" << speeds_line(all.front().speeds_before) << "intervals: " << sampling.samples
                 << " simulations on draws of the profile's measured distributions, seed " << sampling.seed << "\n"
                 << window_line(all.front()) << "\n\n"
                 << summary_table(all) << "\nop durations (error = (predicted - measured) / measured):\n"

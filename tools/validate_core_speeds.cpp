@@ -1,6 +1,7 @@
 #include "tools/validate_core_speeds.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "tools/table.hpp"
@@ -20,7 +21,8 @@ CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& pro
   if (out.cores.empty() || !(reference > 0)) return CoreSpeeds{};
   if (!quiet) std::cerr << "pipesim: timing a block pass on each of " << out.cores.size() << " cores\n";
   try {
-    for (double seconds : block_pass_seconds_on_cores(model, b, out.cores, kCoreSpeedRounds))
+    for (double seconds : block_pass_seconds_on_cores(model, b, out.cores, kCoreSpeedRounds, kCoreSpeedDwell,
+                                                        profile.settings.stage_blocks))
       out.slowdown.push_back(seconds / reference);
   } catch (const InputError& e) {  // a core this process may not run on after all
     std::cerr << "pipesim: warning: " << e.what() << "; every device at the profile's speed, threads not pinned\n";
@@ -35,6 +37,29 @@ CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& pro
                    "applied, threads not pinned\n";
       return CoreSpeeds{};
     }
+  return out;
+}
+
+double speed_drift(const CoreSpeeds& before, const CoreSpeeds& after) {
+  double drift = 0;
+  for (std::size_t c = 0; c < before.cores.size(); ++c)
+    for (std::size_t a = 0; a < after.cores.size(); ++a)
+      if (after.cores[a] == before.cores[c]) drift = std::max(drift, std::abs(after.slowdown[a] / before.slowdown[c] - 1));
+  return drift;
+}
+
+std::string drift_warning(const std::string& schedule, const CoreSpeeds& before, const CoreSpeeds& after,
+                          double tolerance) {
+  const double drift = speed_drift(before, after);
+  if (!(drift > tolerance)) return "";
+  return "the machine's speed moved " + format_percent(drift) + " during " + schedule +
+         "'s run (a block pass on each core before and after it), more than the tolerance " +
+         format_percent(tolerance) + ": its error cannot be told from the machine's drift";
+}
+
+nlohmann::ordered_json speeds_json(const CoreSpeeds& s) {
+  auto out = nlohmann::ordered_json::array();
+  for (std::size_t c = 0; c < s.cores.size(); ++c) out.push_back({{"core", s.cores[c]}, {"slowdown", s.slowdown[c]}});
   return out;
 }
 

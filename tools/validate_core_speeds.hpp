@@ -6,6 +6,8 @@
 // sim/resources.hpp's device_slowdown): the factor holds both a core slower than the others
 // and the whole machine's drift since the profile was taken.
 #include <string>
+
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "cost_models/model_spec.hpp"
@@ -13,7 +15,8 @@
 
 namespace pipesim {
 
-inline constexpr int kCoreSpeedRounds = 5;  // block passes per core, in turns
+inline constexpr int kCoreSpeedRounds = 5;       // visits per core, in turns
+inline constexpr double kCoreSpeedDwell = 0.01;  // seconds of block passes per visit
 // A factor beyond 1/4 .. 4 says the profile is not of this machine as it is now (a profile
 // taken under other load: seen at x0.098 during a parallel test run); none is applied then.
 inline constexpr double kMaxCoreFactor = 4;
@@ -29,6 +32,19 @@ struct CoreSpeeds {
 // factor is beyond 1/kMaxCoreFactor .. kMaxCoreFactor.
 // `quiet`: no progress line on stderr.
 CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& profile, bool quiet);
+
+// How far the machine's speed moved between two measurements: the largest |after / before - 1|
+// over the cores both measured; 0 when either is empty.
+double speed_drift(const CoreSpeeds& before, const CoreSpeeds& after);
+
+// The warning when the speed moved more than `tolerance` (a fraction) between the probes
+// before and after `schedule`'s run: an error within it cannot be told from the machine's
+// drift. Empty otherwise.
+std::string drift_warning(const std::string& schedule, const CoreSpeeds& before, const CoreSpeeds& after,
+                          double tolerance);
+
+// [{"core": 0, "slowdown": 1.02}, ...]
+nlohmann::ordered_json speeds_json(const CoreSpeeds& speeds);
 
 // "core speeds: a block pass takes x1.220 (core 0), x1.000 (core 1) the profile's time now;
 // ..." and a newline; empty without factors.
