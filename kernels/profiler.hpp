@@ -11,7 +11,7 @@
 //   optimizer, per group:         block, embedding, head norm, head weight; SGD and Adam
 //   link, per message size:       hand-offs around the model's message sizes -> latency +
 //                                 bytes / bandwidth (Eigen least squares, cost_models/time_fit.hpp)
-//   interference, at the middle   for k = 1..K: k neighbours (backend.neighbour) loop block
+//   interference, at the middle   for k = 1..K: k neighbours (backend.neighbour) loop stage
 //   size:                         passes on threads of their own while the same timed passes
 //                                 run again -> slowdown[k] = median / median alone
 //
