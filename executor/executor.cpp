@@ -269,6 +269,8 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
     c->members = members;
     c->parts.resize(members.size());
     c->arrival.resize(members.size(), 0);
+    c->began.resize(members.size(), 0);
+    c->finished.resize(members.size(), 0);
     state.collectives.push_back(std::move(c));
   }
   const auto devices = static_cast<std::size_t>(schedule.num_devices);

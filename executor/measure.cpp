@@ -71,8 +71,9 @@ void assemble_measurement(const Schedule& s, const DependencyGraph& g, std::vect
                           const std::vector<std::unique_ptr<Collective>>& collectives, Timeline& timeline,
                           SimResult& result) {
   const std::size_t devices = logs.size();
-  // Every finished op by device in list order, GradSync included (its end is its
-  // collective's, as the engine reports it).
+  // Every finished op by device in list order, GradSync included: from before the member
+  // copied its gradient out to after it copied the sum back in (the collective's end, or
+  // later: the copy in is at its OptStep), the work the engine's allreduce stands for.
   std::vector<std::vector<OpRecord>> per_device(devices);
   for (std::size_t d = 0; d < devices; ++d) per_device[d] = logs[d].ops;
   for (const auto& c : collectives) {
@@ -86,7 +87,8 @@ void assemble_measurement(const Schedule& s, const DependencyGraph& g, std::vect
       const OpRef ref{g.device_of(m), g.index_of(m)};
       cr.participants.push_back(ref);
       const Op& op = s.ops[static_cast<std::size_t>(ref.device)][static_cast<std::size_t>(ref.index)];
-      per_device[static_cast<std::size_t>(ref.device)].push_back(OpRecord{ref, op, c->arrival[k], c->end, -1});
+      per_device[static_cast<std::size_t>(ref.device)].push_back(
+          OpRecord{ref, op, c->began[k], std::max(c->end, c->finished[k]), -1});
     }
     timeline.collectives.push_back(std::move(cr));
   }

@@ -36,7 +36,11 @@ struct Collective {
   std::condition_variable cv;
   std::vector<GraphId> members;            // in pipeline order (dependencies.hpp)
   std::vector<std::unique_ptr<GradientBuffer>> parts;  // by member position
-  std::vector<Tick> arrival;            // by member position
+  std::vector<Tick> arrival;            // by member position: its gradient handed over
+  // By member position, what its GradSync record spans: from before it copied its gradient
+  // out (began) to when it had copied the sum back in (finished, at its OptStep; 0: not
+  // yet), so the copies count as the sync's, as the cost model's allreduce does.
+  std::vector<Tick> began, finished;
   int arrived = 0;
   bool done = false;
   std::unique_ptr<GradientBuffer> reduced;  // sum of the parts (in part 0's memory), once done

@@ -229,9 +229,11 @@ class Worker {
     Collective& c = *s_.collectives[static_cast<std::size_t>(s_.graph.collective_of[at(id)])];
     const auto pos = static_cast<std::size_t>(std::find(c.members.begin(), c.members.end(), id) - c.members.begin());
     PIPESIM_ASSERT(pos < c.members.size());
+    const Tick began = s_.now();
     std::unique_ptr<GradientBuffer> mine = backend_.export_gradients(op.pipeline, op.stage);
     {
       std::unique_lock lock(c.mutex);
+      c.began[pos] = began;
       c.parts[pos] = std::move(mine);
       c.arrival[pos] = s_.now();
       if (++c.arrived == static_cast<int>(c.members.size())) {
@@ -278,12 +280,17 @@ class Worker {
     }
     if (sync) wait_collective(sync_id, *sync);
     ReplicaVersions& v = versions(op);
-    const Tick start = s_.now();
-    if (sync) {
+    if (sync) {  // the sum copied in: the end of this member's GradSync
       backend_.import_gradients(op.pipeline, op.stage, *sync->reduced);  // read-only once done
+      const auto pos = static_cast<std::size_t>(std::find(sync->members.begin(), sync->members.end(), sync_id) -
+                                                sync->members.begin());
+      PIPESIM_ASSERT(pos < sync->members.size());
+      const Tick copied = s_.now();
       std::lock_guard lock(sync->mutex);
+      sync->finished[pos] = copied;
       if (++sync->imported == static_cast<int>(sync->members.size())) sync->reduced.reset();
     }
+    const Tick start = s_.now();
     if (v.uses_left.count(v.current)) {
       backend_.keep_version(op.pipeline, op.stage);
       v.kept.insert(v.current);
