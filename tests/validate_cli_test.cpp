@@ -212,6 +212,11 @@ TEST(ValidateCli, CoreSpeedsAreMeasuredOrOff) {
   ASSERT_EQ(measured.code, 0) << measured.out;
   const json speeds = json_of(measured)["core_speeds"];
   ASSERT_GE(speeds.size(), 1u);  // every core this process may use
+  // Probed again after the run: the schedule's before (what the prediction used), after, drift.
+  const json probes = json_of(measured)["speed_probes"];
+  EXPECT_EQ(probes["before"], speeds);
+  EXPECT_EQ(probes["after"].size(), speeds.size());
+  EXPECT_GE(probes["drift"].get<double>(), 0);
   for (const json& c : speeds) {
     EXPECT_GE(c["core"].get<int>(), 0);
     EXPECT_GT(c["slowdown"].get<double>(), 0.1);  // a factor, not a time
@@ -223,6 +228,8 @@ TEST(ValidateCli, CoreSpeedsAreMeasuredOrOff) {
   const Result off = run(common + " --core-speeds off --json");
   ASSERT_EQ(off.code, 0) << off.out;
   EXPECT_TRUE(json_of(off)["core_speeds"].empty());
+  EXPECT_TRUE(json_of(off)["speed_probes"]["after"].empty());
+  EXPECT_EQ(json_of(off)["speed_probes"]["drift"].get<double>(), 0);
 
   // A profile whose block passes took 100x what they take now is not of this machine now:
   // a warning, no factor applied, and the run goes on.

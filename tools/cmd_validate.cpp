@@ -308,7 +308,7 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidateFlags&
   j["verdict"] = v.pass && r.versions_match() ? "PASS" : "FAIL";
   j["prediction_interval"] = interval_json(v.interval);
   j["inside_interval"] = v.inside;
-  j["core_speeds"] = {{"before", speeds_json(v.speeds_before)}, {"after", speeds_json(v.speeds_after)},
+  j["speed_probes"] = {{"before", speeds_json(v.speeds_before)}, {"after", speeds_json(v.speeds_after)},
                       {"drift", speed_drift(v.speeds_before, v.speeds_after)}};
   j["makespan_error"] = r.makespan_error;
   j["bubble_ratio"] = {{"predicted", v.predicted.bubble_ratio}, {"measured", v.measured.bubble_ratio}};

@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Summarises bench/cpu-validation-rounds.sh's JSON: one line per case and round (predicted,
+measured, error, inside the interval, the core-speed drift during the run), then the counts
+within the tolerance and inside the interval.
+
+    bench/cpu-validation-summary.py OUT
+"""
+import glob
+import json
+import os
+import sys
+
+out = sys.argv[1]
+within = inside = total = 0
+for rdir in sorted(glob.glob(os.path.join(out, "round*"))):
+    for path in sorted(glob.glob(os.path.join(rdir, "*.json"))):
+        try:
+            j = json.load(open(path))
+        except (ValueError, OSError):
+            print(f"{path}: no JSON (see {path[:-5]}.err)")
+            continue
+        model = "gpt-small" if "small" in os.path.basename(path) else "gpt-tiny"
+        for s in j.get("schedules", [j]):
+            err = s["time_per_iteration_error"]
+            tol = s["tolerance"]
+            drift = s.get("speed_probes", {}).get("drift", 0)
+            total += 1
+            within += abs(err) <= tol
+            inside += bool(s["inside_interval"])
+            print(f"{os.path.basename(rdir)}  {model:9} {s['schedule']:8} predicted {s['predicted']['time_per_iteration_s']*1e3:9.2f} ms"
+                  f"  measured {s['measured']['time_per_iteration_s']*1e3:9.2f} ms  error {err*100:+6.1f} %"
+                  f"  {'inside' if s['inside_interval'] else 'outside'}  drift {drift*100:4.1f} %")
+print(f"within the tolerance: {within} of {total}; inside [p5, p95]: {inside} of {total}")
