@@ -18,6 +18,11 @@ struct Sampling {
   int samples = 0;  // 1..kMaxSamples (PIPESIM_ASSERT; the CLI checks the flag)
   std::uint64_t seed = 0;
   int warmup_iterations = 0;  // left out of the time per iteration (summarize's `warmup`)
+  // The machine's speed moved while it ran (validate's core-speed probes before and after a
+  // run): each draw puts every device at one point u (the same for all, drawn per draw)
+  // between the hardware's device_slowdown and these, per device. Empty: the hardware's
+  // speeds in every draw.
+  std::vector<double> device_slowdown_after;
 };
 
 // Percentiles of one quantity over the draws: linear interpolation between order statistics
@@ -39,8 +44,9 @@ struct PredictionInterval {
 };
 
 // Draws 0 .. samples-1 of `sampling.seed`, each simulated on `simulator` on `hardware` (null:
-// nothing shared). The same arguments give the same interval, bit for bit. InputError as
-// simulate().
+// nothing shared; device_slowdown_after needs hardware with device speeds of the same
+// length, PIPESIM_ASSERT). The same arguments give the same interval, bit for bit.
+// InputError as simulate().
 PredictionInterval predict_interval(Simulator& simulator, const Schedule& schedule, const ProfiledCostModel& costs,
                                     const Sampling& sampling, const SharedHardware* hardware = nullptr);
 

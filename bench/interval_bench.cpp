@@ -26,7 +26,7 @@ void BM_PredictionInterval(benchmark::State& state) {
   const int samples = static_cast<int>(state.range(0));
   Simulator simulator;
   for (auto _ : state) {
-    const PredictionInterval r = predict_interval(simulator, schedule, costs, {samples, 1});
+    const PredictionInterval r = predict_interval(simulator, schedule, costs, {samples, 1, 0, {}});
     benchmark::DoNotOptimize(r.time_per_iteration.p50);
   }
   state.counters["simulations_per_s"] =

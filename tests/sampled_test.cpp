@@ -89,7 +89,7 @@ TEST(SampledCostModel, ADegenerateDistributionGivesThePlainPrediction) {
   Simulator simulator;
   const Metrics expected = summarize(s, simulator.run(s, plain));
   for (std::uint64_t seed : {0ull, 7ull, 123456789ull}) {
-    const PredictionInterval one = predict_interval(simulator, s, degenerate, {1, seed});
+    const PredictionInterval one = predict_interval(simulator, s, degenerate, {1, seed, 0, {}});
     EXPECT_EQ(one.time_per_iteration.p50, static_cast<double>(expected.time_per_iteration));
     EXPECT_EQ(one.time_per_iteration.p5, one.time_per_iteration.p95);
     EXPECT_EQ(one.bubble_ratio.p50, expected.bubble_ratio);
@@ -117,7 +117,7 @@ TEST(PredictionInterval, PercentilesOfASingleOpFollowItsMeasuredDistribution) {
   const Schedule s = single_forward();
   const double median = static_cast<double>(costs.compute_time(s.ops[0][0], scale_of(s)));
   Simulator simulator;
-  const PredictionInterval r = predict_interval(simulator, s, costs, {20001, 42});
+  const PredictionInterval r = predict_interval(simulator, s, costs, {20001, 42, 0, {}});
   EXPECT_NEAR(r.time_per_iteration.p50, median, 1.0);
   // u = 0.05 lies halfway down the lower tail: 0.75 x median (and 1.25 x at 0.95); the
   // standard error of an empirical 5th percentile of 20001 uniform draws is 0.0015 in u.
@@ -129,15 +129,38 @@ TEST(PredictionInterval, PercentilesOfASingleOpFollowItsMeasuredDistribution) {
   EXPECT_FALSE(r.contains(static_cast<Tick>(1.4 * median)));
 }
 
+// The machine moved from x1.0 to x1.5 between the probes around a run: each draw puts it at
+// one uniform point between, so with ops that never vary the interval is that range.
+TEST(PredictionInterval, MachineSpeedBetweenTheProbesBeforeAndAfter) {
+  const ProfiledCostModel costs(config_of(with_every_timing(read_profile_file(kProfile), [](TimingStats& t) {
+    t.p10 = t.p90 = t.min = t.max = t.median;
+    t.quantiles.clear();
+  })));
+  const Schedule s = single_forward();
+  const double plain = static_cast<double>(costs.compute_time(s.ops[0][0], scale_of(s)));
+  SharedHardware hardware;
+  hardware.device_slowdown = {1.0};
+  Simulator simulator;
+  const PredictionInterval still = predict_interval(simulator, s, costs, {2001, 7, 0, {1.0}}, &hardware);
+  EXPECT_EQ(still.time_per_iteration.p5, plain);
+  EXPECT_EQ(still.time_per_iteration.p95, plain);
+  const PredictionInterval moved = predict_interval(simulator, s, costs, {2001, 7, 0, {1.5}}, &hardware);
+  EXPECT_NEAR(moved.time_per_iteration.p5 / plain, 1.025, 0.01);
+  EXPECT_NEAR(moved.time_per_iteration.p50 / plain, 1.25, 0.01);
+  EXPECT_NEAR(moved.time_per_iteration.p95 / plain, 1.475, 0.01);
+  const PredictionInterval again = predict_interval(simulator, s, costs, {2001, 7, 0, {1.5}}, &hardware);
+  EXPECT_EQ(again.time_per_iteration.p50, moved.time_per_iteration.p50);
+}
+
 TEST(PredictionInterval, IsTheSameForASeedAndDiffersBetweenSeeds) {
   const ProfiledCostModel costs(config_of(read_profile_file(kProfile)));
   const Schedule s = one_f_one_b(4, 8);
   Simulator simulator;
-  const PredictionInterval a = predict_interval(simulator, s, costs, {50, 1});
-  const PredictionInterval again = predict_interval(simulator, s, costs, {50, 1});
+  const PredictionInterval a = predict_interval(simulator, s, costs, {50, 1, 0, {}});
+  const PredictionInterval again = predict_interval(simulator, s, costs, {50, 1, 0, {}});
   Simulator fresh;
-  const PredictionInterval elsewhere = predict_interval(fresh, s, costs, {50, 1});
-  const PredictionInterval b = predict_interval(simulator, s, costs, {50, 2});
+  const PredictionInterval elsewhere = predict_interval(fresh, s, costs, {50, 1, 0, {}});
+  const PredictionInterval b = predict_interval(simulator, s, costs, {50, 2, 0, {}});
   for (const PredictionInterval* x : {&again, &elsewhere}) {
     EXPECT_EQ(x->time_per_iteration.p5, a.time_per_iteration.p5);
     EXPECT_EQ(x->time_per_iteration.p50, a.time_per_iteration.p50);

@@ -9,8 +9,10 @@
 //   schedule ------------------------------------------> run_schedule --> measured ------+
 //
 // With the prediction, an interval: --samples N simulations (default 200) on draws of the
-// profile's measured distributions (assess/prediction_interval.hpp), and whether the measured
-// time per iteration lies inside its [p5, p95]; over several schedules, the coverage. Before
+// profile's measured distributions (assess/prediction_interval.hpp), on the CPU with the
+// machine's speed drawn between the core-speed probes before and after the run, and whether
+// the measured time per iteration lies inside its [p5, p95]; over several schedules, the
+// coverage. Before
 // the verdict, the machine's load before and after and the spread of the profile's repeats,
 // with a warning on stderr when either makes the comparison meaningless
 // (tools/validate_verdict.hpp).
@@ -93,6 +95,7 @@ struct Validation {
   MeasuredRun measured_run;
   Metrics measured;
   PredictionReport report;
+  SharedHardware hardware;  // what the prediction shared (the executor's layout, core speeds)
   PredictionInterval interval;
   CoreSpeeds speeds_before, speeds_after;  // cpu, --core-speeds measure: the probes either side of the run
   bool inside = false;  // the measured time per iteration inside the interval's [p5, p95]
@@ -175,35 +178,46 @@ int warmup_of(const Schedule& s, const ValidateFlags& f, bool given, bool from_f
 }
 
 Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& costs, RunOptions options,
-                        const ModelSpec& model, const ValidateFlags& f, Sampling sampling, const CoreSpeeds& speeds) {
+                        const ModelSpec& model, const ValidateFlags& f, const CoreSpeeds& speeds) {
   Validation v;
   v.schedule = std::move(schedule);
   v.warmup = warmup;
-  sampling.warmup_iterations = warmup;
   // The contention the run will have: its device threads on this machine's cores, or its
   // virtual devices on one GPU (executor/shared_layout.hpp), with the profile's interference
   // curve where it stands out of the profile's noise.
   const Tick forward = costs.compute_time(make_op(OpKind::F, 0, 0), scale_of(v.schedule));
   ExecutorLayout layout = executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward);
   if (f.core_sharing != "auto") layout.time_sliced = f.core_sharing == "slice";
-  SharedHardware hardware = shared_hardware(layout, beyond_noise(costs.slowdowns(), repeat_spread(costs.config().profile)));
+  v.hardware = shared_hardware(layout, beyond_noise(costs.slowdowns(), repeat_spread(costs.config().profile)));
+  v.speeds_before = speeds;
   if (!speeds.slowdown.empty()) {
-    hardware.device_slowdown = device_slowdowns(v.schedule.num_devices, speeds.slowdown);
+    v.hardware.device_slowdown = device_slowdowns(v.schedule.num_devices, speeds.slowdown);
     if (v.schedule.num_devices <= static_cast<int>(speeds.cores.size())) options.pin_cores = speeds.cores;
   }
   Simulator simulator;
-  v.interval = predict_interval(simulator, v.schedule, costs, sampling, &hardware);
   TimelineRecorder recorder;
-  const SimResult predicted = simulator.run(v.schedule, costs, &recorder, nullptr, &hardware);
+  const SimResult predicted = simulator.run(v.schedule, costs, &recorder, nullptr, &v.hardware);
   v.predicted_timeline = std::move(recorder.timeline);
   v.predicted = summarize(v.schedule, predicted, warmup);
   v.counted = iteration_window(predicted, warmup).counted;
   v.measured_run = run_schedule(v.schedule, model, options);
   v.measured = summarize(v.schedule, v.measured_run.result, warmup);
   v.report = compare_runs(v.schedule, v.predicted_timeline, v.predicted, v.measured_run.timeline, v.measured);
-  v.inside = v.interval.contains(v.measured.time_per_iteration);
   v.pass = passes(v.report.time_per_iteration_error, f.tolerance());
   return v;
+}
+
+// The interval, once the cores have been probed again after the run (`after`, empty: not
+// probed): the draws put the machine anywhere between its speed before and after
+// (Sampling::device_slowdown_after), and whether the measured time lies inside it.
+void finish_interval(Validation& v, const ProfiledCostModel& costs, Sampling sampling, const CoreSpeeds& after) {
+  v.speeds_after = after;
+  sampling.warmup_iterations = v.warmup;
+  if (!after.slowdown.empty() && !v.hardware.device_slowdown.empty())
+    sampling.device_slowdown_after = device_slowdowns(v.schedule.num_devices, after.slowdown);
+  Simulator simulator;
+  v.interval = predict_interval(simulator, v.schedule, costs, sampling, &v.hardware);
+  v.inside = v.interval.contains(v.measured.time_per_iteration);
 }
 
 // Which iterations the time per iteration covers (iteration_window, sim/metrics.hpp).
@@ -473,12 +487,13 @@ void add_validate_command(CLI::App& app) {
       Schedule& s = schedules[i];
       warn_if_oversubscribed(s);
       if (!f->json) std::cerr << "pipesim: validating " << one_line(s.name) << " (" << s.total_ops() << " ops)\n";
-      all.push_back(validate_one(std::move(s), warmups[i], costs, options, model, *f, sampling, speeds));
-      all.back().speeds_before = speeds;
-      if (!speeds.cores.empty()) {  // again after the run: how far the machine moved while it ran
-        all.back().speeds_after = measure_core_speeds(model, f->micro_batch_size, costs.config().profile, f->json);
-        if (!all.back().speeds_after.cores.empty()) speeds = all.back().speeds_after;  // the next run's prediction
-      }
+      all.push_back(validate_one(std::move(s), warmups[i], costs, options, model, *f, speeds));
+      // Again after the run: how far the machine moved while it ran; the next run's prediction.
+      const CoreSpeeds after = speeds.cores.empty()
+                                   ? CoreSpeeds{}
+                                   : measure_core_speeds(model, f->micro_batch_size, costs.config().profile, f->json);
+      finish_interval(all.back(), costs, sampling, after);
+      if (!after.cores.empty()) speeds = after;
       if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
     }
     load.after = load_average();

@@ -39,7 +39,7 @@ std::optional<Sampling> sampling_of(const SampleFlags& f) {
   if (f.samples < 1 || f.samples > kMaxSamples)
     throw InputError("--samples: expected a number of simulations in 1.." + std::to_string(kMaxSamples) + ", got " +
                      std::to_string(f.samples));
-  return Sampling{f.samples, f.seed};
+  return Sampling{f.samples, f.seed, 0, {}};
 }
 
 void refuse_samples(const std::string& model) {
