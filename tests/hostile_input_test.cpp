@@ -165,6 +165,23 @@ std::vector<Case> cases() {
        {"p.json"}, 2, "cores - 1 (past the cores the simulator shares them itself); got 100000"},
       {"profile_negative_neighbours", "outputs", {}, "$P profile --model gpt-tiny --out p.json --neighbours -2",
        {"p.json"}, 2, "--neighbours: expected 0 or more, got -2"},
+      {"profile_min_time_without_unit", "outputs", {}, "$P profile --model gpt-tiny --out p.json --min-time 25",
+       {"p.json"}, 2, "--min-time: expected a duration with a unit such as 1ms, 250us, 2.5s"},
+      {"profile_stage_blocks_beyond_layers", "outputs", {}, "$P profile --model gpt-tiny --out p.json --stage-blocks 9",
+       {"p.json"}, 2, "--stage-blocks: expected 1..8 (gpt-tiny's layers), got 9"},
+      {"profile_stage_blocks_zero", "outputs", {}, "$P profile --model gpt-tiny --out p.json --stage-blocks 0",
+       {"p.json"}, 2, "--stage-blocks: expected 1 or more, got 0"},
+      {"validate_min_time_negative", "numbers", {}, "$P validate --min-time -1ms --report r.html", {"r.html"}, 2,
+       "--min-time: must not be negative; got '-1ms'"},
+      {"profile_mean_outside_range", "config",
+       {{"p.json", version2_profile([](nlohmann::json& p) {
+          nlohmann::json& f = p["micro_batches"][0]["block"]["forward"];
+          f["mean_s"] = f["max_s"].get<double>() * 2;
+        })}},
+       "$P simulate --cost p.json", {}, 2, "p.json: /micro_batches/0/block/forward/mean_s: expected min_s <= mean_s <= max_s"},
+      {"profile_stage_blocks_in_file_beyond_layers", "config",
+       {{"p.json", version2_profile([](nlohmann::json& p) { p["settings"]["stage_blocks"] = 99; })}},
+       "$P simulate --cost p.json", {}, 2, "p.json: /settings/stage_blocks: expected at most the model's"},
       {"profile_slowdown_below_floor", "config", {{"p.json", version2_profile(add_bad_curve)}},
        "$P simulate --cost p.json", {}, 2,
        "p.json: /interference/block/forward/slowdown/1: expected a slowdown in 0.5..100; got 0.1"},

@@ -313,15 +313,21 @@ TEST(Profiler, FastLinkIsMeasuredUpToWhereItsBandwidthShows) {
   EXPECT_NEAR(p.link.bandwidth, 1e12, 0.1e12);
 }
 
+// Micro-batch size 1 only, `repeats` runs, no interference curve.
+ProfileOptions one_size_options(int repeats) {
+  ProfileOptions o = tiny_options();
+  o.micro_batch_sizes = {1};
+  o.repeats = repeats;
+  o.neighbours = 0;
+  return o;
+}
+
 // --min-time: short ops get more timed runs than --repeats, up to kMaxTimedRepeats; the
 // profile keeps their mean, and the settings say what was asked.
 TEST(Profiler, ShortOpsGetRunsForTheMinimumTime) {
   FastLinkBackend backend;
-  ProfileOptions o = tiny_options();
-  o.micro_batch_sizes = {1};
-  o.repeats = 3;
+  ProfileOptions o = one_size_options(3);
   o.min_time_s = 0.002;
-  o.neighbours = 0;
   const Profile p = profile_model(find_model("gpt-tiny"), o, backend);
   for (const TimingStats* t : {&p.micro_batches[0].embedding.forward, &p.link.samples.front().time}) {
     EXPECT_GT(t->repeats, 3);  // microseconds each: many more in 2 ms
@@ -348,10 +354,7 @@ TEST(Profiler, BlockIsTimedWithinAStage) {
   EXPECT_EQ(default_stage_blocks(find_model("gpt-small")), 8);     // 16 layers of 6.3 MB
   EXPECT_EQ(default_stage_blocks(find_model("gpt3-1.3b")), 1);     // one block: 201 MB
   FastLinkBackend backend;
-  ProfileOptions o = tiny_options();
-  o.micro_batch_sizes = {1};
-  o.repeats = 5;
-  o.neighbours = 0;
+  ProfileOptions o = one_size_options(5);
   o.stage_blocks = 3;
   const Profile p = profile_model(find_model("gpt-tiny"), o, backend);
   EXPECT_EQ(p.micro_batches[0].block.forward.repeats, 6);  // two stage passes of 3
