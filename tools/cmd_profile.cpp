@@ -137,8 +137,9 @@ std::string repeats_text(const Profile& p) {
 std::string summary(const Profile& p, const std::string& path) {
   std::ostringstream out;
   out << "profile of " << p.model.name << " on " << p.backend << " (" << p.machine.cpu << ", " << p.machine.cores
-      << " cores, " << p.settings.threads << " thread), " << p.settings.clock << " clock, " << p.dtype << ", median of "
-      << repeats_text(p) << " timed runs after " << p.settings.warmup << " warm-up\n\n";
+      << " cores, " << p.settings.threads << " thread), " << p.settings.clock << " clock, " << p.dtype << ", medians of "
+      << repeats_text(p) << " timed runs after " << p.settings.warmup
+      << " warm-up (predictions use their means, docs/cost-model.md)\n\n";
   Table t;
   for (const char* h : {"b", "block F", "block I", "block W", "emb F", "emb W", "head F", "head I", "head W",
                         "act/block", "held/block", "message"})
