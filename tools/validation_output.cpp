@@ -1,0 +1,172 @@
+#include "tools/validation_output.hpp"
+
+#include "schedules/op_text.hpp"
+#include "tools/report.hpp"
+#include "tools/run_flags.hpp"
+#include "tools/sample_flags.hpp"
+#include "tools/table.hpp"
+#include "traces/chrome_trace.hpp"
+#include "traces/html_report.hpp"
+#include "traces/html_validation.hpp"
+#include "core/units.hpp"
+
+namespace pipesim {
+namespace {
+
+std::string signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
+
+std::string versions_cell(const PredictionReport& r) {
+  if (r.versions_match()) return "match (" + std::to_string(r.versions_compared) + " ops)";
+  return std::to_string(r.version_mismatch_count) + " of " + std::to_string(r.versions_compared) + " DIFFER";
+}
+
+}  // namespace
+
+// Which iterations the time per iteration covers (iteration_window, sim/metrics.hpp).
+std::string window_line(const Validation& v) {
+  const int n = v.schedule.iterations;
+  if (v.warmup == 0 && n == 1) return "time per iteration: the whole run (one iteration, no warm-up)";
+  return "time per iteration: the last " + std::to_string(v.counted) + " of " + std::to_string(n) + " iterations (" +
+         (v.warmup == 0 ? std::string("the first one's fill") : std::to_string(v.warmup) + " warm-up") +
+         " not counted, predicted or measured)";
+}
+
+std::string summary_table(const std::vector<Validation>& all) {
+  Table t;
+  t.add_column("schedule", Table::Align::Left);
+  for (const char* c : {"time/iter predicted", "measured", "error", "predicted p5 .. p95", "inside", "bubble pred.",
+                        "p10 .. p90", "meas.", "peak act. pred.", "meas."})
+    t.add_column(c);
+  t.add_column("weight versions", Table::Align::Left);
+  t.add_column("verdict", Table::Align::Left);
+  for (const Validation& v : all)
+    t.add_row({v.schedule.name, format_duration(v.predicted.time_per_iteration),
+               format_duration(v.measured.time_per_iteration), signed_percent(v.report.time_per_iteration_error),
+               time_range(v.interval), v.inside ? "yes" : "no", format_percent(v.predicted.bubble_ratio),
+               format_percent(v.interval.bubble_ratio.p10) + " .. " + format_percent(v.interval.bubble_ratio.p90),
+               format_percent(v.measured.bubble_ratio),
+               format_bytes(static_cast<double>(max_peak_activation_bytes(v.predicted))),
+               format_bytes(static_cast<double>(max_peak_activation_bytes(v.measured))), versions_cell(v.report),
+               v.pass && v.report.versions_match() ? "PASS" : "FAIL"});
+  return t.render();
+}
+
+
+Tally tally(const std::vector<Validation>& all) {
+  Tally t;
+  t.total = all.size();
+  for (const Validation& v : all) {
+    t.inside += v.inside;
+    if (v.pass) continue;
+    ++t.failed;
+    t.failures += (t.failures.empty() ? "" : ", ") + one_line(v.schedule.name) + " " +
+                  signed_percent(v.report.time_per_iteration_error);
+  }
+  return t;
+}
+
+std::string verdict_text(const Tally& t, double tolerance, bool versions_match) {
+  const std::string coverage = "measured inside the predicted [p5, p95]: " + std::to_string(t.inside) + " of " +
+                               std::to_string(t.total) + " (" +
+                               format_percent(static_cast<double>(t.inside) / static_cast<double>(t.total)) + ")\n";
+  const bool pass = t.failed == 0 && versions_match;
+  std::string out = coverage + "verdict: " + (pass ? "PASS" : "FAIL") + " (time per iteration within " +
+                    format_percent(tolerance) + ": " + std::to_string(t.total - t.failed) + " of " + std::to_string(t.total);
+  if (t.failed > 0) out += "; off by more: " + t.failures;
+  if (!versions_match) out += "; weight versions differ";
+  return out + ")\n";
+}
+
+std::string kind_table(const std::vector<Validation>& all) {
+  Table t;
+  t.add_column("schedule", Table::Align::Left);
+  t.add_column("op", Table::Align::Left);
+  for (const char* c : {"ops", "predicted", "measured", "|error| median", "|error| p90", "bias"}) t.add_column(c);
+  for (const Validation& v : all)
+    for (const DurationError& e : v.report.per_kind)
+      t.add_row({v.schedule.name, std::string(op_kind_name(e.kind)), std::to_string(e.ops),
+                 format_duration(e.predicted_median), format_duration(e.measured_median), format_percent(e.median),
+                 format_percent(e.p90), signed_percent(e.signed_median)});
+  return t.render();
+}
+
+nlohmann::ordered_json validation_json(const Validation& v, const ValidationSettings& f) {
+  const PredictionReport& r = v.report;
+  nlohmann::ordered_json j;
+  j["schedule"] = v.schedule.name;
+  j["backend"] = f.backend;
+  j["model"] = f.model;
+  j["micro_batch_size"] = f.micro_batch_size;
+  j["cost_model"] = f.cost_label;
+  j["versions_match"] = r.versions_match();
+  j["versions_compared"] = r.versions_compared;
+  j["version_mismatch_count"] = r.version_mismatch_count;
+  auto& mismatches = j["version_mismatches"] = nlohmann::ordered_json::array();
+  for (const VersionMismatch& m : r.version_mismatches)
+    mismatches.push_back({{"device", m.ref.device}, {"index", m.ref.index}, {"op", to_string(m.op)},
+                          {"predicted", m.predicted}, {"measured", m.measured}});
+  j["warmup_iterations"] = v.warmup;
+  j["measured_iterations"] = v.counted;
+  j["time_per_iteration_error"] = r.time_per_iteration_error;
+  j["tolerance"] = f.tolerance;
+  j["verdict"] = v.pass && r.versions_match() ? "PASS" : "FAIL";
+  j["prediction_interval"] = interval_json(v.interval);
+  j["inside_interval"] = v.inside;
+  j["speed_probes"] = {{"before", speeds_json(v.speeds_before)}, {"after", speeds_json(v.speeds_after)},
+                      {"drift", speed_drift(v.speeds_before, v.speeds_after)}};
+  j["makespan_error"] = r.makespan_error;
+  j["bubble_ratio"] = {{"predicted", v.predicted.bubble_ratio}, {"measured", v.measured.bubble_ratio}};
+  j["peak_activation_bytes"] = {{"predicted", max_peak_activation_bytes(v.predicted)}, {"measured", max_peak_activation_bytes(v.measured)}};
+  auto& kinds = j["per_kind"] = nlohmann::ordered_json::array();
+  for (const DurationError& e : r.per_kind)
+    kinds.push_back({{"kind", op_kind_name(e.kind)},
+                     {"ops", e.ops},
+                     {"median_abs_error", e.median},
+                     {"p90_abs_error", e.p90},
+                     {"signed_median_error", e.signed_median},
+                     {"predicted_median_s", static_cast<double>(e.predicted_median) * 1e-9},
+                     {"measured_median_s", static_cast<double>(e.measured_median) * 1e-9}});
+  j["unmatched_ops"] = r.unmatched_ops;
+  j["predicted"] = metrics_json(v.predicted);
+  j["measured"] = metrics_json(v.measured);
+  j["measured"]["iteration_loss"] = v.measured_run.iteration_loss;
+  if (auto launch = launch_json(v.measured_run); !launch.is_null()) j["launch"] = std::move(launch);  // cuda: graphs or direct
+  j["warnings"] = v.measured_run.warnings;
+  return j;
+}
+
+void write_trace(OutputFile& file, const Validation& v, const std::string& cost_label) {
+  TraceOptions options;
+  options.title = v.schedule.name + ": predicted and measured";
+  options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", cost_label}};
+  write_chrome_trace_groups(file.stream(),
+                            {TraceGroup{"predicted", v.schedule, v.predicted_timeline},
+                             TraceGroup{"measured", v.schedule, v.measured_run.timeline}},
+                            options);
+  file.close();
+}
+
+void write_report(OutputFile& file, std::vector<Validation>& all, const ValidationSettings& f) {
+  ReportOptions options;
+  options.title = "pipesim validate: " + f.model + " on " + f.backend;
+  options.settings = {{"model", f.model}, {"backend", f.backend}, {"micro-batch size", std::to_string(f.micro_batch_size)},
+                      {"optimizer", f.optimizer}, {"cost model", f.cost_label}};
+  options.generator = "pipesim " PIPESIM_VERSION;
+  std::vector<NamedInterval> intervals;
+  for (const Validation& v : all) intervals.emplace_back(v.schedule.name, v.interval);
+  options.intro_html = interval_report_html(intervals);
+  std::vector<ReportRun> runs;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    Validation& v = all[i];
+    options.intro_html += validation_html(v.report, v.schedule.name + ": predicted against measured",
+                                          "validation-" + std::to_string(i));
+    v.predicted.schedule = v.schedule.name + " (predicted)";
+    v.measured.schedule = v.schedule.name + " (measured)";
+    runs.push_back(ReportRun{v.schedule, v.predicted_timeline, v.predicted});
+    runs.push_back(ReportRun{v.schedule, v.measured_run.timeline, v.measured});
+  }
+  write_html_report(file.stream(), runs, options);
+  file.close();
+}
+
+}  // namespace pipesim

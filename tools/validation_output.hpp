@@ -1,0 +1,71 @@
+#pragma once
+// What `pipesim validate` (tools/cmd_validate.cpp) knows of one schedule once it ran, and how
+// it is written out: the tables a person reads, the JSON (docs/json.md), the Chrome trace of
+// both timelines and the HTML report.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "assess/prediction_interval.hpp"
+#include "executor/executor.hpp"
+#include "schedules/schedule.hpp"
+#include "sim/metrics.hpp"
+#include "sim/resources.hpp"
+#include "sim/timeline.hpp"
+#include "tools/command_files.hpp"
+#include "tools/validate_core_speeds.hpp"
+#include "traces/validation.hpp"
+
+namespace pipesim {
+
+// One schedule, predicted and measured.
+struct Validation {
+  Schedule schedule;
+  int warmup = 0;   // the schedule's first iterations, run but not counted (iteration_window)
+  int counted = 1;  // the iterations the time per iteration is measured over
+  Timeline predicted_timeline;
+  Metrics predicted;
+  MeasuredRun measured_run;
+  Metrics measured;
+  PredictionReport report;
+  SharedHardware hardware;  // what the prediction shared (the executor's layout, core speeds)
+  PredictionInterval interval;
+  CoreSpeeds speeds_before, speeds_after;  // cpu, --core-speeds measure: the probes either side of the run
+  bool inside = false;  // the measured time per iteration inside the interval's [p5, p95]
+  bool pass = false;    // its error within --tolerance
+};
+
+// What the outputs name besides the validations: the command's settings.
+struct ValidationSettings {
+  std::string model, backend, optimizer;
+  int micro_batch_size = 1;
+  double tolerance = 0;  // a fraction
+  std::string cost_label;
+};
+
+// Which iterations the time per iteration covers (iteration_window, sim/metrics.hpp).
+std::string window_line(const Validation& v);
+// Per schedule: times, error, interval, bubble, peak memory, versions, verdict.
+std::string summary_table(const std::vector<Validation>& all);
+// Per schedule and op kind: predicted and measured medians, |error| median and p90, bias.
+std::string kind_table(const std::vector<Validation>& all);
+
+// How many schedules passed and how many lie inside their interval.
+struct Tally {
+  std::size_t failed = 0, inside = 0, total = 0;
+  std::string failures;  // "chimera -7.20 %, amp +9.10 %"
+};
+Tally tally(const std::vector<Validation>& all);
+// The coverage line and the verdict line.
+std::string verdict_text(const Tally& t, double tolerance, bool versions_match);
+
+// One schedule's object of `validate --json`.
+nlohmann::ordered_json validation_json(const Validation& v, const ValidationSettings& settings);
+// Predicted and measured in one Chrome trace; closes the file.
+void write_trace(OutputFile& file, const Validation& v, const std::string& cost_label);
+// The HTML page: the intervals, each schedule's error tables and both timelines; closes it.
+void write_report(OutputFile& file, std::vector<Validation>& all, const ValidationSettings& settings);
+
+}  // namespace pipesim
