@@ -107,8 +107,9 @@ OptimizerTimes optimizer_times(const ProfileOptions& o, ProfileBackend& backend,
 }
 
 // `count` neighbours looping stage passes of `blocks` blocks (as a pipeline's other devices
-// run: a stage's weights and activations through the shared caches), each on a thread of its own, from construction
-// (which returns once each has finished one pass: warm, in its steady state) to finish().
+// run: a stage's weights and activations through the shared caches), each on a thread of
+// its own, from construction (which returns once each has finished one pass: warm, in its
+// steady state) to finish().
 // pause() returns once none is mid-pass; resume() once every one has begun a pass again.
 class Neighbours {
  public:
