@@ -36,7 +36,7 @@ PredictionInterval predict_interval(Simulator& simulator, const Schedule& schedu
   bubbles.reserve(static_cast<std::size_t>(sampling.samples));
   const std::vector<double>& after = sampling.device_slowdown_after;
   PIPESIM_ASSERT(after.empty() || (hardware != nullptr && hardware->device_slowdown.size() == after.size()));
-  SharedHardware moved = hardware ? *hardware : SharedHardware{};
+  SharedHardware moved = after.empty() ? SharedHardware{} : *hardware;  // copied only for the machine term
   for (int k = 0; k < sampling.samples; ++k) {
     const SampledCostModel draw(costs, sampling.seed, static_cast<std::uint64_t>(k));
     if (!after.empty()) {  // the machine's speed this draw: one point between the probes

@@ -268,7 +268,6 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
     auto c = std::make_unique<Collective>();
     c->members = members;
     c->parts.resize(members.size());
-    c->arrival.resize(members.size(), 0);
     c->began.resize(members.size(), 0);
     c->finished.resize(members.size(), 0);
     state.collectives.push_back(std::move(c));

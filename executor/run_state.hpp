@@ -2,6 +2,7 @@
 // Internals of one executor run, shared by the orchestration (executor.cpp) and the device
 // workers (worker.cpp): the messages on the channels, the GradSync rendezvous, what each
 // worker is doing (for the watchdog) and what it recorded (for the measurement).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "executor/backend.hpp"
 #include "executor/channel.hpp"
 #include "executor/executor.hpp"
@@ -36,7 +38,6 @@ struct Collective {
   std::condition_variable cv;
   std::vector<GraphId> members;            // in pipeline order (dependencies.hpp)
   std::vector<std::unique_ptr<GradientBuffer>> parts;  // by member position
-  std::vector<Tick> arrival;            // by member position: its gradient handed over
   // By member position, what its GradSync record spans: from before it copied its gradient
   // out (began) to when it had copied the sum back in (finished, at its OptStep; 0: not
   // yet), so the copies count as the sync's, as the cost model's allreduce does.
@@ -46,7 +47,14 @@ struct Collective {
   std::unique_ptr<GradientBuffer> reduced;  // sum of the parts (in part 0's memory), once done
   int imported = 0;                         // members that copied it (freed after the last)
   std::int64_t bytes = 0;                   // of one part (fp32 numbers)
-  Tick start = 0, end = 0;
+  Tick start = 0, end = 0;                  // the sum: from the last member's hand-over to its end
+
+  // `member`'s position in `members` (PIPESIM_ASSERT: it is one).
+  std::size_t position(GraphId member) const {
+    const auto pos = static_cast<std::size_t>(std::find(members.begin(), members.end(), member) - members.begin());
+    PIPESIM_ASSERT(pos < members.size());
+    return pos;
+  }
 };
 
 // Where a worker is, read by the watchdog (atomics: written by the worker only).

@@ -227,17 +227,15 @@ class Worker {
   // the result only if the schedule says the sync blocks.
   void grad_sync(GraphId id, const Op& op) {
     Collective& c = *s_.collectives[static_cast<std::size_t>(s_.graph.collective_of[at(id)])];
-    const auto pos = static_cast<std::size_t>(std::find(c.members.begin(), c.members.end(), id) - c.members.begin());
-    PIPESIM_ASSERT(pos < c.members.size());
+    const std::size_t pos = c.position(id);
     const Tick began = s_.now();
     std::unique_ptr<GradientBuffer> mine = backend_.export_gradients(op.pipeline, op.stage);
     {
       std::unique_lock lock(c.mutex);
       c.began[pos] = began;
       c.parts[pos] = std::move(mine);
-      c.arrival[pos] = s_.now();
       if (++c.arrived == static_cast<int>(c.members.size())) {
-        c.start = c.arrival[pos];
+        c.start = s_.now();
         std::unique_ptr<GradientBuffer> sum = std::move(c.parts.front());
         for (std::size_t k = 1; k < c.parts.size(); ++k) {
           const GradientBuffer& part = *c.parts[k];
@@ -282,12 +280,9 @@ class Worker {
     ReplicaVersions& v = versions(op);
     if (sync) {  // the sum copied in: the end of this member's GradSync
       backend_.import_gradients(op.pipeline, op.stage, *sync->reduced);  // read-only once done
-      const auto pos = static_cast<std::size_t>(std::find(sync->members.begin(), sync->members.end(), sync_id) -
-                                                sync->members.begin());
-      PIPESIM_ASSERT(pos < sync->members.size());
       const Tick copied = s_.now();
       std::lock_guard lock(sync->mutex);
-      sync->finished[pos] = copied;
+      sync->finished[sync->position(sync_id)] = copied;
       if (++sync->imported == static_cast<int>(sync->members.size())) sync->reduced.reset();
     }
     const Tick start = s_.now();

@@ -82,17 +82,7 @@ class CpuWorkload final : public ProfileWorkload {
     targets_ = profile_random_ids(config_.tokens(), vocab_, state);
   }
 
-  PassTimes block_pass() override {
-    PassTimes t;
-    KMat<T> y, dx;
-    t.forward = timed(clock_, [&] { y = block_forward(params_, x_, cache_); });
-    block_bytes_.activation = cache_.bytes();
-    message_bytes_ = bytes_of(y);
-    t.input_grad = timed(clock_, [&] { dx = block_backward_input(params_, dy_, cache_); });
-    block_bytes_.held_after_input_grad = cache_.bytes();
-    t.weight_grad = timed(clock_, [&] { block_backward_weight(cache_, grads_); });
-    return t;
-  }
+  PassTimes block_pass() override { return stage_passes(1).front(); }
 
   std::vector<PassTimes> stage_passes(int blocks) override {
     PIPESIM_ASSERT(blocks >= 1);
@@ -164,7 +154,6 @@ class CpuWorkload final : public ProfileWorkload {
   int vocab_ = 0;
   bool tied_ = true;
   BlockParams<T> params_, grads_;
-  BlockCache<T> cache_;
   struct StageBlock {
     BlockParams<T> params, grads;
   };

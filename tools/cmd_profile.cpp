@@ -219,7 +219,7 @@ void add_profile_command(CLI::App& app) {
                                               : std::min(o.max_workload_bytes, static_cast<std::int64_t>(limit->bytes / 2));
     o.micro_batch_sizes = parse_sizes(f->sizes);
     o.repeats = f->repeats;
-    o.min_time_s = static_cast<double>(parse_duration(f->min_time, "--min-time")) * 1e-9;
+    o.min_time_s = ticks_to_seconds(parse_duration(f->min_time, "--min-time"));
     o.warmup = f->warmup;
     o.stage_blocks = f->stage_blocks;
     if (cmd->count("--stage-blocks") && f->stage_blocks < 1)

@@ -97,7 +97,7 @@ ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, c
   ProfileOptions po;
   po.micro_batch_sizes = profile_sizes(schedules, f.micro_batch_size);
   po.repeats = f.repeats;
-  po.min_time_s = static_cast<double>(parse_duration(f.min_time, "--min-time")) * 1e-9;
+  po.min_time_s = ticks_to_seconds(parse_duration(f.min_time, "--min-time"));
   po.warmup = f.warmup;
   // The block timed within a stage as the schedules' stages hold it (the fewest blocks of them).
   po.stage_blocks = model.layers;

@@ -6,9 +6,9 @@
 // sim/resources.hpp's device_slowdown): the factor holds both a core slower than the others
 // and the whole machine's drift since the profile was taken.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
-#include <vector>
 
 #include "cost_models/model_spec.hpp"
 #include "cost_models/profile.hpp"
