@@ -507,6 +507,8 @@ std::vector<Case> cases() {
        "--backend cuda: "},
       {"validate_repeats_with_cost", "semantics", {{"p.json", "{}"}}, "$P validate --cost p.json --repeats 3", {}, 2,
        "--repeats: used only when profiling now (without --cost)"},
+      {"validate_min_time_with_cost", "semantics", {{"p.json", "{}"}}, "$P validate --cost p.json --min-time 5ms", {}, 2,
+       "--min-time: used only when profiling now (without --cost)"},
       // --samples (prediction intervals): a number of simulations, and a profile to draw from.
       {"samples_zero", "outputs", {}, "$P simulate --cost '" + profile + "' -p 2 -m 2 --samples 0 --trace t.json --report r.html",
        {"t.json", "r.html"}, 2, "--samples: expected a number of simulations in 1..100000, got 0"},
