@@ -222,6 +222,9 @@ TEST(ValidateCli, CoreSpeedsAreMeasuredOrOff) {
     EXPECT_GT(c["slowdown"].get<double>(), 0.1);  // a factor, not a time
     EXPECT_LT(c["slowdown"].get<double>(), 10.0);
   }
+  if (speeds.size() >= 2) {
+    EXPECT_TRUE(json_of(measured)["core_use"].is_null());  // a core per device: nothing shared
+  }
   const Result table = run(common);
   ASSERT_EQ(table.code, 0) << table.out;
   EXPECT_THAT(table.out, HasSubstr("core speeds: a block pass takes x"));
@@ -247,6 +250,32 @@ TEST(ValidateCli, CoreSpeedsAreMeasuredOrOff) {
   ASSERT_EQ(beyond.code, 0) << beyond.out;
   EXPECT_THAT(beyond.out, HasSubstr("the profile does not describe this machine now"));
   EXPECT_TRUE(json_of(beyond)["core_speeds"].empty());
+}
+
+// More device threads than cores: how much of the cores' time ops filled, predicted and
+// measured (tools/validate_core_use.hpp), in the JSON and the table.
+TEST(ValidateCli, CoreUseWhereDevicesOutnumberCores) {
+  const std::string profile = temp_path("validate_core_use_profile.json");
+  ASSERT_EQ(run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 2 --neighbours 0 --out " + profile).code, 0);
+  const std::string common = "validate --schedule amdp -p 4 -m 4 --model gpt-tiny --samples 20 --tolerance 400 --cost " + profile;
+  const Result measured = run(common + " --json");
+  ASSERT_EQ(measured.code, 0) << measured.out;
+  const json use = json_of(measured)["core_use"];
+  const int cores = static_cast<int>(json_of(measured)["core_speeds"].size());  // one per core it may use
+  ASSERT_GE(cores, 1);
+  if (cores >= 4) {
+    EXPECT_TRUE(use.is_null());
+    return;
+  }
+  ASSERT_TRUE(use.is_object()) << measured.out;
+  EXPECT_EQ(use["cores"], cores);
+  for (const char* way : {"predicted", "measured"}) {
+    EXPECT_GT(use[way].get<double>(), 0) << way;
+    EXPECT_LE(use[way].get<double>(), 1) << way;
+  }
+  const Result table = run(common);
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_THAT(table.out, HasSubstr("amdp: core use (4 device threads on " + std::to_string(cores) + " cores)"));
 }
 
 TEST(ValidateCli, BadInput) {

@@ -6,10 +6,47 @@
 #include <cmath>
 
 #include "tools/validate_core_speeds.hpp"
+#include "tools/validate_core_use.hpp"
 #include "tools/validate_verdict.hpp"
 
 namespace pipesim {
 namespace {
+
+OpRecord compute_op(Tick start, Tick end, OpKind kind = OpKind::F) {
+  OpRecord r;
+  r.op.kind = kind;
+  r.start = start;
+  r.end = end;
+  return r;
+}
+
+// Ops counted at most `cores` at once, clipped to the span; messages and collectives are
+// not compute.
+TEST(CoreUse, OpsFillTheCoresAtMostCoresAtOnce) {
+  Timeline t;
+  t.ops = {compute_op(0, 60), compute_op(10, 50), compute_op(20, 40, OpKind::B)};
+  // [0,10) 1, [10,20) 2, [20,40) 3 -> 2, [40,50) 2, [50,60) 1, [60,100) 0: 100 of 200.
+  EXPECT_DOUBLE_EQ(core_use(t, 0, 100, 2), 0.5);
+  EXPECT_DOUBLE_EQ(core_use(t, 0, 100, 1), 0.6);   // one core: busy from 0 to 60
+  EXPECT_DOUBLE_EQ(core_use(t, 20, 40, 2), 1.0);   // three ran: both cores full
+  t.ops.push_back(compute_op(90, 150, OpKind::OptStep));  // 10 of it inside [0, 100)
+  t.ops.push_back(compute_op(60, 100, OpKind::SendF));    // a message: no core
+  EXPECT_DOUBLE_EQ(core_use(t, 0, 100, 2), 0.55);
+  EXPECT_DOUBLE_EQ(core_use(t, 100, 100, 2), 0.0);  // an empty span
+  EXPECT_DOUBLE_EQ(core_use(Timeline{}, 0, 100, 2), 0.0);
+}
+
+TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
+  EXPECT_EQ(core_use_warning("amdp", {2, 0.99, 0.95}, 0.05), "");
+  EXPECT_EQ(core_use_warning("amdp", {2, 0.99, 1.0}, 0.05), "");  // more than predicted: not this
+  EXPECT_EQ(core_use_warning("amdp", {2, 0.9923, 0.8889}, 0.05),
+            "amdp's cores computed 88.89 % of the time, predicted 99.23 %: for the rest they were idle or "
+            "busy outside the devices' ops (message hand-offs, wake-ups, the GradSync's copies, other "
+            "programs), which the simulator charges to no core (docs/shared-hardware.md)");
+  EXPECT_EQ(core_use_line("amdp", 4, {2, 0.9923, 0.8889}),
+            "amdp: core use (4 device threads on 2 cores): predicted 99.23 %, measured 88.89 % of the cores' "
+            "time in the counted iterations");
+}
 
 using testing::ElementsAre;
 using testing::HasSubstr;

@@ -184,6 +184,12 @@ Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& 
   v.measured_run = run_schedule(v.schedule, model, options);
   v.measured = summarize(v.schedule, v.measured_run.result, warmup);
   v.report = compare_runs(v.schedule, v.predicted_timeline, v.predicted, v.measured_run.timeline, v.measured);
+  if (f.backend == "cpu" && v.schedule.num_devices > layout.cores) {
+    const IterationWindow p = iteration_window(predicted, warmup);
+    const IterationWindow m = iteration_window(v.measured_run.result, warmup);
+    v.core_use = CoreUse{layout.cores, core_use(v.predicted_timeline, p.start, p.end, layout.cores),
+                         core_use(v.measured_run.timeline, m.start, m.end, layout.cores)};
+  }
   v.pass = passes(v.report.time_per_iteration_error, f.tolerance());
   return v;
 }
@@ -324,10 +330,14 @@ void add_validate_command(CLI::App& app) {
     const std::optional<double> others = others_during(load);
     for (const std::string& w : validity_warnings(load, spread, f->tolerance()))
       std::cerr << "pipesim: warning: " << w << "\n";
-    for (const Validation& v : all)
+    for (const Validation& v : all) {
       if (const std::string w = drift_warning(one_line(v.schedule.name), v.speeds_before, v.speeds_after, f->tolerance());
           !w.empty())
         std::cerr << "pipesim: warning: " << w << "\n";
+      if (v.core_use)
+        if (const std::string w = core_use_warning(one_line(v.schedule.name), *v.core_use, f->tolerance()); !w.empty())
+          std::cerr << "pipesim: warning: " << w << "\n";
+    }
     const ValidationSettings settings{f->model, f->backend, f->optimizer, f->micro_batch_size, f->tolerance(), cost_label};
     if (report) write_report(*report, all, settings);
     bool versions_match = true;
@@ -357,7 +367,10 @@ void add_validate_command(CLI::App& app) {
                 << " simulations on draws of the profile's measured distributions, seed " << sampling.seed << "\n"
                 << window_line(all.front()) << "\n\n"
                 << summary_table(all) << "\nop durations (error = (predicted - measured) / measured):\n"
-                << kind_table(all) << "\n" << verdict_text(verdict, f->tolerance(), versions_match);
+                << kind_table(all) << "\n";
+      for (const Validation& v : all)
+        if (v.core_use) std::cout << core_use_line(one_line(v.schedule.name), v.schedule.num_devices, *v.core_use) << "\n\n";
+      std::cout << verdict_text(verdict, f->tolerance(), versions_match);
       if (!f->trace.empty())
         std::cout << "\ntrace written to " << one_line(f->trace) << " (predicted and measured process groups)\n";
       if (!f->trace_dir.empty()) std::cout << "\ntraces written to " << one_line(f->trace_dir) << "/\n";

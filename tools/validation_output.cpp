@@ -114,6 +114,10 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
   j["inside_interval"] = v.inside;
   j["speed_probes"] = {{"before", speeds_json(v.speeds_before)}, {"after", speeds_json(v.speeds_after)},
                       {"drift", speed_drift(v.speeds_before, v.speeds_after)}};
+  j["core_use"] = v.core_use ? nlohmann::ordered_json{{"cores", v.core_use->cores},
+                                                      {"predicted", v.core_use->predicted},
+                                                      {"measured", v.core_use->measured}}
+                             : nlohmann::ordered_json(nullptr);
   j["makespan_error"] = r.makespan_error;
   j["bubble_ratio"] = {{"predicted", v.predicted.bubble_ratio}, {"measured", v.measured.bubble_ratio}};
   j["peak_activation_bytes"] = {{"predicted", max_peak_activation_bytes(v.predicted)}, {"measured", max_peak_activation_bytes(v.measured)}};

@@ -3,6 +3,7 @@
 // it is written out: the tables a person reads, the JSON (docs/json.md), the Chrome trace of
 // both timelines and the HTML report.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "sim/timeline.hpp"
 #include "tools/command_files.hpp"
 #include "tools/validate_core_speeds.hpp"
+#include "tools/validate_core_use.hpp"
 #include "traces/validation.hpp"
 
 namespace pipesim {
@@ -33,6 +35,8 @@ struct Validation {
   SharedHardware hardware;  // what the prediction shared (the executor's layout, core speeds)
   PredictionInterval interval;
   CoreSpeeds speeds_before, speeds_after;  // cpu, --core-speeds measure: the probes either side of the run
+  // cpu, more device threads than cores: how much of the cores' time ops filled, each way.
+  std::optional<CoreUse> core_use;
   bool inside = false;  // the measured time per iteration inside the interval's [p5, p95]
   bool pass = false;    // its error within --tolerance
 };

@@ -1,0 +1,51 @@
+#include "tools/validate_core_use.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "tools/table.hpp"
+
+namespace pipesim {
+
+double core_use(const Timeline& timeline, Tick begin, Tick end, int cores) {
+  PIPESIM_ASSERT(cores > 0);
+  if (end <= begin) return 0;
+  std::vector<std::pair<Tick, int>> steps;  // (time, +1 start / -1 end), clipped to the span
+  for (const OpRecord& r : timeline.ops) {
+    if (!is_compute(r.op.kind)) continue;
+    const Tick s = std::max(r.start, begin);
+    const Tick e = std::min(r.end, end);
+    if (e <= s) continue;
+    steps.emplace_back(s, 1);
+    steps.emplace_back(e, -1);
+  }
+  std::sort(steps.begin(), steps.end());  // at one time, ends (-1) before starts
+  double filled = 0;
+  int running = 0;
+  Tick last = begin;
+  for (const auto& [t, step] : steps) {
+    filled += static_cast<double>(t - last) * std::min(running, cores);
+    last = t;
+    running += step;
+  }
+  PIPESIM_ASSERT(running == 0);
+  return filled / (static_cast<double>(end - begin) * cores);
+}
+
+std::string core_use_line(const std::string& schedule, int devices, const CoreUse& use) {
+  return schedule + ": core use (" + std::to_string(devices) + " device threads on " + std::to_string(use.cores) +
+         " cores): predicted " + format_percent(use.predicted) + ", measured " + format_percent(use.measured) +
+         " of the cores' time in the counted iterations";
+}
+
+std::string core_use_warning(const std::string& schedule, const CoreUse& use, double tolerance) {
+  if (!(use.predicted - use.measured > tolerance)) return "";
+  return schedule + "'s cores computed " + format_percent(use.measured) + " of the time, predicted " +
+         format_percent(use.predicted) +
+         ": for the rest they were idle or busy outside the devices' ops (message hand-offs, wake-ups, the "
+         "GradSync's copies, other programs), which the simulator charges to no core (docs/shared-hardware.md)";
+}
+
+}  // namespace pipesim
