@@ -38,6 +38,13 @@ json json_of(const Result& r) {
   return json::parse(r.out.substr(at, end + 2 - at));
 }
 
+// A quick gpt-tiny profile (2 repeats, no interference curve) named `name` in the temp
+// directory, for the tests that give validate --cost; "" if profiling failed.
+std::string quick_tiny_profile(const std::string& name) {
+  const std::string path = temp_path(name);
+  return run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 2 --neighbours 0 --out " + path).code == 0 ? path : "";
+}
+
 // `devices` device threads on this machine's cores: the engine does not model cores shared
 // by several devices yet (issue #14), so with more devices than cores a measured run is
 // that much slower than its prediction on top of any scale error.
@@ -161,8 +168,8 @@ TEST(ValidateCli, AVerdictBeyondTheToleranceFailsWithExitCode1) {
 // per iteration over the --iterations after them, on both sides; a schedule file's first
 // iterations are its warm-up.
 TEST(ValidateCli, WarmupIterationsRunFirstAndAreNotCounted) {
-  const std::string profile = temp_path("validate_warmup_profile.json");
-  ASSERT_EQ(run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 2 --neighbours 0 --out " + profile).code, 0);
+  const std::string profile = quick_tiny_profile("validate_warmup_profile.json");
+  ASSERT_FALSE(profile.empty());
   const std::string common = " --model gpt-tiny --samples 20 --tolerance 400 --json --cost " + profile;
   struct Case {
     std::string flags;
@@ -205,8 +212,8 @@ TEST(ValidateCli, WarmupIterationsRunFirstAndAreNotCounted) {
 // Each core's block-pass speed is measured before the runs (kernels/core_speeds.hpp) and the
 // device threads pinned; --core-speeds off measures nothing.
 TEST(ValidateCli, CoreSpeedsAreMeasuredOrOff) {
-  const std::string profile = temp_path("validate_speeds_profile.json");
-  ASSERT_EQ(run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 2 --neighbours 0 --out " + profile).code, 0);
+  const std::string profile = quick_tiny_profile("validate_speeds_profile.json");
+  ASSERT_FALSE(profile.empty());
   const std::string common = "validate --schedule 1f1b -p 2 -m 2 --model gpt-tiny --samples 20 --tolerance 400 --cost " + profile;
   const Result measured = run(common + " --json");
   ASSERT_EQ(measured.code, 0) << measured.out;
@@ -255,8 +262,8 @@ TEST(ValidateCli, CoreSpeedsAreMeasuredOrOff) {
 // More device threads than cores: how much of the cores' time ops filled, predicted and
 // measured (tools/validate_core_use.hpp), in the JSON and the table.
 TEST(ValidateCli, CoreUseWhereDevicesOutnumberCores) {
-  const std::string profile = temp_path("validate_core_use_profile.json");
-  ASSERT_EQ(run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 2 --neighbours 0 --out " + profile).code, 0);
+  const std::string profile = quick_tiny_profile("validate_core_use_profile.json");
+  ASSERT_FALSE(profile.empty());
   const std::string common = "validate --schedule amdp -p 4 -m 4 --model gpt-tiny --samples 20 --tolerance 400 --cost " + profile;
   const Result measured = run(common + " --json");
   ASSERT_EQ(measured.code, 0) << measured.out;
