@@ -280,9 +280,12 @@ TEST(ValidateCli, CoreUseWhereDevicesOutnumberCores) {
     EXPECT_GT(use[way].get<double>(), 0) << way;
     EXPECT_LE(use[way].get<double>(), 1) << way;
   }
-  const Result table = run(common);
+  const std::string report = temp_path("validate_core_use.html");
+  const Result table = run(common + " --report " + report);
   ASSERT_EQ(table.code, 0) << table.out;
-  EXPECT_THAT(table.out, HasSubstr("amdp: core use (4 device threads on " + std::to_string(cores) + " cores)"));
+  const std::string line = "amdp: core use (4 device threads on " + std::to_string(cores) + " cores)";
+  EXPECT_THAT(table.out, HasSubstr(line));
+  EXPECT_THAT(slurp(report), HasSubstr(line));  // and on the page, beside the error table
 }
 
 TEST(ValidateCli, BadInput) {

@@ -8,6 +8,7 @@
 #include "traces/chrome_trace.hpp"
 #include "traces/html_report.hpp"
 #include "traces/html_validation.hpp"
+#include "traces/svg.hpp"
 #include "core/units.hpp"
 
 namespace pipesim {
@@ -164,6 +165,12 @@ void write_report(OutputFile& file, std::vector<Validation>& all, const Validati
     Validation& v = all[i];
     options.intro_html += validation_html(v.report, v.schedule.name + ": predicted against measured",
                                           "validation-" + std::to_string(i));
+    if (v.core_use) {  // more device threads than cores: the cores' time ops filled, each way
+      const std::string warning = core_use_warning(v.schedule.name, *v.core_use, f.tolerance);
+      options.intro_html += "<p class=\"" + std::string(warning.empty() ? "note" : "warn") + "\">" +
+                            xml_escape(core_use_line(v.schedule.name, v.schedule.num_devices, *v.core_use)) +
+                            (warning.empty() ? "" : "<br>" + xml_escape(warning)) + "</p>\n";
+    }
     v.predicted.schedule = v.schedule.name + " (predicted)";
     v.measured.schedule = v.schedule.name + " (measured)";
     runs.push_back(ReportRun{v.schedule, v.predicted_timeline, v.predicted});
