@@ -220,6 +220,20 @@ TEST(HtmlReport, ComparePageHasOneTableAndOneSectionPerSchedule) {
   expect_self_contained(html);
 }
 
+// Runs that do not compete (validate's predicted and measured of one schedule): no column
+// marks a best.
+TEST(HtmlReport, RunsThatDoNotCompeteAreNotRanked) {
+  const SimRun a = simulate_run("gpipe", {.p = 4, .m = 8});
+  const SimRun b = simulate_run("zb-h1", {.p = 4, .m = 8});
+  ReportOptions options;
+  options.rank_runs = false;
+  const std::string html = report_of({&a, &b}, options);
+  EXPECT_THAT(html, Not(HasSubstr("class=\"best\"")));
+  EXPECT_THAT(html, Not(HasSubstr("Bold: best")));
+  EXPECT_THAT(report_of({&a, &b}), HasSubstr("class=\"best\""));  // ranked by default
+  EXPECT_EQ(markup_error(html), "");
+}
+
 TEST(HtmlReport, SharesOneTimeAxisAcrossRuns) {
   const SimRun slow = simulate_run("gpipe", {.p = 4, .m = 8});  // 33 ms
   const SimRun fast = simulate_run("zb-h1", {.p = 4, .m = 8});  // 27 ms

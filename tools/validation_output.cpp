@@ -157,6 +157,7 @@ void write_report(OutputFile& file, std::vector<Validation>& all, const Validati
   options.settings = {{"model", f.model}, {"backend", f.backend}, {"micro-batch size", std::to_string(f.micro_batch_size)},
                       {"optimizer", f.optimizer}, {"cost model", f.cost_label}};
   options.generator = "pipesim " PIPESIM_VERSION;
+  options.rank_runs = false;  // predicted and measured of one schedule: neither is "best"
   std::vector<NamedInterval> intervals;
   for (const Validation& v : all) intervals.emplace_back(v.schedule.name, v.interval);
   options.intro_html = interval_report_html(intervals);

@@ -194,9 +194,10 @@ void write_html_report(std::ostream& out, const std::vector<ReportRun>& runs, co
         all.push_back(&runs[i].metrics);
         anchors.push_back(anchor_of(i));
       }
-      put(out, compare_summary_html(all, anchors));
+      put(out, compare_summary_html(all, anchors, options.rank_runs));
       put(out,
-          "<p class=\"note\">Bold: best in its column. bubble = idle / (devices x makespan); Megatron's = idle / "
+          std::string("<p class=\"note\">") + (options.rank_runs ? "Bold: best in its column. " : "") +
+          "bubble = idle / (devices x makespan); Megatron's = idle / "
           "ideal; weights = most weight copies one device holds (replicas + stashed versions); mismatch = updates "
           "between a micro-batch's forward and backward at a stage; delay = updates between the weights a gradient "
           "was computed on and the update that applies it. All timelines share one time axis.</p>\n</section>\n");

@@ -48,6 +48,9 @@ struct ReportOptions {
   // HTML put after the title and settings, before the runs (validate's error tables,
   // traces/html_validation.hpp); the caller escapes what it contains.
   std::string intro_html;
+  // Bold the best of each summary column: the runs compete (compare). False where they are
+  // one schedule seen two ways (validate's predicted and measured), where "best" means nothing.
+  bool rank_runs = true;
 };
 
 // One simulated run; the report only reads it.

@@ -67,14 +67,15 @@ std::string metrics_summary_html(const Metrics& m, const std::string& more) {
   return out + "</table></div>\n";
 }
 
-std::string compare_summary_html(const std::vector<const Metrics*>& runs, const std::vector<std::string>& anchors) {
+std::string compare_summary_html(const std::vector<const Metrics*>& runs, const std::vector<std::string>& anchors,
+                                 bool rank) {
   std::string out =
       "<div "
       "class=\"wide\"><table>\n<tr><th>schedule</th><th>devices</th><th>micro-batches</th><th>time/iter</"
       "th><th>throughput "
       "(micro-batches/s)</th><th>bubble</th><th>bubble (Megatron)</th><th>peak act (device)</th><th>act memory</th>"
       "<th>weights</th><th>mismatch max</th><th>mismatched</th><th>delay max</th></tr>\n";
-  const bool several = runs.size() > 1;
+  const bool several = rank && runs.size() > 1;
   // Bold marks the best of a column, ties included, where the rows differ at all.
   auto best_of = [&](auto key, bool lowest) {
     std::vector<bool> best(runs.size(), false);

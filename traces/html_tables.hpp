@@ -15,10 +15,11 @@ std::string report_percent(double fraction);
 // table, e.g. html_model.hpp's, which comes first).
 std::string metrics_summary_html(const Metrics& m, const std::string& more = {});
 
-// One row per run. `anchors[i]` (may be empty) links row i's name to its section; the
-// best value of the time, throughput, bubble and memory columns is bold where there are
-// several runs.
-std::string compare_summary_html(const std::vector<const Metrics*>& runs, const std::vector<std::string>& anchors);
+// One row per run. `anchors[i]` (may be empty) links row i's name to its section; with
+// `rank`, the best value of the time, throughput, bubble and memory columns is bold where
+// there are several runs (false: runs that do not compete, validate's predicted and measured).
+std::string compare_summary_html(const std::vector<const Metrics*>& runs, const std::vector<std::string>& anchors,
+                                 bool rank = true);
 
 // One row per device: busy, idle, idle share, peak activations and memory, weight copies.
 std::string device_table_html(const Metrics& m);
