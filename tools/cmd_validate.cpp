@@ -24,6 +24,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -274,7 +275,16 @@ void add_validate_command(CLI::App& app) {
       throw InputError("--warmup-iterations: expected 0 to " + std::to_string(kMaxWarmupIterations) + ", got " +
                        std::to_string(f->warmup_iterations));
     ScheduleOptions run_options = *so;
-    if (so->file.empty()) run_options.params.iterations += f->warmup_iterations;
+    if (so->file.empty()) {
+      // The measured iterations, at least one, before the warm-up is added (their sum is what
+      // the generator checks, and must not overflow).
+      const int most = std::numeric_limits<int>::max() - f->warmup_iterations;
+      if (so->params.iterations < 1 || so->params.iterations > most)
+        throw InputError("--iterations: expected 1 to " + std::to_string(most) + " measured iterations (after the " +
+                         std::to_string(f->warmup_iterations) + " of --warmup-iterations), got " +
+                         std::to_string(so->params.iterations));
+      run_options.params.iterations += f->warmup_iterations;
+    }
     std::vector<Schedule> schedules;
     std::vector<int> warmups;
     for (const std::string& name : names) {
