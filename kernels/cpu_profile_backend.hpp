@@ -8,7 +8,9 @@
 //   block      block_forward, block_backward_input, block_backward_weight (cpu_block.hpp)
 //   embedding  embedding_forward, embedding_backward_weight (embedding.hpp)
 //   head       lm_head_forward (with the loss), lm_head_backward_input, _weight (lm_head.hpp)
-//   optimizer  sgd_step / adam_step on one flat vector of the group's size (optimizer.hpp)
+//   optimizer  sgd_step / adam_step on flat vectors of the group's size (optimizer.hpp), as
+//              many copies in turn as make up the stage around it (cpu_optimizer_copies), each
+//              gradient zeroed right after its step, as the executor's OptStep does
 //   link       a hand-off between two threads: the sender copies the message into a shared
 //              buffer and notifies (mutex + condition variable); the receiver wakes and
 //              copies it out. Timed from the start of the first copy to the end of the second.
@@ -34,7 +36,7 @@ class CpuProfileBackend final : public ProfileBackend {
   std::string link_kind() const override { return "thread-handoff"; }
   void describe(Profile& profile) const override;
   std::unique_ptr<ProfileWorkload> workload(const ModelSpec& model, int micro_batch_size, std::uint64_t seed) override;
-  std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) override;
+  std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::int64_t stage_count, std::uint64_t seed) override;
   std::unique_ptr<LinkProbe> link(std::int64_t bytes) override;
   int max_neighbours() const override;  // hardware threads - 1
   std::unique_ptr<ProfileWorkload> neighbour(const ModelSpec& model, int micro_batch_size, std::uint64_t seed,
@@ -43,6 +45,13 @@ class CpuProfileBackend final : public ProfileBackend {
  private:
   CpuClock clock_;
 };
+
+// How many copies of a group of `count` parameters the optimizer probe steps in turn: as
+// many as make up `stage_count` (the stage's parameters), at least 1, and no more than keep
+// the fp32 weights, gradients and moments within kCpuOptimizerMaxBytes (past the caches,
+// more copies change nothing).
+inline constexpr std::int64_t kCpuOptimizerMaxBytes = std::int64_t{256} << 20;
+std::int64_t cpu_optimizer_copies(std::int64_t count, std::int64_t stage_count);
 
 // The profile workloads' random inputs, the same numbers for the CPU and CUDA backends:
 // uniform in [-1, 1] in column-major order, token ids below `vocab`, drawn from `state`.

@@ -296,8 +296,10 @@ class CudaProfileBackend final : public ProfileBackend {
     check_gpt_model(model, "profile");
     return guarded([&] { return std::make_unique<CudaWorkload>(model, b, seed, setup_); });
   }
-  std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) override {
-    PIPESIM_ASSERT(count > 0);
+  // One group alone: a stage's step streams from HBM either way past the L2; whether the
+  // stage around a group matters on a GPU has not been measured.
+  std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::int64_t stage_count, std::uint64_t seed) override {
+    PIPESIM_ASSERT(count > 0 && stage_count > 0);
     return guarded([&] { return std::make_unique<CudaOptimizer>(count, seed, setup_); });
   }
   std::unique_ptr<LinkProbe> link(std::int64_t bytes) override {

@@ -4,7 +4,7 @@
 // fits); a backend owns the kernels and the clock:
 //
 //   profiler ──workload(model, b)──> ProfileWorkload   block / embedding / head passes,
-//            ──optimizer(count)────> OptimizerProbe    each timed by the backend's clock
+//            ──optimizer(count, stage)──> OptimizerProbe  each timed by the backend's clock
 //            ──link(bytes)─────────> LinkProbe
 //            ──neighbour(model, b, slot)──> ProfileWorkload   block passes looped beside the
 //                                                              timed one (the interference curve)
@@ -64,7 +64,8 @@ class ProfileWorkload {
   virtual void paused(bool now_paused) { (void)now_paused; }
 };
 
-// One parameter group of `count` numbers with its gradients and optimizer state.
+// One parameter group of `count` numbers with its gradients and optimizer state, stepped as
+// one tensor of a stage's OptStep.
 class OptimizerProbe {
  public:
   virtual ~OptimizerProbe() = default;
@@ -88,7 +89,11 @@ class ProfileBackend {
   // InputError when the model is not one the backend's kernels implement.
   virtual std::unique_ptr<ProfileWorkload> workload(const ModelSpec& model, int micro_batch_size,
                                                     std::uint64_t seed) = 0;
-  virtual std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) = 0;
+  // A group of `count` parameters within a stage that steps `stage_count` in one OptStep (the
+  // profile's stage of stage_blocks blocks): how much of the group the caches still hold when
+  // its turn comes depends on the stage around it.
+  virtual std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::int64_t stage_count,
+                                                    std::uint64_t seed) = 0;
   virtual std::unique_ptr<LinkProbe> link(std::int64_t bytes) = 0;
 
   // The interference curve's neighbours: how many devices may run beside the timed one on

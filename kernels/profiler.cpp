@@ -98,8 +98,10 @@ std::vector<PassTimes> stage_runs(const ProfileOptions& o, int blocks, ProfileWo
   return out;
 }
 
-OptimizerTimes optimizer_times(const ProfileOptions& o, ProfileBackend& backend, std::int64_t count) {
-  std::unique_ptr<OptimizerProbe> probe = backend.optimizer(count, o.seed);
+// A group of `count` parameters stepped within a stage of `stage_count` (OptimizerProbe).
+OptimizerTimes optimizer_times(const ProfileOptions& o, ProfileBackend& backend, std::int64_t count,
+                               std::int64_t stage_count) {
+  std::unique_ptr<OptimizerProbe> probe = backend.optimizer(count, stage_count, o.seed);
   OptimizerTimes t;
   t.sgd = summarize_timings(repeat(o, [&] { return at_least_one_ns(probe->step(OptimizerKind::Sgd)); }));
   t.adam = summarize_timings(repeat(o, [&] { return at_least_one_ns(probe->step(OptimizerKind::Adam)); }));
@@ -425,10 +427,12 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
       p.interference = interference_curves(model, o, backend, *w, mb, neighbours, stage_blocks);
   }
 
-  p.block_optimizer = optimizer_times(o, backend, p.parameters.block);
-  p.embedding_optimizer = optimizer_times(o, backend, p.parameters.embedding);
-  p.head_norm_optimizer = optimizer_times(o, backend, p.parameters.head_norm);
-  p.head_weight_optimizer = optimizer_times(o, backend, p.parameters.head_weight);
+  // Each group within a stage of stage_blocks blocks, as the passes are timed.
+  const std::int64_t stage_count = std::int64_t{stage_blocks} * p.parameters.block;
+  p.block_optimizer = optimizer_times(o, backend, p.parameters.block, stage_count);
+  p.embedding_optimizer = optimizer_times(o, backend, p.parameters.embedding, stage_count);
+  p.head_norm_optimizer = optimizer_times(o, backend, p.parameters.head_norm, stage_count);
+  p.head_weight_optimizer = optimizer_times(o, backend, p.parameters.head_weight, stage_count);
   if (log)
     *log << "profile: optimizer per block: SGD " << ms(p.block_optimizer.sgd.median) << ", Adam "
          << ms(p.block_optimizer.adam.median) << std::endl;

@@ -65,7 +65,7 @@ inline constexpr int kMaxTimedRepeats = 1000;
 // (the layers / stages, rounded up; `pipesim profile`: 2), as many as keep their weights
 // and gradients within kStageGroupBytes, at least 1. Past that one block outgrows a core's
 // caches already (the effect is a core's L2: 1 MiB on the VM of docs/validation/cpu.md;
-// gpt-small's block alone holds 57 MB of weights and gradients).
+// gpt-small's block alone holds 6.3 MB of weights and gradients).
 inline constexpr std::int64_t kStageGroupBytes = std::int64_t{64} << 20;
 int default_stage_blocks(const ModelSpec& model, int stages = 2);
 // The options' stage_blocks, or the default; InputError when it is negative or more than

@@ -31,8 +31,8 @@ class FakeBackend final : public ProfileBackend {
   std::unique_ptr<ProfileWorkload> workload(const ModelSpec& m, int b, std::uint64_t) override {
     return std::make_unique<Timed>(*this, m, b);
   }
-  std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) override {
-    return cpu_->optimizer(count, seed);
+  std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::int64_t stage_count, std::uint64_t seed) override {
+    return cpu_->optimizer(count, stage_count, seed);
   }
   std::unique_ptr<LinkProbe> link(std::int64_t bytes) override { return cpu_->link(bytes); }
   int max_neighbours() const override { return max_; }

@@ -17,6 +17,7 @@
 #include "kernels/block_config.hpp"
 #include "executor/backend_factory.hpp"
 #include "executor/cuda_plugin.hpp"
+#include "kernels/cpu_profile_backend.hpp"
 #include "kernels/profiler.hpp"
 #include "core/error.hpp"
 
@@ -275,10 +276,12 @@ class FastLinkBackend final : public ProfileBackend {
   std::unique_ptr<ProfileWorkload> workload(const ModelSpec& model, int b, std::uint64_t seed) override {
     return cpu_->workload(model, b, seed);
   }
-  std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::uint64_t seed) override {
-    return cpu_->optimizer(count, seed);
+  std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::int64_t stage_count, std::uint64_t seed) override {
+    optimizer_asks.emplace_back(count, stage_count);
+    return cpu_->optimizer(count, stage_count, seed);
   }
   std::unique_ptr<LinkProbe> link(std::int64_t bytes) override { return std::make_unique<Link>(bytes); }
+  std::vector<std::pair<std::int64_t, std::int64_t>> optimizer_asks;  // (count, stage_count)
   int max_neighbours() const override { return 0; }  // no curve: this test is about the link
   std::unique_ptr<ProfileWorkload> neighbour(const ModelSpec& model, int b, std::uint64_t seed, int slot) override {
     return cpu_->neighbour(model, b, seed, slot);
@@ -362,6 +365,29 @@ TEST(Profiler, BlockIsTimedWithinAStage) {
   EXPECT_EQ(p.settings.stage_blocks, 3);
   EXPECT_GT(p.micro_batches[0].block.activation_bytes, 0);
   EXPECT_EQ(parse_profile(profile_json_text(p), "stage.json").settings.stage_blocks, 3);
+}
+
+// The optimizer's groups are stepped within a stage of the passes' stage_blocks blocks: the
+// probe steps copies of the group adding up to the stage (a small stage stays in the caches
+// from one step to the next, a large one streams from memory, as in the executor's OptStep).
+TEST(Profiler, OptimizerIsTimedWithinAStage) {
+  FastLinkBackend backend;
+  ProfileOptions o = one_size_options(3);
+  o.stage_blocks = 3;
+  const Profile p = profile_model(find_model("gpt-tiny"), o, backend);
+  const std::int64_t stage = 3 * p.parameters.block;
+  EXPECT_THAT(backend.optimizer_asks,
+              testing::ElementsAre(testing::Pair(p.parameters.block, stage), testing::Pair(p.parameters.embedding, stage),
+                                   testing::Pair(p.parameters.head_norm, stage),
+                                   testing::Pair(p.parameters.head_weight, stage)));
+  // The copies: the stage's parameters rounded up to whole groups, at least one, at most
+  // kCpuOptimizerMaxBytes of fp32 weights, gradients and two moments.
+  EXPECT_EQ(cpu_optimizer_copies(789760, 8 * 789760), 8);  // gpt-small: a stage of 8 blocks
+  EXPECT_EQ(cpu_optimizer_copies(557056, 8 * 789760), 12);  // its embedding within that stage
+  EXPECT_EQ(cpu_optimizer_copies(1000, 2500), 3);
+  EXPECT_EQ(cpu_optimizer_copies(5000, 2500), 1);
+  EXPECT_EQ(cpu_optimizer_copies(50'000'000, 600'000'000), 1);  // 800 MB a group: one
+  EXPECT_EQ(cpu_optimizer_copies(1'000'000, 600'000'000), kCpuOptimizerMaxBytes / 16 / 1'000'000);
 }
 
 TEST(Profiler, WallClockBackendAlsoWorks) {
