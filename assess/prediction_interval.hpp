@@ -18,11 +18,10 @@ struct Sampling {
   int samples = 0;  // 1..kMaxSamples (PIPESIM_ASSERT; the CLI checks the flag)
   std::uint64_t seed = 0;
   int warmup_iterations = 0;  // left out of the time per iteration (summarize's `warmup`)
-  // The machine's speed moved while it ran (validate's core-speed probes before and after a
-  // run): each draw puts every device at one point u (the same for all, drawn per draw)
-  // between the hardware's device_slowdown and these, per device. Empty: the hardware's
-  // speeds in every draw.
-  std::vector<double> device_slowdown_after;
+  // The machine's speed, as far as it is known (validate's core-speed probes before and after
+  // a run: tools/validate_core_speeds.hpp's machine_draws): row k is every device's
+  // device_slowdown in draw k, `samples` rows. Empty: the hardware's speeds in every draw.
+  std::vector<std::vector<double>> device_slowdown_draws;
 };
 
 // Percentiles of one quantity over the draws: linear interpolation between order statistics
@@ -44,7 +43,7 @@ struct PredictionInterval {
 };
 
 // Draws 0 .. samples-1 of `sampling.seed`, each simulated on `simulator` on `hardware` (null:
-// nothing shared; device_slowdown_after needs hardware with device speeds of the same
+// nothing shared; device_slowdown_draws needs hardware with device speeds, and rows of their
 // length, PIPESIM_ASSERT). The same arguments give the same interval, bit for bit.
 // InputError as simulate().
 PredictionInterval predict_interval(Simulator& simulator, const Schedule& schedule, const ProfiledCostModel& costs,

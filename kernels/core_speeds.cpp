@@ -53,10 +53,12 @@ void visit(int core, ProfileWorkload& w, int blocks, double dwell_s, std::vector
 
 }  // namespace
 
-std::vector<double> block_pass_seconds_on_cores(const ModelSpec& model, int b, const std::vector<int>& cores,
-                                                int rounds, double dwell_s, int stage_blocks) {
+CorePassSeconds block_pass_seconds_on_cores(const ModelSpec& model, int b, const std::vector<int>& cores, int rounds,
+                                            double dwell_s, int stage_blocks) {
   PIPESIM_ASSERT(rounds >= 1 && dwell_s >= 0 && stage_blocks >= 1);
   std::vector<std::vector<double>> times(cores.size());
+  CorePassSeconds out;
+  out.visits.resize(cores.size());
   std::exception_ptr error;
   // One thread, moved from core to core: one allocator arena, warm after the first passes
   // (a thread per pass paid for fresh pages every time: 2x the pass).
@@ -70,19 +72,24 @@ std::vector<double> block_pass_seconds_on_cores(const ModelSpec& model, int b, c
         (void)pass_seconds(*w, stage_blocks);
       }
       for (int r = 0; r < rounds; ++r)
-        for (std::size_t c = 0; c < cores.size(); ++c) visit(cores[c], *w, stage_blocks, dwell_s, times[c]);
+        for (std::size_t c = 0; c < cores.size(); ++c) {
+          std::vector<double> one;
+          visit(cores[c], *w, stage_blocks, dwell_s, one);
+          times[c].insert(times[c].end(), one.begin(), one.end());
+          std::sort(one.begin(), one.end());
+          out.visits[c].push_back(percentile(one, 0.5));
+        }
     } catch (...) {
       error = std::current_exception();
     }
   });
   worker.join();
   if (error) std::rethrow_exception(error);
-  std::vector<double> medians;
   for (auto& t : times) {
     std::sort(t.begin(), t.end());
-    medians.push_back(percentile(t, 0.5));
+    out.median.push_back(percentile(t, 0.5));
   }
-  return medians;
+  return out;
 }
 
 }  // namespace pipesim

@@ -19,7 +19,13 @@ namespace pipesim {
 // `dwell_s` seconds, the first untimed unless it alone lasts that long (the caches after a
 // move: the profile times warm passes; gpt-tiny's pass timed right after a move took x1.1-1.6
 // the profile's). InputError when a thread cannot be pinned to a core.
-std::vector<double> block_pass_seconds_on_cores(const ModelSpec& model, int b, const std::vector<int>& cores,
-                                                int rounds, double dwell_s, int stage_blocks);
+// Also each visit's median on its own: how much the core's speed moved from visit to visit,
+// which is how well the one median per core is known (validate's prediction intervals).
+struct CorePassSeconds {
+  std::vector<double> median;               // per core: over all its timed passes
+  std::vector<std::vector<double>> visits;  // per core: each visit's median, `rounds` of them
+};
+CorePassSeconds block_pass_seconds_on_cores(const ModelSpec& model, int b, const std::vector<int>& cores, int rounds,
+                                            double dwell_s, int stage_blocks);
 
 }  // namespace pipesim

@@ -16,11 +16,14 @@ TEST(CoreSpeeds, OneMedianPerCoreAndARefusedCoreNamed) {
   const ModelSpec model = find_model("gpt-tiny");
   const std::vector<int> cores = usable_core_ids();
   ASSERT_FALSE(cores.empty());
-  const std::vector<double> seconds = block_pass_seconds_on_cores(model, 1, cores, 2, 0.002, 2);
-  ASSERT_EQ(seconds.size(), cores.size());
-  for (double s : seconds) {
-    EXPECT_GT(s, 0);
-    EXPECT_LT(s, 10.0);  // seconds, not nanoseconds
+  const CorePassSeconds seconds = block_pass_seconds_on_cores(model, 1, cores, 2, 0.002, 2);
+  ASSERT_EQ(seconds.median.size(), cores.size());
+  ASSERT_EQ(seconds.visits.size(), cores.size());
+  for (std::size_t c = 0; c < cores.size(); ++c) {
+    EXPECT_GT(seconds.median[c], 0);
+    EXPECT_LT(seconds.median[c], 10.0);  // seconds, not nanoseconds
+    ASSERT_EQ(seconds.visits[c].size(), 2u);  // one median per round
+    for (double v : seconds.visits[c]) EXPECT_GT(v, 0);
   }
   try {
     (void)block_pass_seconds_on_cores(model, 1, {CPU_SETSIZE - 1}, 1, 0.0, 1);

@@ -129,9 +129,9 @@ TEST(PredictionInterval, PercentilesOfASingleOpFollowItsMeasuredDistribution) {
   EXPECT_FALSE(r.contains(static_cast<Tick>(1.4 * median)));
 }
 
-// The machine moved from x1.0 to x1.5 between the probes around a run: each draw puts it at
-// one uniform point between, so with ops that never vary the interval is that range.
-TEST(PredictionInterval, MachineSpeedBetweenTheProbesBeforeAndAfter) {
+// The machine's speed per draw (validate's machine_draws): row k's device speeds in draw k,
+// so with ops that never vary the interval is the rows' range.
+TEST(PredictionInterval, MachineSpeedOfEachDrawIsItsRow) {
   const ProfiledCostModel costs(config_of(with_every_timing(read_profile_file(kProfile), [](TimingStats& t) {
     t.p10 = t.p90 = t.min = t.max = t.median;
     t.quantiles.clear();
@@ -141,15 +141,16 @@ TEST(PredictionInterval, MachineSpeedBetweenTheProbesBeforeAndAfter) {
   SharedHardware hardware;
   hardware.device_slowdown = {1.0};
   Simulator simulator;
-  const PredictionInterval still = predict_interval(simulator, s, costs, {2001, 7, 0, {1.0}}, &hardware);
+  const PredictionInterval still =
+      predict_interval(simulator, s, costs, {2001, 7, 0, std::vector<std::vector<double>>(2001, {1.0})}, &hardware);
   EXPECT_EQ(still.time_per_iteration.p5, plain);
   EXPECT_EQ(still.time_per_iteration.p95, plain);
-  const PredictionInterval moved = predict_interval(simulator, s, costs, {2001, 7, 0, {1.5}}, &hardware);
-  EXPECT_NEAR(moved.time_per_iteration.p5 / plain, 1.025, 0.01);
-  EXPECT_NEAR(moved.time_per_iteration.p50 / plain, 1.25, 0.01);
-  EXPECT_NEAR(moved.time_per_iteration.p95 / plain, 1.475, 0.01);
-  const PredictionInterval again = predict_interval(simulator, s, costs, {2001, 7, 0, {1.5}}, &hardware);
-  EXPECT_EQ(again.time_per_iteration.p50, moved.time_per_iteration.p50);
+  std::vector<std::vector<double>> rows;  // x1.0 .. x1.5, evenly
+  for (int k = 0; k <= 2000; ++k) rows.push_back({1.0 + 0.5 * (2000 - k) / 2000.0});
+  const PredictionInterval moved = predict_interval(simulator, s, costs, {2001, 7, 0, rows}, &hardware);
+  EXPECT_NEAR(moved.time_per_iteration.p5 / plain, 1.025, 1e-3);
+  EXPECT_NEAR(moved.time_per_iteration.p50 / plain, 1.25, 1e-3);
+  EXPECT_NEAR(moved.time_per_iteration.p95 / plain, 1.475, 1e-3);
 }
 
 TEST(PredictionInterval, IsTheSameForASeedAndDiffersBetweenSeeds) {

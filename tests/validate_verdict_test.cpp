@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tools/validate_core_speeds.hpp"
@@ -123,8 +124,8 @@ TEST(ConditionsLine, SaysWhatIsUnknown) {
 // The machine's drift during a run: the largest change of a core's factor between the probes
 // before and after it, over the cores both have; a warning past the tolerance.
 TEST(CoreSpeedDrift, LargestChangeOfACoreBeyondTheTolerance) {
-  const CoreSpeeds before{{0, 1}, {1.0, 1.25}};
-  const CoreSpeeds after{{1, 0}, {1.0, 1.02}};  // core 1 got 20 % faster, core 0 2 % slower
+  const CoreSpeeds before{{0, 1}, {1.0, 1.25}, {}};
+  const CoreSpeeds after{{1, 0}, {1.0, 1.02}, {}};  // core 1 got 20 % faster, core 0 2 % slower
   EXPECT_DOUBLE_EQ(speed_drift(before, after), 0.2);
   EXPECT_EQ(speed_drift(before, CoreSpeeds{}), 0);
   EXPECT_EQ(speed_drift(CoreSpeeds{}, after), 0);
@@ -133,7 +134,56 @@ TEST(CoreSpeedDrift, LargestChangeOfACoreBeyondTheTolerance) {
             "the machine's speed moved 20.00 % during 1f1b's run (a block pass on each core before and after it), "
             "more than the tolerance 5.00 %: its error cannot be told from the machine's drift");
   EXPECT_EQ(drift_warning("1f1b", before, after, 0.25), "");
-  EXPECT_EQ(speeds_json(after).dump(), R"([{"core":1,"slowdown":1.0},{"core":0,"slowdown":1.02}])");
+  EXPECT_EQ(speeds_json(after).dump(),
+            R"([{"core":1,"slowdown":1.0,"visits":[]},{"core":0,"slowdown":1.02,"visits":[]}])");
+}
+
+// The machine in each draw of the interval (machine_draws): without visits, every core at one
+// uniform point u between its probes before and after; with visits, each core's speed as well
+// as its visits know it (a bootstrap median), so visits that agree change nothing.
+TEST(MachineDraws, BetweenTheProbesAndAsWellAsTheVisitsKnowEachCore) {
+  const CoreSpeeds before{{0, 1}, {1.0, 1.0}, {}};
+  const CoreSpeeds after{{0, 1}, {1.5, 1.5}, {}};
+  EXPECT_TRUE(machine_draws(2, CoreSpeeds{}, after, 10, 1).empty());  // no speeds: no machine term
+  const auto moved = machine_draws(2, before, after, 2001, 7);
+  ASSERT_EQ(moved.size(), 2001u);
+  std::vector<double> first;
+  for (const std::vector<double>& row : moved) {
+    ASSERT_EQ(row.size(), 2u);
+    EXPECT_EQ(row[0], row[1]);  // one u for the whole machine
+    EXPECT_GE(row[0], 1.0);
+    EXPECT_LT(row[0], 1.5);
+    first.push_back(row[0]);
+  }
+  std::sort(first.begin(), first.end());
+  EXPECT_NEAR(first[1000], 1.25, 0.02);  // uniform
+  EXPECT_EQ(machine_draws(2, before, after, 2001, 7), moved);  // the same for a seed
+  EXPECT_NE(machine_draws(2, before, after, 2001, 8), moved);
+
+  // Not probed after: the probe before in every draw; visits that agree: the same.
+  const CoreSpeeds steady{{0, 1}, {1.1, 0.9}, {{1.1, 1.1, 1.1, 1.1, 1.1}, {0.9, 0.9, 0.9, 0.9, 0.9}}};
+  for (const std::vector<double>& row : machine_draws(2, steady, CoreSpeeds{}, 50, 3))
+    EXPECT_EQ(row, (std::vector<double>{1.1, 0.9}));
+  // More devices than cores: each device at the cores' mean (executor/shared_layout.hpp).
+  for (const std::vector<double>& row : machine_draws(4, steady, CoreSpeeds{}, 5, 3))
+    EXPECT_EQ(row, (std::vector<double>(4, 1.0)));
+
+  // Visits that spread: each core drawn within its visits' range, its own draw, centred
+  // on their median; the cores' draws independent of each other.
+  const CoreSpeeds spread{{0, 1}, {1.0, 1.0}, {{0.9, 0.95, 1.0, 1.05, 1.1}, {0.9, 0.95, 1.0, 1.05, 1.1}}};
+  std::vector<double> core0;
+  int differ = 0;
+  for (const std::vector<double>& row : machine_draws(2, spread, CoreSpeeds{}, 2001, 5)) {
+    EXPECT_GE(row[0], 0.9);
+    EXPECT_LE(row[0], 1.1);
+    core0.push_back(row[0]);
+    differ += row[0] != row[1];
+  }
+  std::sort(core0.begin(), core0.end());
+  EXPECT_NEAR(core0[1000], 1.0, 1e-12);
+  EXPECT_LT(core0[100], 0.97);  // the median of 5 resampled visits: p5 below 0.97, p95 above 1.03
+  EXPECT_GT(core0[1900], 1.03);
+  EXPECT_GT(differ, 1000);
 }
 
 }  // namespace

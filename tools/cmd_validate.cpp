@@ -196,13 +196,15 @@ Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& 
 }
 
 // The interval, once the cores have been probed again after the run (`after`, empty: not
-// probed): the draws put the machine anywhere between its speed before and after
-// (Sampling::device_slowdown_after), and whether the measured time lies inside it.
+// probed): the draws put the machine where the probes say it may have been, each core's
+// speed as well as its visits know it and anywhere between before and after (machine_draws),
+// and whether the measured time lies inside it.
 void finish_interval(Validation& v, const ProfiledCostModel& costs, Sampling sampling, const CoreSpeeds& after) {
   v.speeds_after = after;
   sampling.warmup_iterations = v.warmup;
-  if (!after.slowdown.empty() && !v.hardware.device_slowdown.empty())
-    sampling.device_slowdown_after = device_slowdowns(v.schedule.num_devices, after.slowdown);
+  if (!v.hardware.device_slowdown.empty())
+    sampling.device_slowdown_draws =
+        machine_draws(v.schedule.num_devices, v.speeds_before, after, sampling.samples, sampling.seed);
   Simulator simulator;
   v.interval = predict_interval(simulator, v.schedule, costs, sampling, &v.hardware);
   v.inside = v.interval.contains(v.measured.time_per_iteration);

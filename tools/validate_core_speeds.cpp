@@ -7,6 +7,9 @@
 #include "tools/table.hpp"
 #include "core/error.hpp"
 #include "core/cpu_affinity.hpp"
+#include "core/percentile.hpp"
+#include "cost_models/sampled.hpp"
+#include "executor/shared_layout.hpp"
 #include "kernels/core_speeds.hpp"
 
 namespace pipesim {
@@ -21,9 +24,13 @@ CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& pro
   if (out.cores.empty() || !(reference > 0)) return CoreSpeeds{};
   if (!quiet) std::cerr << "pipesim: timing a block pass on each of " << out.cores.size() << " cores\n";
   try {
-    for (double seconds : block_pass_seconds_on_cores(model, b, out.cores, kCoreSpeedRounds, kCoreSpeedDwell,
-                                                        profile.settings.stage_blocks))
-      out.slowdown.push_back(seconds / reference);
+    const CorePassSeconds seconds = block_pass_seconds_on_cores(model, b, out.cores, kCoreSpeedRounds,
+                                                                kCoreSpeedDwell, profile.settings.stage_blocks);
+    for (std::size_t c = 0; c < out.cores.size(); ++c) {
+      out.slowdown.push_back(seconds.median[c] / reference);
+      out.visits.emplace_back();
+      for (double v : seconds.visits[c]) out.visits.back().push_back(v / reference);
+    }
   } catch (const InputError& e) {  // a core this process may not run on after all
     std::cerr << "pipesim: warning: " << e.what() << "; every device at the profile's speed, threads not pinned\n";
     return CoreSpeeds{};
@@ -57,9 +64,56 @@ std::string drift_warning(const std::string& schedule, const CoreSpeeds& before,
          format_percent(tolerance) + ": its error cannot be told from the machine's drift";
 }
 
+namespace {
+
+// Hash domains of the machine draws, apart from the cost model's (cost_models/sampled.cpp).
+constexpr std::uint64_t kMachineDomain = 0x6d616368696e65ull;  // "machine"
+constexpr std::uint64_t kVisitDomain = 0x7669736974ull;        // "visit"
+
+// The median of values.size() values drawn with replacement from `values` by `key`; the
+// median itself (no draw) when there is one value or none drawn from.
+double bootstrap_median(const std::vector<double>& values, double fallback, std::uint64_t key) {
+  if (values.size() < 2) return values.empty() ? fallback : values.front();
+  std::vector<double> drawn;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double u = unit_interval(mix64(key ^ mix64(i + 1)));
+    drawn.push_back(values[std::min(values.size() - 1, static_cast<std::size_t>(u * static_cast<double>(values.size())))]);
+  }
+  std::sort(drawn.begin(), drawn.end());
+  return percentile(drawn, 0.5);
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> machine_draws(int devices, const CoreSpeeds& before, const CoreSpeeds& after,
+                                               int samples, std::uint64_t seed) {
+  if (before.slowdown.empty()) return {};
+  const bool moved = !after.slowdown.empty() && after.slowdown.size() == before.slowdown.size();
+  std::vector<std::vector<double>> rows;
+  std::vector<double> cores(before.slowdown.size());
+  for (int k = 0; k < samples; ++k) {
+    const std::uint64_t draw = mix64(seed ^ mix64(static_cast<std::uint64_t>(k) ^ kMachineDomain));
+    const double u = unit_interval(draw);
+    for (std::size_t c = 0; c < cores.size(); ++c) {
+      const std::uint64_t key = mix64(draw ^ kVisitDomain ^ mix64(2 * c + 1));
+      const double b = bootstrap_median(c < before.visits.size() ? before.visits[c] : std::vector<double>{},
+                                        before.slowdown[c], key);
+      const double a = moved ? bootstrap_median(c < after.visits.size() ? after.visits[c] : std::vector<double>{},
+                                                after.slowdown[c], mix64(key ^ 1))
+                             : b;
+      cores[c] = b + u * (a - b);
+    }
+    rows.push_back(device_slowdowns(devices, cores));
+  }
+  return rows;
+}
+
 nlohmann::ordered_json speeds_json(const CoreSpeeds& s) {
   auto out = nlohmann::ordered_json::array();
-  for (std::size_t c = 0; c < s.cores.size(); ++c) out.push_back({{"core", s.cores[c]}, {"slowdown", s.slowdown[c]}});
+  for (std::size_t c = 0; c < s.cores.size(); ++c)
+    out.push_back({{"core", s.cores[c]},
+                   {"slowdown", s.slowdown[c]},
+                   {"visits", c < s.visits.size() ? s.visits[c] : std::vector<double>{}}});
   return out;
 }
 

@@ -5,6 +5,7 @@
 // gives each device its core's factor (executor/shared_layout.hpp's device_slowdowns,
 // sim/resources.hpp's device_slowdown): the factor holds both a core slower than the others
 // and the whole machine's drift since the profile was taken.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,8 @@ inline constexpr double kMaxCoreFactor = 4;
 // Each usable core's block-pass time now over the profile's.
 struct CoreSpeeds {
   std::vector<int> cores;       // CPU ids; device d's thread runs on cores[d % size] (devices <= cores)
-  std::vector<double> slowdown;  // per core
+  std::vector<double> slowdown;  // per core: the median over all its passes
+  std::vector<std::vector<double>> visits;  // per core: each visit's median, over the profile's time
 };
 
 // Measured at micro-batch size b; none (empty) when the profile has no block timings at b,
@@ -43,7 +45,18 @@ double speed_drift(const CoreSpeeds& before, const CoreSpeeds& after);
 std::string drift_warning(const std::string& schedule, const CoreSpeeds& before, const CoreSpeeds& after,
                           double tolerance);
 
-// [{"core": 0, "slowdown": 1.02}, ...]
+// The machine's speed in each of `samples` draws of the prediction interval (seed `seed`): a
+// row per draw, each device's factor (device_slowdowns of the cores'). How well the probes
+// know each core's speed enters as a bootstrap: each draw takes, per core and probe, the
+// median of as many of its visits drawn with replacement (5 visits: a core whose visits
+// spread 10 % is known to a few %, not exactly). The machine's drift during the run enters as
+// one point u per draw, the same for every core, between the probe before and the one after
+// (`after` empty: not probed; a probe without visits counts at its median). Empty when
+// `before` has no factors. Deterministic in (seed, draw, core).
+std::vector<std::vector<double>> machine_draws(int devices, const CoreSpeeds& before, const CoreSpeeds& after,
+                                               int samples, std::uint64_t seed);
+
+// [{"core": 0, "slowdown": 1.02, "visits": [1.01, 1.03, ...]}, ...]
 nlohmann::ordered_json speeds_json(const CoreSpeeds& speeds);
 
 // "core speeds: a block pass takes x1.220 (core 0), x1.000 (core 1) the profile's time now;
