@@ -74,6 +74,11 @@ void expect_valid(const json& v, const std::string& schedule, int devices) {
   EXPECT_NEAR(pred / meas, 1.0, 0.05);
   ASSERT_FALSE(v["per_kind"].empty());
   for (const json& k : v["per_kind"]) EXPECT_GT(k["ops"].get<int>(), 0);
+  // The error split (tools/validate_replay.hpp): its two parts add up to the error.
+  const json& replay = v["replay"];
+  EXPECT_GT(replay["time_per_iteration_s"].get<double>(), 0);
+  EXPECT_NEAR(replay["simulator_part"].get<double>() + replay["cost_model_part"].get<double>(), error, 1e-9);
+  EXPECT_GE(replay["hand_offs"].get<int>(), 0);
 }
 
 TEST(ValidateCli, SeedSchedulesOnTwoDevices) {
@@ -106,6 +111,8 @@ TEST(ValidateCli, TablesTraceAndReport) {
   EXPECT_THAT(r.out, HasSubstr("machine load "));
   EXPECT_THAT(r.out, HasSubstr("intervals: 200 simulations"));  // validate's default --samples
   EXPECT_THAT(r.out, HasSubstr("measured inside the predicted [p5, p95]: "));
+  EXPECT_THAT(r.out, HasSubstr("error split (the simulator replayed on each run's own op times and hand-offs"));
+  EXPECT_THAT(r.out, HasSubstr("simulator's part  cost model's part  hand-offs seen"));
   EXPECT_THAT(r.out, HasSubstr("verdict: PASS (time per iteration within 400.00 %: 1 of 1)"));
   const json t = json::parse(slurp(trace));
   std::set<std::string> processes;
@@ -119,6 +126,7 @@ TEST(ValidateCli, TablesTraceAndReport) {
   EXPECT_THAT(html, HasSubstr("pipedream (measured)"));
   EXPECT_THAT(html, HasSubstr("Weight versions: all"));
   EXPECT_THAT(html, HasSubstr("<h2>Prediction intervals</h2>"));
+  EXPECT_THAT(html, HasSubstr("pipedream: replayed on the run&#39;s own op times and hand-offs"));
 }
 
 TEST(ValidateCli, AProfileFileReplacesProfiling) {

@@ -191,6 +191,8 @@ Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& 
     v.core_use = CoreUse{layout.cores, core_use(v.predicted_timeline, p.start, p.end, layout.cores),
                          core_use(v.measured_run.timeline, m.start, m.end, layout.cores)};
   }
+  v.replay = replay_on_measured(v.schedule, costs, v.measured_run.timeline, v.hardware, warmup,
+                                v.predicted.time_per_iteration, v.measured.time_per_iteration);
   v.pass = passes(v.report.time_per_iteration_error, f.tolerance());
   return v;
 }
@@ -379,7 +381,10 @@ void add_validate_command(CLI::App& app) {
                 << " simulations on draws of the profile's measured distributions, seed " << sampling.seed << "\n"
                 << window_line(all.front()) << "\n\n"
                 << summary_table(all) << "\nop durations (error = (predicted - measured) / measured):\n"
-                << kind_table(all) << "\n";
+                << kind_table(all)
+                << "\nerror split (the simulator replayed on each run's own op times and hand-offs; "
+                   "docs/validation/README.md):\n"
+                << replay_table(all) << "\n";
       for (const Validation& v : all)
         if (v.core_use) std::cout << core_use_line(one_line(v.schedule.name), v.schedule.num_devices, *v.core_use) << "\n\n";
       std::cout << verdict_text(verdict, f->tolerance(), versions_match);

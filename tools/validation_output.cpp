@@ -16,6 +16,14 @@ namespace {
 
 std::string signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
 
+// The report's line of the error split.
+std::string replay_line(const Validation& v) {
+  const Replay& r = v.replay;
+  return v.schedule.name + ": replayed on the run's own op times and hand-offs, the simulator gives " +
+         format_duration(r.time_per_iteration) + ": its part of the error " + signed_percent(r.simulator_part) +
+         ", the cost model's " + signed_percent(r.cost_part);
+}
+
 std::string versions_cell(const PredictionReport& r) {
   if (r.versions_match()) return "match (" + std::to_string(r.versions_compared) + " ops)";
   return std::to_string(r.version_mismatch_count) + " of " + std::to_string(r.versions_compared) + " DIFFER";
@@ -91,6 +99,20 @@ std::string kind_table(const std::vector<Validation>& all) {
   return t.render();
 }
 
+std::string replay_table(const std::vector<Validation>& all) {
+  Table t;
+  t.add_column("schedule", Table::Align::Left);
+  for (const char* c : {"replayed", "measured", "simulator's part", "cost model's part", "hand-offs seen", "their mean"})
+    t.add_column(c);
+  for (const Validation& v : all) {
+    const Replay& r = v.replay;
+    t.add_row({v.schedule.name, format_duration(r.time_per_iteration), format_duration(v.measured.time_per_iteration),
+               signed_percent(r.simulator_part), signed_percent(r.cost_part), std::to_string(r.hand_offs),
+               r.hand_offs > 0 ? format_duration(r.hand_off_mean) : "-"});
+  }
+  return t.render();
+}
+
 nlohmann::ordered_json validation_json(const Validation& v, const ValidationSettings& f) {
   const PredictionReport& r = v.report;
   nlohmann::ordered_json j;
@@ -119,6 +141,11 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
                                                       {"predicted", v.core_use->predicted},
                                                       {"measured", v.core_use->measured}}
                              : nlohmann::ordered_json(nullptr);
+  j["replay"] = {{"time_per_iteration_s", static_cast<double>(v.replay.time_per_iteration) * 1e-9},
+                 {"simulator_part", v.replay.simulator_part},
+                 {"cost_model_part", v.replay.cost_part},
+                 {"hand_offs", v.replay.hand_offs},
+                 {"hand_off_mean_s", static_cast<double>(v.replay.hand_off_mean) * 1e-9}};
   j["makespan_error"] = r.makespan_error;
   j["bubble_ratio"] = {{"predicted", v.predicted.bubble_ratio}, {"measured", v.measured.bubble_ratio}};
   j["peak_activation_bytes"] = {{"predicted", max_peak_activation_bytes(v.predicted)}, {"measured", max_peak_activation_bytes(v.measured)}};
@@ -166,6 +193,7 @@ void write_report(OutputFile& file, std::vector<Validation>& all, const Validati
     Validation& v = all[i];
     options.intro_html += validation_html(v.report, v.schedule.name + ": predicted against measured",
                                           "validation-" + std::to_string(i));
+    options.intro_html += "<p class=\"note\">" + xml_escape(replay_line(v)) + "</p>\n";
     if (v.core_use) {  // more device threads than cores: the cores' time ops filled, each way
       const std::string warning = core_use_warning(v.schedule.name, *v.core_use, f.tolerance);
       options.intro_html += "<p class=\"" + std::string(warning.empty() ? "note" : "warn") + "\">" +

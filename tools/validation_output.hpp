@@ -18,6 +18,7 @@
 #include "tools/command_files.hpp"
 #include "tools/validate_core_speeds.hpp"
 #include "tools/validate_core_use.hpp"
+#include "tools/validate_replay.hpp"
 #include "traces/validation.hpp"
 
 namespace pipesim {
@@ -37,6 +38,7 @@ struct Validation {
   CoreSpeeds speeds_before, speeds_after;  // cpu, --core-speeds measure: the probes either side of the run
   // cpu, more device threads than cores: how much of the cores' time ops filled, each way.
   std::optional<CoreUse> core_use;
+  Replay replay;        // the error split: the simulator on the run's own times
   bool inside = false;  // the measured time per iteration inside the interval's [p5, p95]
   bool pass = false;    // its error within --tolerance
 };
@@ -55,6 +57,10 @@ std::string window_line(const Validation& v);
 std::string summary_table(const std::vector<Validation>& all);
 // Per schedule and op kind: predicted and measured medians, |error| median and p90, bias.
 std::string kind_table(const std::vector<Validation>& all);
+
+// The error split (tools/validate_replay.hpp): per schedule, the replay, the simulator's part
+// and the cost model's part of the error, the hand-offs seen.
+std::string replay_table(const std::vector<Validation>& all);
 
 // How many schedules passed and how many lie inside their interval.
 struct Tally {

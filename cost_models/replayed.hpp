@@ -1,0 +1,48 @@
+#pragma once
+// ReplayedCostModel: a run's own measured times in place of a model's, so that the simulator
+// can be replayed on what really happened (validate's error split, tools/validate_replay.hpp).
+// The difference between the prediction and the replay is the cost model's (the profile's op
+// and link times against the run's own); what is left between the replay and the run is the
+// simulator's (dependencies, core and link sharing, waiting) and the work the run did
+// outside its ops.
+//
+//   compute op   the mean of the op's measured durations (a stage op, OptStep, repeats in
+//                every iteration with the same Op); an op not measured: the base model's
+//   transfer     the link's mean measured hand-off (no occupancy: the hand-off is the whole
+//                of it); a link without one: the base model's
+//   the rest     the base model's (bytes, activations, collectives)
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cost_models/cost_model.hpp"
+
+namespace pipesim {
+
+class ReplayedCostModel final : public CostModel {
+ public:
+  // `base` must outlive the model. `op_times`: each measured op and its duration;
+  // `hand_offs`: each measured message's (source device, destination device, hand-off).
+  ReplayedCostModel(const CostModel& base, const std::vector<std::pair<Op, Tick>>& op_times,
+                    const std::vector<std::pair<std::pair<int, int>, Tick>>& hand_offs);
+
+  Tick compute_time(const Op& op, OpScale scale) const override;
+  ActivationCost activation(const Op& op, OpScale scale) const override { return base_.activation(op, scale); }
+  std::int64_t message_bytes(const Op& producer, OpScale scale) const override {
+    return base_.message_bytes(producer, scale);
+  }
+  TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
+  std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override { return base_.grad_bytes(grad_sync, scale); }
+  Tick allreduce_time(int participants, std::int64_t bytes) const override {
+    return base_.allreduce_time(participants, bytes);
+  }
+
+ private:
+  const CostModel& base_;
+  std::unordered_map<Op, Tick, OpHash> ops_;  // mean per op
+  std::map<std::pair<int, int>, Tick> links_;  // mean per directed link
+};
+
+}  // namespace pipesim

@@ -1,0 +1,109 @@
+// validate's error split (tools/validate_replay.hpp, cost_models/replayed.hpp): the simulator
+// replayed on a run's own op times and hand-offs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cost_models/replayed.hpp"
+#include "cost_models/uniform.hpp"
+#include "sim/engine.hpp"
+#include "sim/metrics.hpp"
+#include "sim/resources.hpp"
+#include "sim/timeline.hpp"
+#include "tests/generated.hpp"
+#include "tools/validate_replay.hpp"
+
+namespace pipesim {
+namespace {
+
+using testing_schedules::generated;
+
+UniformCostModel base_costs() {
+  UniformCostConfig c;
+  c.stage = StageCosts{1000, 2000, 0};
+  c.optimizer = 500;
+  c.message_bytes = 4096;
+  c.link_latency = 70;
+  c.link_bandwidth = 4096e9 / 30;  // 30 ns of occupancy per message
+  return UniformCostModel(c);
+}
+
+// Each measured op at the mean of its measurements; the rest from the base model.
+TEST(ReplayedCostModel, MeasuredMeansElseTheBase) {
+  const UniformCostModel base = base_costs();
+  const OpScale scale{1, 1, 2};
+  const ReplayedCostModel r(base, {{make_op(OpKind::F, 0, 0), 900}, {opt_step(1), 400}, {opt_step(1), 601}},
+                            {{{0, 1}, 100}, {{0, 1}, 200}});
+  EXPECT_EQ(r.compute_time(make_op(OpKind::F, 0, 0), scale), 900);
+  EXPECT_EQ(r.compute_time(opt_step(1), scale), 501);  // (400 + 601) / 2, rounded
+  EXPECT_EQ(r.compute_time(make_op(OpKind::F, 0, 1), scale), base.compute_time(make_op(OpKind::F, 0, 1), scale));
+  EXPECT_EQ(r.transfer(0, 1, 4096).latency, 150);
+  EXPECT_EQ(r.transfer(0, 1, 4096).occupancy, 0);
+  EXPECT_EQ(r.transfer(1, 0, 4096).latency, base.transfer(1, 0, 4096).latency);
+  EXPECT_EQ(r.transfer(1, 0, 4096).occupancy, base.transfer(1, 0, 4096).occupancy);
+  EXPECT_EQ(r.message_bytes(make_op(OpKind::F, 0, 0), scale), 4096);
+}
+
+// Replayed on its own timeline, the simulator gives itself back: every op at its own time,
+// every hand-off a consumer waited for at the link's occupancy + latency.
+TEST(ValidateReplay, TheSimulatorsOwnRunReplaysToItself) {
+  const UniformCostModel costs = base_costs();
+  for (const char* name : {"1f1b", "gpipe", "chimera"}) {
+    SCOPED_TRACE(name);
+    const Schedule s = generated(name, 2, 4, 3);
+    Simulator simulator;
+    TimelineRecorder recorder;
+    const SharedHardware nothing;
+    const SimResult run = simulator.run(s, costs, &recorder, nullptr, &nothing);
+    const Tick time = summarize(s, run, 1).time_per_iteration;
+    const auto hand_offs = measured_hand_offs(s, recorder.timeline, nothing);
+    ASSERT_FALSE(hand_offs.empty());
+    for (const auto& h : hand_offs) EXPECT_EQ(h.second, 100);  // 30 occupancy + 70 latency
+    const Replay r = replay_on_measured(s, costs, recorder.timeline, nothing, 1, time + 50, time);
+    EXPECT_EQ(r.time_per_iteration, time);
+    EXPECT_EQ(r.simulator_part, 0.0);
+    EXPECT_DOUBLE_EQ(r.cost_part, 50.0 / static_cast<double>(time));
+    EXPECT_EQ(r.hand_off_mean, 100);
+    EXPECT_EQ(r.hand_offs, static_cast<int>(hand_offs.size()));
+  }
+}
+
+// A hand-off is seen only where the consumer waited for it: its device had ended its op
+// before the message came. Between devices that outnumber the cores of their pool it is not
+// seen at all (the wait for a core is in it).
+TEST(ValidateReplay, HandOffsOnlyWhereTheConsumerWaited) {
+  const Schedule s = generated("1f1b", 2, 2, 1);  // dev0: 0F0 0F1 0B0 0B1 0OPT, dev1: 1F0 1B0 1F1 1B1 1OPT
+  Timeline t;
+  auto op = [&](int d, int i, Tick start, Tick end) {
+    t.ops.push_back(OpRecord{OpRef{d, i}, s.ops[static_cast<std::size_t>(d)][static_cast<std::size_t>(i)], start, end, 0});
+  };
+  auto message = [&](OpRef from, OpRef to, Tick ready) {
+    t.transfers.push_back(TransferRecord{from, to, ready, ready, ready + 10, ready + 10, 4096});
+  };
+  op(0, 0, 0, 1000);                    // 0F0
+  message({0, 0}, {1, 0}, 1000);
+  op(0, 1, 1000, 2000);                 // 0F1
+  message({0, 1}, {1, 2}, 2000);
+  op(1, 0, 1090, 2090);                 // 1F0: waited, seen 90
+  op(1, 1, 2090, 4090);                 // 1B0
+  message({1, 1}, {0, 2}, 4090);
+  op(1, 2, 4090, 5090);                 // 1F1: its input came at 2010 while 1B0 ran: not seen
+  op(0, 2, 4400, 6400);                 // 0B0: waited since 2000, seen 310
+  op(1, 3, 5090, 7090);                 // 1B1
+  message({1, 3}, {0, 3}, 7090);
+  op(0, 3, 7150, 9150);                 // 0B1: waited since 6400, seen 60
+  op(0, 4, 9150, 9650);
+  op(1, 4, 7090, 7590);
+  using testing::Pair;
+  EXPECT_THAT(measured_hand_offs(s, t, SharedHardware{}),
+              testing::ElementsAre(Pair(Pair(1, 0), 310), Pair(Pair(1, 0), 60), Pair(Pair(0, 1), 90)));
+  // Both devices on one core: none seen; on two cores: all of them.
+  SharedHardware one_core;
+  one_core.pools.push_back(ComputePool{{0, 1}, 1, true, {}});
+  EXPECT_TRUE(measured_hand_offs(s, t, one_core).empty());
+  SharedHardware two_cores;
+  two_cores.pools.push_back(ComputePool{{0, 1}, 2, true, {}});
+  EXPECT_EQ(measured_hand_offs(s, t, two_cores).size(), 3u);
+}
+
+}  // namespace
+}  // namespace pipesim

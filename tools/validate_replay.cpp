@@ -1,0 +1,90 @@
+#include "tools/validate_replay.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/error.hpp"
+#include "cost_models/replayed.hpp"
+#include "sim/engine.hpp"
+
+namespace pipesim {
+namespace {
+
+// The pool of each device whose devices outnumber its cores (a thread may wait for a core
+// there), -1 for none.
+std::vector<int> crowded_pool_of(const SharedHardware& hardware, int devices) {
+  std::vector<int> out(static_cast<std::size_t>(devices), -1);
+  for (std::size_t p = 0; p < hardware.pools.size(); ++p) {
+    const ComputePool& pool = hardware.pools[p];
+    if (!(pool.cores > 0 && static_cast<double>(pool.devices.size()) > pool.cores)) continue;
+    for (int d : pool.devices)
+      if (d >= 0 && d < devices) out[static_cast<std::size_t>(d)] = static_cast<int>(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::pair<int, int>, Tick>> measured_hand_offs(const Schedule& schedule,
+                                                                     const Timeline& measured,
+                                                                     const SharedHardware& hardware) {
+  // Each op's record, by (device, index).
+  std::vector<std::vector<const OpRecord*>> record(static_cast<std::size_t>(schedule.num_devices));
+  for (std::size_t d = 0; d < record.size(); ++d) record[d].assign(schedule.ops[d].size(), nullptr);
+  for (const OpRecord& r : measured.ops) {
+    PIPESIM_ASSERT(r.ref.device >= 0 && r.ref.device < schedule.num_devices);
+    auto& list = record[static_cast<std::size_t>(r.ref.device)];
+    PIPESIM_ASSERT(r.ref.index >= 0 && static_cast<std::size_t>(r.ref.index) < list.size());
+    list[static_cast<std::size_t>(r.ref.index)] = &r;
+  }
+  // The last message each consumer got (the one it waited for, if it waited).
+  std::map<std::pair<int, int>, const TransferRecord*> last;
+  for (const TransferRecord& t : measured.transfers) {
+    const auto key = std::make_pair(t.to.device, t.to.index);
+    if (auto [it, added] = last.emplace(key, &t); !added && t.arrival > it->second->arrival) it->second = &t;
+  }
+  const std::vector<int> pools = crowded_pool_of(hardware, schedule.num_devices);
+  std::vector<std::pair<std::pair<int, int>, Tick>> out;
+  for (const auto& [key, t] : last) {
+    const int src = t->from.device, dst = t->to.device;
+    const int pool = pools[static_cast<std::size_t>(dst)];
+    if (pool >= 0 && pool == pools[static_cast<std::size_t>(src)]) continue;  // a wait for a core, too
+    const OpRecord* consumer = record[static_cast<std::size_t>(dst)][static_cast<std::size_t>(t->to.index)];
+    if (consumer == nullptr) continue;
+    const Tick device_free = t->to.index == 0 ? 0 : [&] {
+      const OpRecord* prev = record[static_cast<std::size_t>(dst)][static_cast<std::size_t>(t->to.index - 1)];
+      return prev == nullptr ? Tick{0} : prev->end;
+    }();
+    if (device_free >= t->arrival || consumer->start < t->ready) continue;  // it did not wait for this one
+    out.push_back({{src, dst}, consumer->start - t->ready});
+  }
+  return out;
+}
+
+Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, const Timeline& measured,
+                          const SharedHardware& hardware, int warmup, Tick predicted_time, Tick measured_time) {
+  std::vector<std::pair<Op, Tick>> op_times;
+  for (const OpRecord& r : measured.ops)
+    if (is_compute(r.op.kind)) op_times.push_back({r.op, r.end - r.start});
+  const auto hand_offs = measured_hand_offs(schedule, measured, hardware);
+  const ReplayedCostModel replayed(costs, op_times, hand_offs);
+  SharedHardware same = hardware;
+  same.device_slowdown.clear();  // each core's speed is in the measured times
+  Simulator simulator;
+  const SimResult result = simulator.run(schedule, replayed, nullptr, nullptr, &same);
+  Replay r;
+  r.time_per_iteration = summarize(schedule, result, warmup).time_per_iteration;
+  r.hand_offs = static_cast<int>(hand_offs.size());
+  double sum = 0;
+  for (const auto& h : hand_offs) sum += static_cast<double>(h.second);
+  if (!hand_offs.empty()) r.hand_off_mean = static_cast<Tick>(std::llround(sum / static_cast<double>(hand_offs.size())));
+  if (measured_time > 0) {
+    const auto m = static_cast<double>(measured_time);
+    r.simulator_part = (static_cast<double>(r.time_per_iteration) - m) / m;
+    r.cost_part = (static_cast<double>(predicted_time) - static_cast<double>(r.time_per_iteration)) / m;
+  }
+  return r;
+}
+
+}  // namespace pipesim

@@ -1,0 +1,50 @@
+#pragma once
+// validate's error split: the simulator replayed on the run's own times. The prediction
+// misses the run for two reasons, and a user acts differently on each: the cost model's op
+// and link times differ from the run's (re-profile, on a quieter machine), or the simulator
+// misses how the run went with those times (its dependencies, the sharing of cores, work
+// the run did outside its ops). The replay (cost_models/replayed.hpp) takes every compute op
+// at its measured mean and every link at its measured hand-off, on the same shared hardware
+// as the prediction (each core's speed is in the measured times already); then
+//
+//   error = (predicted - measured) / measured
+//         = (predicted - replayed) / measured    the cost model's part
+//         + (replayed - measured) / measured     the simulator's part
+//
+// A message's hand-off is seen where its consumer waited for it: the consumer's device had
+// ended its op before the message was sent, and no input of the consumer came later; from
+// the producer's end to the consumer's start. Where devices outnumber the cores they share
+// (a pool) a hand-off cannot be told from the wait for a core, so links between two of them
+// keep the cost model's time.
+#include <utility>
+#include <vector>
+
+#include "core/units.hpp"
+#include "cost_models/cost_model.hpp"
+#include "schedules/schedule.hpp"
+#include "sim/metrics.hpp"
+#include "sim/resources.hpp"
+#include "sim/timeline.hpp"
+
+namespace pipesim {
+
+struct Replay {
+  Tick time_per_iteration = 0;  // the simulator on the run's own times, the same window
+  double simulator_part = 0;    // (replayed - measured) / measured
+  double cost_part = 0;         // (predicted - replayed) / measured
+  int hand_offs = 0;            // messages whose hand-off was seen (and replayed)
+  Tick hand_off_mean = 0;       // their mean, 0 without any
+};
+
+// Each seen hand-off of `measured` as ((source device, destination device), time), links
+// between two devices of a pool of `hardware` with more devices than cores left out.
+std::vector<std::pair<std::pair<int, int>, Tick>> measured_hand_offs(const Schedule& schedule,
+                                                                     const Timeline& measured,
+                                                                     const SharedHardware& hardware);
+
+// The replay of `schedule` on `measured` (a run of it) over `costs`, on `hardware` without its
+// device speeds; `warmup` iterations left out as for `predicted` and `measured_time`.
+Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, const Timeline& measured,
+                          const SharedHardware& hardware, int warmup, Tick predicted_time, Tick measured_time);
+
+}  // namespace pipesim
