@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Summarises bench/cpu-validation-rounds.sh's JSON: one line per case and round (predicted,
-measured, error, inside the interval, the core-speed drift during the run), then the counts
-within the tolerance and inside the interval.
+measured, error, inside the interval, the core-speed drift during the run, and where the
+JSON has it the error split: the simulator's part and the cost model's,
+docs/validation/README.md), then the counts within the tolerance and inside the interval,
+and the simulator's part within the tolerance.
 
     bench/cpu-validation-summary.py OUT
 """
@@ -11,7 +13,7 @@ import os
 import sys
 
 out = sys.argv[1]
-within = inside = total = 0
+within = inside = total = sim_within = split = 0
 for rdir in sorted(glob.glob(os.path.join(out, "round*"))):
     for path in sorted(glob.glob(os.path.join(rdir, "*.json"))):
         try:
@@ -27,7 +29,15 @@ for rdir in sorted(glob.glob(os.path.join(out, "round*"))):
             total += 1
             within += abs(err) <= tol
             inside += bool(s["inside_interval"])
+            r = s.get("replay")
+            parts = ""
+            if r:
+                split += 1
+                sim_within += abs(r["simulator_part"]) <= tol
+                parts = f"  simulator {r['simulator_part']*100:+6.1f} %  cost model {r['cost_model_part']*100:+6.1f} %"
             print(f"{os.path.basename(rdir)}  {model:9} {s['schedule']:8} predicted {s['predicted']['time_per_iteration_s']*1e3:9.2f} ms"
                   f"  measured {s['measured']['time_per_iteration_s']*1e3:9.2f} ms  error {err*100:+6.1f} %"
-                  f"  {'inside' if s['inside_interval'] else 'outside'}  drift {drift*100:4.1f} %")
+                  f"  {'inside' if s['inside_interval'] else 'outside'}  drift {drift*100:4.1f} %{parts}")
 print(f"within the tolerance: {within} of {total}; inside [p5, p95]: {inside} of {total}")
+if split:
+    print(f"the simulator's part within the tolerance: {sim_within} of {split}")

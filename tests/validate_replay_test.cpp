@@ -67,6 +67,29 @@ TEST(ValidateReplay, TheSimulatorsOwnRunReplaysToItself) {
   }
 }
 
+// On shared cores too: a time-sliced core's sharing and the interference are in the op
+// times the run recorded (the replay does not apply them again), a queue's wait for a core is
+// not (the replay queues again). Each replays to itself.
+TEST(ValidateReplay, SharedCoresReplayToThemselves) {
+  const UniformCostModel costs = base_costs();
+  for (const bool queue : {false, true}) {
+    SCOPED_TRACE(queue ? "queue" : "time-sliced");
+    SharedHardware hw;
+    ComputePool pool{{0, 1, 2, 3}, 2, queue, {}};
+    pool.slowdown[static_cast<std::size_t>(OpKind::F)] = {1.0, 1.2};
+    hw.pools.push_back(pool);
+    hw.device_slowdown = {1.0, 1.1, 1.0, 1.3};
+    const Schedule s = generated("1f1b", 4, 8, 2);
+    Simulator simulator;
+    TimelineRecorder recorder;
+    const SimResult run = simulator.run(s, costs, &recorder, nullptr, &hw);
+    const Tick time = summarize(s, run, 1).time_per_iteration;
+    const Replay r = replay_on_measured(s, costs, recorder.timeline, hw, 1, time, time);
+    EXPECT_EQ(r.hand_offs, 0);  // 4 devices on 2 cores: no hand-off can be told from a wait for a core
+    EXPECT_EQ(r.time_per_iteration, time);
+  }
+}
+
 // A hand-off is seen only where the consumer waited for it: its device had ended its op
 // before the message came. Between devices that outnumber the cores of their pool it is not
 // seen at all (the wait for a core is in it).

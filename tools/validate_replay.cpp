@@ -69,8 +69,15 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
     if (is_compute(r.op.kind)) op_times.push_back({r.op, r.end - r.start});
   const auto hand_offs = measured_hand_offs(schedule, measured, hardware);
   const ReplayedCostModel replayed(costs, op_times, hand_offs);
+  // The same hardware, less what the measured times hold already: each core's speed, the
+  // interference of the neighbours, and a time-sliced core's sharing (an op's wall time is
+  // stretched by the others sharing its core). A queue's wait for a core is not in them.
   SharedHardware same = hardware;
-  same.device_slowdown.clear();  // each core's speed is in the measured times
+  same.device_slowdown.clear();
+  for (ComputePool& pool : same.pools) {
+    pool.slowdown = SlowdownCurves{};
+    if (!pool.queue) pool.cores = 0;
+  }
   Simulator simulator;
   const SimResult result = simulator.run(schedule, replayed, nullptr, nullptr, &same);
   Replay r;

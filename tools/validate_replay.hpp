@@ -5,7 +5,9 @@
 // misses how the run went with those times (its dependencies, the sharing of cores, work
 // the run did outside its ops). The replay (cost_models/replayed.hpp) takes every compute op
 // at its measured mean and every link at its measured hand-off, on the same shared hardware
-// as the prediction (each core's speed is in the measured times already); then
+// as the prediction less what the measured times hold already (each core's speed, the
+// interference curves, a time-sliced core's sharing; a queue's wait for a core is not in
+// them and stays); then
 //
 //   error = (predicted - measured) / measured
 //         = (predicted - replayed) / measured    the cost model's part
@@ -43,7 +45,8 @@ std::vector<std::pair<std::pair<int, int>, Tick>> measured_hand_offs(const Sched
                                                                      const SharedHardware& hardware);
 
 // The replay of `schedule` on `measured` (a run of it) over `costs`, on `hardware` without its
-// device speeds; `warmup` iterations left out as for `predicted` and `measured_time`.
+// device speeds, interference curves and time-slicing; `warmup` iterations left out as for
+// `predicted` and `measured_time`.
 Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, const Timeline& measured,
                           const SharedHardware& hardware, int warmup, Tick predicted_time, Tick measured_time);
 
