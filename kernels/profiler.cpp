@@ -98,13 +98,21 @@ std::vector<PassTimes> stage_runs(const ProfileOptions& o, int blocks, ProfileWo
   return out;
 }
 
-// A group of `count` parameters stepped within a stage of `stage_count` (OptimizerProbe).
+// A group of `count` parameters stepped within a stage of `stage_count` (OptimizerProbe). With
+// `between`, each step follows an untimed stage pass of `blocks` blocks on it, as a stage's F
+// and B ops come between two of its steps in a pipeline: on the 2-vCPU VM a gpt-tiny stage's
+// step took 48-57 us per block back to back and 56-75 us after a pass (its 1F1B run: OPT
+// 10-20 % longer than a probe of back-to-back steps).
 OptimizerTimes optimizer_times(const ProfileOptions& o, ProfileBackend& backend, std::int64_t count,
-                               std::int64_t stage_count) {
+                               std::int64_t stage_count, ProfileWorkload* between, int blocks) {
   std::unique_ptr<OptimizerProbe> probe = backend.optimizer(count, stage_count, o.seed);
+  auto step = [&](OptimizerKind kind) {
+    if (between != nullptr) (void)between->stage_passes(blocks);
+    return at_least_one_ns(probe->step(kind));
+  };
   OptimizerTimes t;
-  t.sgd = summarize_timings(repeat(o, [&] { return at_least_one_ns(probe->step(OptimizerKind::Sgd)); }));
-  t.adam = summarize_timings(repeat(o, [&] { return at_least_one_ns(probe->step(OptimizerKind::Adam)); }));
+  t.sgd = summarize_timings(repeat(o, [&] { return step(OptimizerKind::Sgd); }));
+  t.adam = summarize_timings(repeat(o, [&] { return step(OptimizerKind::Adam); }));
   return t;
 }
 
@@ -287,6 +295,11 @@ ProfileInterference interference_curves(const ModelSpec& model, const ProfileOpt
 
 int default_neighbours(int max_neighbours) { return std::clamp(max_neighbours, 0, 3); }
 
+bool optimizer_between_passes(double stage_pass_s, const ProfileOptions& o) {
+  // 4 groups x 2 optimizers, each warm-up and repeats, a pass before each.
+  return 8.0 * (o.warmup + o.repeats) * stage_pass_s <= kOptimizerPassBudget;
+}
+
 int default_stage_blocks(const ModelSpec& m, int stages) {
   PIPESIM_ASSERT(stages >= 1);
   const std::int64_t block_bytes = 2 * 4 * layer_parameters(m);  // fp32 weights and gradients
@@ -427,12 +440,18 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
       p.interference = interference_curves(model, o, backend, *w, mb, neighbours, stage_blocks);
   }
 
-  // Each group within a stage of stage_blocks blocks, as the passes are timed.
+  // Each group within a stage of stage_blocks blocks, as the passes are timed, and after a
+  // stage pass where the passes fit kOptimizerPassBudget (optimizer_between_passes).
   const std::int64_t stage_count = std::int64_t{stage_blocks} * p.parameters.block;
-  p.block_optimizer = optimizer_times(o, backend, p.parameters.block, stage_count);
-  p.embedding_optimizer = optimizer_times(o, backend, p.parameters.embedding, stage_count);
-  p.head_norm_optimizer = optimizer_times(o, backend, p.parameters.head_norm, stage_count);
-  p.head_weight_optimizer = optimizer_times(o, backend, p.parameters.head_weight, stage_count);
+  const PassProfile& smallest = p.micro_batches.front().block;
+  const double pass_s = stage_blocks * (smallest.forward.median + smallest.input_grad.median + smallest.weight_grad.median);
+  std::unique_ptr<ProfileWorkload> between;
+  if (optimizer_between_passes(pass_s, o)) between = backend.workload(model, sizes.front(), o.seed);
+  p.block_optimizer = optimizer_times(o, backend, p.parameters.block, stage_count, between.get(), stage_blocks);
+  p.embedding_optimizer = optimizer_times(o, backend, p.parameters.embedding, stage_count, between.get(), stage_blocks);
+  p.head_norm_optimizer = optimizer_times(o, backend, p.parameters.head_norm, stage_count, between.get(), stage_blocks);
+  p.head_weight_optimizer =
+      optimizer_times(o, backend, p.parameters.head_weight, stage_count, between.get(), stage_blocks);
   if (log)
     *log << "profile: optimizer per block: SGD " << ms(p.block_optimizer.sgd.median) << ", Adam "
          << ms(p.block_optimizer.adam.median) << std::endl;

@@ -61,6 +61,15 @@ int default_neighbours(int max_neighbours);
 // asked for more `repeats` gets those).
 inline constexpr int kMaxTimedRepeats = 1000;
 
+// Whether the optimizer's steps are each timed after a stage pass (F, I, W through a stage of
+// stage_blocks blocks at the smallest micro-batch size), as a pipeline's stage computes
+// between two of its steps: where those passes (one before each of the 2 optimizers' warm-up
+// and repeats on each of the 4 groups) add at most kOptimizerPassBudget seconds to the
+// profile. A stage whose pass is longer holds more than the caches anyway (gpt-small's 8
+// blocks: 100 MB of optimizer state, 1.25 s a pass), and its steps are timed back to back.
+inline constexpr double kOptimizerPassBudget = 2.0;
+bool optimizer_between_passes(double stage_pass_s, const ProfileOptions& o);
+
 // A stage's blocks as the profile times them by default: a stage of a `stages`-stage pipeline
 // (the layers / stages, rounded up; `pipesim profile`: 2), as many as keep their weights
 // and gradients within kStageGroupBytes, at least 1. Past that one block outgrows a core's

@@ -388,6 +388,13 @@ TEST(Profiler, OptimizerIsTimedWithinAStage) {
   EXPECT_EQ(cpu_optimizer_copies(5000, 2500), 1);
   EXPECT_EQ(cpu_optimizer_copies(50'000'000, 600'000'000), 1);  // 800 MB a group: one
   EXPECT_EQ(cpu_optimizer_copies(1'000'000, 600'000'000), kCpuOptimizerMaxBytes / 16 / 1'000'000);
+  // Each step after a stage pass where the passes fit the budget: a gpt-tiny stage (about
+  // 1 ms a pass) does, a gpt-small stage (160 ms) does not.
+  ProfileOptions d;  // 2 warm-up, 10 repeats: 8 x 12 passes
+  EXPECT_TRUE(optimizer_between_passes(0.001, d));
+  EXPECT_TRUE(optimizer_between_passes(kOptimizerPassBudget / 96, d));
+  EXPECT_FALSE(optimizer_between_passes(kOptimizerPassBudget / 95, d));
+  EXPECT_FALSE(optimizer_between_passes(0.16, d));
 }
 
 TEST(Profiler, WallClockBackendAlsoWorks) {
