@@ -283,9 +283,9 @@ std::vector<Case> cases() {
       {"validate_negative_warmup_iterations", "numbers", {}, "$P validate --warmup-iterations -2 --report r.html",
        {"r.html"}, 2, "--warmup-iterations: expected 0 to 1000, got -2"},
       {"validate_zero_iterations", "numbers", {}, "$P validate --iterations 0 --report r.html", {"r.html"}, 2,
-       "--iterations: expected 1 to 2147483646 measured iterations (after the 1 of --warmup-iterations), got 0"},
+       "--iterations: expected 1 to 2147483645 measured iterations (after the 2 of --warmup-iterations), got 0"},
       {"validate_iterations_overflow", "numbers", {}, "$P validate --iterations 2147483647 --report r.html", {"r.html"},
-       2, "--iterations: expected 1 to 2147483646 measured iterations (after the 1 of --warmup-iterations), got "
+       2, "--iterations: expected 1 to 2147483645 measured iterations (after the 2 of --warmup-iterations), got "
        "2147483647"},
       {"sharing_hosts_without_sharing", "flags", {}, "$P simulate --schedule 1f1b -p 4 --devices-per-host 2", {}, 2,
        "--devices-per-host: needs --share-cores or --interference (what the devices of a host share)"},

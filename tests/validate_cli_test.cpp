@@ -172,7 +172,7 @@ TEST(ValidateCli, AVerdictBeyondTheToleranceFailsWithExitCode1) {
   EXPECT_DOUBLE_EQ(j["coverage"].get<double>(), inside / 2.0);
 }
 
-// validate runs --warmup-iterations more iterations first (default 1) and measures the time
+// validate runs --warmup-iterations more iterations first (default 2) and measures the time
 // per iteration over the --iterations after them, on both sides; a schedule file's first
 // iterations are its warm-up.
 TEST(ValidateCli, WarmupIterationsRunFirstAndAreNotCounted) {
@@ -183,7 +183,7 @@ TEST(ValidateCli, WarmupIterationsRunFirstAndAreNotCounted) {
     std::string flags;
     int warmup, measured, run;
   };
-  for (const Case& c : {Case{"--iterations 2", 1, 2, 3}, Case{"--iterations 2 --warmup-iterations 0", 0, 1, 2},
+  for (const Case& c : {Case{"--iterations 2", 2, 2, 4}, Case{"--iterations 2 --warmup-iterations 0", 0, 1, 2},
                         Case{"--iterations 1 --warmup-iterations 3", 3, 1, 4}}) {
     SCOPED_TRACE(c.flags);
     const Result r = run("validate --schedule 1f1b -p 2 -m 2 " + c.flags + common);
@@ -197,7 +197,7 @@ TEST(ValidateCli, WarmupIterationsRunFirstAndAreNotCounted) {
   const Result table = run("validate --schedule 1f1b -p 2 -m 2 --iterations 2 --model gpt-tiny --samples 20 "
                            "--tolerance 400 --cost " + profile);
   ASSERT_EQ(table.code, 0) << table.out;
-  EXPECT_THAT(table.out, HasSubstr("time per iteration: the last 2 of 3 iterations (1 warm-up not counted, "
+  EXPECT_THAT(table.out, HasSubstr("time per iteration: the last 2 of 4 iterations (2 warm-up not counted, "
                                    "predicted or measured)"));
 
   const std::string two = temp_path("validate_warmup_two.json"), one = temp_path("validate_warmup_one.json");

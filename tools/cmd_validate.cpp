@@ -72,7 +72,12 @@ struct ValidateFlags : ExecutorFlags {
   int repeats = 5;
   std::string min_time = "25ms";
   int warmup = 2;
-  int warmup_iterations = 1;  // run first, not counted in the time per iteration
+  // Run first, not counted in the time per iteration. Two by default: an iteration ends with
+  // its last F or B (iteration_window), so the last warm-up iteration's GradSync and OPT run
+  // inside the window, and the first GradSync pays for its buffers' fresh pages (gpt-small
+  // Chimera: 68 ms against 16 ms after; with one warm-up iteration the simulator's part of the
+  // error was -2.1 / -2.6 %, with two -0.5 / -0.2 %, docs/validation/cpu.md).
+  int warmup_iterations = 2;
   std::string trace;      // one schedule: predicted and measured in one Chrome trace
   std::string trace_dir;  // several: DIR/<schedule>.validate.trace.json
   std::string report;
@@ -150,10 +155,10 @@ std::unique_ptr<CostModelSetup> profiled_costs(const ValidateFlags& f, const Mod
 }
 
 // The warm-up of one schedule: --warmup-iterations, which a schedule file's iterations must
-// exceed (one at least is measured); a file of one iteration defaults to none.
+// exceed (one at least is measured); by default a file's iterations but its last, at most 2.
 int warmup_of(const Schedule& s, const ValidateFlags& f, bool given, bool from_file) {
   if (!from_file || f.warmup_iterations < s.iterations) return f.warmup_iterations;
-  if (!given) return 0;
+  if (!given) return s.iterations - 1;  // the default, as many as the file leaves one to measure
   throw InputError("--warmup-iterations: " + std::to_string(f.warmup_iterations) + " warm-up iterations leave none of the "
                    "schedule file's " + std::to_string(s.iterations) + " to measure; expected at most " +
                    std::to_string(s.iterations - 1));
@@ -231,7 +236,7 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--warmup-iterations", f->warmup_iterations,
                   "Iterations run before the --iterations measured ones and not counted in the time per iteration, "
                   "predicted or measured (first-use allocations, cold caches, CUDA graph capture); with "
-                  "--schedule-file, the file's first N iterations [default: 1; a file of one iteration: 0]");
+                  "--schedule-file, the file's first N iterations [default: 2; a schedule file: at most its iterations - 1]");
   auto* trace = cmd->add_option("--trace", f->trace, "Write predicted and measured timelines as one Chrome trace");
   cmd->add_option("--trace-dir", f->trace_dir, "With --schedules: one predicted+measured trace per schedule here")
       ->excludes(trace);
