@@ -21,7 +21,8 @@ struct Sum {
 }  // namespace
 
 ReplayedCostModel::ReplayedCostModel(const CostModel& base, const std::vector<std::pair<Op, Tick>>& op_times,
-                                     const std::vector<std::pair<std::pair<int, int>, Tick>>& hand_offs)
+                                     const std::vector<std::pair<std::pair<int, int>, Tick>>& hand_offs,
+                                     const std::vector<std::pair<std::pair<int, std::int64_t>, Tick>>& collectives)
     : base_(base) {
   std::unordered_map<Op, Sum, OpHash> ops;
   for (const auto& [op, t] : op_times) ops[op].add(t);
@@ -29,6 +30,14 @@ ReplayedCostModel::ReplayedCostModel(const CostModel& base, const std::vector<st
   std::map<std::pair<int, int>, Sum> links;
   for (const auto& [link, t] : hand_offs) links[link].add(t);
   for (const auto& [link, s] : links) links_[link] = s.mean();
+  std::map<std::pair<int, std::int64_t>, Sum> sums;
+  for (const auto& [key, t] : collectives) sums[key].add(t);
+  for (const auto& [key, s] : sums) collectives_[key] = s.mean();
+}
+
+Tick ReplayedCostModel::allreduce_time(int participants, std::int64_t bytes) const {
+  const auto it = collectives_.find({participants, bytes});
+  return it == collectives_.end() ? base_.allreduce_time(participants, bytes) : it->second;
 }
 
 Tick ReplayedCostModel::compute_time(const Op& op, OpScale scale) const {

@@ -10,7 +10,9 @@
 //                every iteration with the same Op); an op not measured: the base model's
 //   transfer     the link's mean measured hand-off (no occupancy: the hand-off is the whole
 //                of it); a link without one: the base model's
-//   the rest     the base model's (bytes, activations, collectives)
+//   allreduce    the mean of the measured collectives over as many participants and as many
+//                bytes; none such: the base model's
+//   the rest     the base model's (bytes, activations)
 #include <cstdint>
 #include <map>
 #include <unordered_map>
@@ -24,9 +26,11 @@ namespace pipesim {
 class ReplayedCostModel final : public CostModel {
  public:
   // `base` must outlive the model. `op_times`: each measured op and its duration;
-  // `hand_offs`: each measured message's (source device, destination device, hand-off).
+  // `hand_offs`: each measured message's (source device, destination device, hand-off);
+  // `collectives`: each measured collective's ((participants, bytes), duration).
   ReplayedCostModel(const CostModel& base, const std::vector<std::pair<Op, Tick>>& op_times,
-                    const std::vector<std::pair<std::pair<int, int>, Tick>>& hand_offs);
+                    const std::vector<std::pair<std::pair<int, int>, Tick>>& hand_offs,
+                    const std::vector<std::pair<std::pair<int, std::int64_t>, Tick>>& collectives = {});
 
   Tick compute_time(const Op& op, OpScale scale) const override;
   ActivationCost activation(const Op& op, OpScale scale) const override { return base_.activation(op, scale); }
@@ -35,14 +39,13 @@ class ReplayedCostModel final : public CostModel {
   }
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
   std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override { return base_.grad_bytes(grad_sync, scale); }
-  Tick allreduce_time(int participants, std::int64_t bytes) const override {
-    return base_.allreduce_time(participants, bytes);
-  }
+  Tick allreduce_time(int participants, std::int64_t bytes) const override;
 
  private:
   const CostModel& base_;
   std::unordered_map<Op, Tick, OpHash> ops_;  // mean per op
   std::map<std::pair<int, int>, Tick> links_;  // mean per directed link
+  std::map<std::pair<int, std::int64_t>, Tick> collectives_;  // mean per (participants, bytes)
 };
 
 }  // namespace pipesim

@@ -41,6 +41,11 @@ TEST(ReplayedCostModel, MeasuredMeansElseTheBase) {
   EXPECT_EQ(r.transfer(1, 0, 4096).latency, base.transfer(1, 0, 4096).latency);
   EXPECT_EQ(r.transfer(1, 0, 4096).occupancy, base.transfer(1, 0, 4096).occupancy);
   EXPECT_EQ(r.message_bytes(make_op(OpKind::F, 0, 0), scale), 4096);
+  // Collectives by (participants, bytes): measured where the run had one of that size.
+  const ReplayedCostModel c(base, {}, {}, {{{2, 1000}, 300}, {{2, 1000}, 500}});
+  EXPECT_EQ(c.allreduce_time(2, 1000), 400);
+  EXPECT_EQ(c.allreduce_time(2, 2000), base.allreduce_time(2, 2000));
+  EXPECT_EQ(c.allreduce_time(3, 1000), base.allreduce_time(3, 1000));
 }
 
 // Replayed on its own timeline, the simulator gives itself back: every op at its own time,

@@ -68,7 +68,10 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
   for (const OpRecord& r : measured.ops)
     if (is_compute(r.op.kind)) op_times.push_back({r.op, r.end - r.start});
   const auto hand_offs = measured_hand_offs(schedule, measured, hardware);
-  const ReplayedCostModel replayed(costs, op_times, hand_offs);
+  std::vector<std::pair<std::pair<int, std::int64_t>, Tick>> collectives;
+  for (const CollectiveRecord& c : measured.collectives)
+    collectives.push_back({{static_cast<int>(c.participants.size()), c.bytes}, c.end - c.start});
+  const ReplayedCostModel replayed(costs, op_times, hand_offs, collectives);
   // The same hardware, less what the measured times hold already: each core's speed, the
   // interference of the neighbours, and a time-sliced core's sharing (an op's wall time is
   // stretched by the others sharing its core). A queue's wait for a core is not in them.
