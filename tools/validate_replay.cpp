@@ -68,9 +68,18 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
   for (const OpRecord& r : measured.ops)
     if (is_compute(r.op.kind)) op_times.push_back({r.op, r.end - r.start});
   const auto hand_offs = measured_hand_offs(schedule, measured, hardware);
+  // A GradSync from its last member's arrival to the last member's having the sum back (its
+  // op record's end: the sum, the copy back in and the wake-up of those that waited).
+  std::map<std::pair<int, int>, Tick> member_end;
+  for (const OpRecord& r : measured.ops)
+    if (r.op.kind == OpKind::GradSync) member_end[{r.ref.device, r.ref.index}] = r.end;
   std::vector<std::pair<std::pair<int, std::int64_t>, Tick>> collectives;
-  for (const CollectiveRecord& c : measured.collectives)
-    collectives.push_back({{static_cast<int>(c.participants.size()), c.bytes}, c.end - c.start});
+  for (const CollectiveRecord& c : measured.collectives) {
+    Tick end = c.end;
+    for (const OpRef& m : c.participants)
+      if (const auto it = member_end.find({m.device, m.index}); it != member_end.end()) end = std::max(end, it->second);
+    collectives.push_back({{static_cast<int>(c.participants.size()), c.bytes}, end - c.start});
+  }
   const ReplayedCostModel replayed(costs, op_times, hand_offs, collectives);
   // The same hardware, less what the measured times hold already: each core's speed, the
   // interference of the neighbours, and a time-sliced core's sharing (an op's wall time is
