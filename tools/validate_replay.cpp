@@ -24,6 +24,22 @@ std::vector<int> crowded_pool_of(const SharedHardware& hardware, int devices) {
   return out;
 }
 
+// Whether every member of `c` goes on to its OptStep right after it (other GradSyncs
+// between): then a member's GradSync record, which ends when its OptStep has copied the sum
+// back in, ends as soon as the sum is back (the sum, the copy, the wake-up), and the
+// collective lasts until the last member's end. Otherwise (AMDP: the OptStep comes ops
+// later) that end holds other work, and the collective lasts until the sum is made.
+bool steps_right_after(const Schedule& schedule, const CollectiveRecord& c) {
+  for (const OpRef& m : c.participants) {
+    const auto& list = schedule.ops[static_cast<std::size_t>(m.device)];
+    const Op& sync = list[static_cast<std::size_t>(m.index)];
+    auto next = static_cast<std::size_t>(m.index) + 1;
+    while (next < list.size() && list[next].kind == OpKind::GradSync) ++next;
+    if (next >= list.size() || list[next] != opt_step(sync.stage, sync.pipeline)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::pair<int, int>, Tick>> measured_hand_offs(const Schedule& schedule,
@@ -68,16 +84,15 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
   for (const OpRecord& r : measured.ops)
     if (is_compute(r.op.kind)) op_times.push_back({r.op, r.end - r.start});
   const auto hand_offs = measured_hand_offs(schedule, measured, hardware);
-  // A GradSync from its last member's arrival to the last member's having the sum back (its
-  // op record's end: the sum, the copy back in and the wake-up of those that waited).
   std::map<std::pair<int, int>, Tick> member_end;
   for (const OpRecord& r : measured.ops)
     if (r.op.kind == OpKind::GradSync) member_end[{r.ref.device, r.ref.index}] = r.end;
   std::vector<std::pair<std::pair<int, std::int64_t>, Tick>> collectives;
   for (const CollectiveRecord& c : measured.collectives) {
     Tick end = c.end;
-    for (const OpRef& m : c.participants)
-      if (const auto it = member_end.find({m.device, m.index}); it != member_end.end()) end = std::max(end, it->second);
+    if (steps_right_after(schedule, c))
+      for (const OpRef& m : c.participants)
+        if (const auto it = member_end.find({m.device, m.index}); it != member_end.end()) end = std::max(end, it->second);
     collectives.push_back({{static_cast<int>(c.participants.size()), c.bytes}, end - c.start});
   }
   const ReplayedCostModel replayed(costs, op_times, hand_offs, collectives);

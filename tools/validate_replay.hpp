@@ -6,7 +6,8 @@
 // the run did outside its ops). The replay (cost_models/replayed.hpp) takes every compute op
 // at its measured mean, every link at its measured hand-off and every GradSync at the
 // measured mean of its size (from the last member's arrival to the last member's having the
-// sum back), on the same shared hardware
+// sum back where each member's OptStep follows right after it, else to the sum's end), on
+// the same shared hardware
 // as the prediction less what the measured times hold already (each core's speed, the
 // interference curves, a time-sliced core's sharing; a queue's wait for a core is not in
 // them and stays); then
