@@ -23,7 +23,7 @@ struct Sum {
 ReplayedCostModel::ReplayedCostModel(const CostModel& base, const std::vector<std::pair<Op, Tick>>& op_times,
                                      const std::vector<std::pair<std::pair<int, int>, Tick>>& hand_offs,
                                      const std::vector<std::pair<std::pair<int, std::int64_t>, Tick>>& collectives)
-    : base_(base) {
+    : RetimedCostModel(base), base_(base) {
   std::unordered_map<Op, Sum, OpHash> ops;
   for (const auto& [op, t] : op_times) ops[op].add(t);
   for (const auto& [op, s] : ops) ops_[op] = s.mean();

@@ -12,18 +12,18 @@
 //                of it); a link without one: the base model's
 //   allreduce    the mean of the measured collectives over as many participants and as many
 //                bytes; none such: the base model's
-//   the rest     the base model's (bytes, activations)
+//   bytes        the base model's (RetimedCostModel)
 #include <cstdint>
 #include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "cost_models/cost_model.hpp"
+#include "cost_models/retimed.hpp"
 
 namespace pipesim {
 
-class ReplayedCostModel final : public CostModel {
+class ReplayedCostModel final : public RetimedCostModel {
  public:
   // `base` must outlive the model. `op_times`: each measured op and its duration;
   // `hand_offs`: each measured message's (source device, destination device, hand-off);
@@ -33,12 +33,7 @@ class ReplayedCostModel final : public CostModel {
                     const std::vector<std::pair<std::pair<int, std::int64_t>, Tick>>& collectives = {});
 
   Tick compute_time(const Op& op, OpScale scale) const override;
-  ActivationCost activation(const Op& op, OpScale scale) const override { return base_.activation(op, scale); }
-  std::int64_t message_bytes(const Op& producer, OpScale scale) const override {
-    return base_.message_bytes(producer, scale);
-  }
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
-  std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override { return base_.grad_bytes(grad_sync, scale); }
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
 
  private:

@@ -66,7 +66,7 @@ std::uint64_t mix64(std::uint64_t x) {
 double unit_interval(std::uint64_t hash) { return static_cast<double>(hash >> 11) * 0x1.0p-53; }
 
 SampledCostModel::SampledCostModel(const ProfiledCostModel& base, std::uint64_t seed, std::uint64_t draw)
-    : base_(base), seed_(seed), draw_(draw) {}
+    : RetimedCostModel(base), base_(base), seed_(seed), draw_(draw) {}
 
 std::uint64_t SampledCostModel::key(std::uint64_t what) const { return hash_all({seed_, draw_, what}); }
 

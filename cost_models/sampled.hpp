@@ -28,6 +28,7 @@
 
 #include "cost_models/cost_model.hpp"
 #include "cost_models/profiled.hpp"
+#include "cost_models/retimed.hpp"
 
 namespace pipesim {
 
@@ -46,18 +47,13 @@ std::uint64_t mix64(std::uint64_t x);
 // A uniform number in [0, 1) from a 64-bit hash (its top 53 bits).
 double unit_interval(std::uint64_t hash);
 
-class SampledCostModel final : public CostModel {
+class SampledCostModel final : public RetimedCostModel {
  public:
   // Draw `draw` (0, 1, ...) of `seed`. Refers to `base`, which must outlive it.
   SampledCostModel(const ProfiledCostModel& base, std::uint64_t seed, std::uint64_t draw);
 
   Tick compute_time(const Op& op, OpScale scale) const override;
-  ActivationCost activation(const Op& op, OpScale scale) const override { return base_.activation(op, scale); }
-  std::int64_t message_bytes(const Op& producer, OpScale scale) const override {
-    return base_.message_bytes(producer, scale);
-  }
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
-  std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override { return base_.grad_bytes(grad_sync, scale); }
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
 
   // The factor draw `u` (0..1) scales compute op `op` by: quantile-u time / expected time.
