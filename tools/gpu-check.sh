@@ -23,7 +23,8 @@
 #          ops' GPU time by CUDA events ("launch" in run's JSON)
 #       writes logs, JSON and reports to OUT_DIR, results.tsv and summary.txt last (a table:
 #       step, model, schedule, devices, graphs, error of the time per iteration, versions,
-#       launch path; FALLBACK where graphs were asked for and a device fell back to direct
+#       launch path, and validate's error split, docs/validation/README.md; FALLBACK where
+#       graphs were asked for and a device fell back to direct
 #       launches, which fails the check), and gpu-check.tar.gz of it all.
 # Every step runs under `timeout`; the whole run stays under DEADLINE_S (default 270 s, so the
 # machine's start and the copies fit in 5 minutes): later steps are skipped, and said so.
@@ -185,10 +186,11 @@ summarize() {
 import csv, json, os, sys
 out = sys.argv[1]
 rows = list(csv.DictReader(open(os.path.join(out, "steps.tsv")), delimiter="\t"))
-head = ["step", "model", "schedule", "devices", "graphs", "error", "<=5 %", "in p5..p95", "versions", "measured/iter", "launch"]
+head = ["step", "model", "schedule", "devices", "graphs", "error", "<=5 %", "in p5..p95", "simulator / cost model",
+        "versions", "measured/iter", "launch"]
 lines = []
 for r in rows:
-    cells = [r["step"], r["model"], r["schedule"], r["devices"], r["graphs"], "-", "-", "-", "-", "-", "-"]
+    cells = [r["step"], r["model"], r["schedule"], r["devices"], r["graphs"], "-", "-", "-", "-", "-", "-", "-"]
     log = os.path.join(out, r["step"] + ".log")
     try:
         j = json.load(open(log))
@@ -202,19 +204,22 @@ for r in rows:
         cells[5] = "%+.1f %%" % (100 * j["time_per_iteration_error"])
         cells[6] = "yes" if abs(j["time_per_iteration_error"]) <= 0.05 else "no"
         cells[7] = "yes" if j.get("inside_interval") else "no"
-        cells[8] = "exact" if j.get("versions_match") else "MISMATCH"
+        split = j.get("replay")  # the error split (docs/validation/README.md)
+        if split:
+            cells[8] = "%+.1f / %+.1f %%" % (100 * split["simulator_part"], 100 * split["cost_model_part"])
+        cells[9] = "exact" if j.get("versions_match") else "MISMATCH"
         m = j.get("measured", {})
     else:  # pipesim run
         m = j
     tpi = m.get("time_per_iteration_s")
     if tpi is not None:
-        cells[9] = "%.3f ms" % (1e3 * tpi)
+        cells[10] = "%.3f ms" % (1e3 * tpi)
     launch = j.get("launch") or m.get("launch")
     if launch:
-        cells[10] = "%s: %d graph launches, %d direct, GPU %.3f ms" % (
+        cells[11] = "%s: %d graph launches, %d direct, GPU %.3f ms" % (
             launch["path"], launch["graph_launches"], launch["direct_ops"], 1e3 * launch["device_time_s"])
         if r["graphs"] == "on" and launch["path"] != "graphs":
-            cells[10] = "FALLBACK " + cells[10]  # graphs were asked for and not (all) used
+            cells[11] = "FALLBACK " + cells[11]  # graphs were asked for and not (all) used
     lines.append(cells)
 width = [max(len(str(c)) for c in col) for col in zip(head, *lines)]
 fmt = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, width)).rstrip()
