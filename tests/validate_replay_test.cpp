@@ -11,6 +11,7 @@
 #include "sim/timeline.hpp"
 #include "tests/generated.hpp"
 #include "tools/validate_replay.hpp"
+#include "tools/validation_output.hpp"
 
 namespace pipesim {
 namespace {
@@ -131,6 +132,27 @@ TEST(ValidateReplay, HandOffsOnlyWhereTheConsumerWaited) {
   SharedHardware two_cores;
   two_cores.pools.push_back(ComputePool{{0, 1}, 2, true, {}});
   EXPECT_EQ(measured_hand_offs(s, t, two_cores).size(), 3u);
+}
+
+// What the split says of a schedule that misses: whose miss it is.
+TEST(ValidateReplay, AdviceSaysWhoseMissItIs) {
+  std::vector<Validation> all(3);
+  all[0].schedule.name = "1f1b";  // within the tolerance: nothing to say
+  all[0].report.time_per_iteration_error = 0.03;
+  all[1].schedule.name = "amdp";  // the cost model's
+  all[1].report.time_per_iteration_error = -0.2;
+  all[1].replay.simulator_part = 0.013;
+  all[1].replay.cost_part = -0.213;
+  all[2].schedule.name = "chimera";  // the simulator's
+  all[2].report.time_per_iteration_error = -0.09;
+  all[2].replay.simulator_part = -0.07;
+  all[2].replay.cost_part = -0.02;
+  const std::string advice = replay_advice(all, 0.05);
+  EXPECT_THAT(advice, testing::Not(testing::HasSubstr("1f1b")));
+  EXPECT_THAT(advice, testing::HasSubstr("amdp: on the run's own times the simulator is within 1.30 %; the miss is the "
+                                         "cost model's (-21.30 %)"));
+  EXPECT_THAT(advice, testing::HasSubstr("chimera: even on the run's own times the simulator is off by -7.00 %"));
+  EXPECT_EQ(replay_advice({all[0]}, 0.05), "");
 }
 
 }  // namespace

@@ -389,7 +389,7 @@ void add_validate_command(CLI::App& app) {
                 << kind_table(all)
                 << "\nerror split (the simulator replayed on each run's own op times and hand-offs; "
                    "docs/validation/README.md):\n"
-                << replay_table(all) << "\n";
+                << replay_table(all) << replay_advice(all, f->tolerance()) << "\n";
       for (const Validation& v : all)
         if (v.core_use) std::cout << core_use_line(one_line(v.schedule.name), v.schedule.num_devices, *v.core_use) << "\n\n";
       std::cout << verdict_text(verdict, f->tolerance(), versions_match);

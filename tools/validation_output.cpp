@@ -1,10 +1,13 @@
 #include "tools/validation_output.hpp"
 
+#include <cmath>
+
 #include "schedules/op_text.hpp"
 #include "tools/report.hpp"
 #include "tools/run_flags.hpp"
 #include "tools/sample_flags.hpp"
 #include "tools/table.hpp"
+#include "tools/validate_verdict.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/html_report.hpp"
 #include "traces/html_validation.hpp"
@@ -111,6 +114,24 @@ std::string replay_table(const std::vector<Validation>& all) {
                r.hand_offs > 0 ? format_duration(r.hand_off_mean) : "-"});
   }
   return t.render();
+}
+
+std::string replay_advice(const std::vector<Validation>& all, double tolerance) {
+  std::string out;
+  for (const Validation& v : all) {
+    if (passes(v.report.time_per_iteration_error, tolerance)) continue;
+    const Replay& r = v.replay;
+    if (passes(r.simulator_part, tolerance))
+      out += v.schedule.name + ": on the run's own times the simulator is within " + format_percent(std::abs(r.simulator_part)) +
+             "; the miss is the cost model's (" + signed_percent(r.cost_part) +
+             "): the run's ops and messages took other times than the profile's (a machine that moved, a profile "
+             "taken under load: see the op table and the warnings)\n";
+    else
+      out += v.schedule.name + ": even on the run's own times the simulator is off by " + signed_percent(r.simulator_part) +
+             ": how the run went (waiting, shared cores, work outside the ops) is not what the simulator models "
+             "(docs/validation/README.md)\n";
+  }
+  return out;
 }
 
 nlohmann::ordered_json validation_json(const Validation& v, const ValidationSettings& f) {

@@ -61,6 +61,11 @@ std::string kind_table(const std::vector<Validation>& all);
 // The error split (tools/validate_replay.hpp): per schedule, the replay, the simulator's part
 // and the cost model's part of the error, the hand-offs seen.
 std::string replay_table(const std::vector<Validation>& all);
+// What the split says of each schedule off by more than `tolerance` (a fraction), a line
+// each: the simulator's part within the tolerance (the miss is the cost model's: the run's
+// op and message times against the profile's), or not (the simulator misses how the run
+// went even on its own times). Empty when every schedule is within the tolerance.
+std::string replay_advice(const std::vector<Validation>& all, double tolerance);
 
 // How many schedules passed and how many lie inside their interval.
 struct Tally {
