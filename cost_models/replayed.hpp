@@ -37,7 +37,6 @@ class ReplayedCostModel final : public RetimedCostModel {
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
 
  private:
-  const CostModel& base_;
   std::unordered_map<Op, Tick, OpHash> ops_;  // mean per op
   std::map<std::pair<int, int>, Tick> links_;  // mean per directed link
   std::map<std::pair<int, std::int64_t>, Tick> collectives_;  // mean per (participants, bytes)

@@ -21,6 +21,9 @@ class RetimedCostModel : public CostModel {
   }
   std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const final { return bytes_.grad_bytes(grad_sync, scale); }
 
+ protected:
+  const CostModel& base() const { return bytes_; }
+
  private:
   const CostModel& bytes_;
 };

@@ -70,6 +70,12 @@ namespace {
 constexpr std::uint64_t kMachineDomain = 0x6d616368696e65ull;  // "machine"
 constexpr std::uint64_t kVisitDomain = 0x7669736974ull;        // "visit"
 
+// Core c's visits in `s`; none when the probe did not keep them.
+const std::vector<double>& visits_of(const CoreSpeeds& s, std::size_t c) {
+  static const std::vector<double> none;
+  return c < s.visits.size() ? s.visits[c] : none;
+}
+
 // The median of values.size() values drawn with replacement from `values` by `key`; the
 // median itself (no draw) when there is one value or none drawn from.
 double bootstrap_median(const std::vector<double>& values, double fallback, std::uint64_t key) {
@@ -96,11 +102,8 @@ std::vector<std::vector<double>> machine_draws(int devices, const CoreSpeeds& be
     const double u = unit_interval(draw);
     for (std::size_t c = 0; c < cores.size(); ++c) {
       const std::uint64_t key = mix64(draw ^ kVisitDomain ^ mix64(2 * c + 1));
-      const double b = bootstrap_median(c < before.visits.size() ? before.visits[c] : std::vector<double>{},
-                                        before.slowdown[c], key);
-      const double a = moved ? bootstrap_median(c < after.visits.size() ? after.visits[c] : std::vector<double>{},
-                                                after.slowdown[c], mix64(key ^ 1))
-                             : b;
+      const double b = bootstrap_median(visits_of(before, c), before.slowdown[c], key);
+      const double a = moved ? bootstrap_median(visits_of(after, c), after.slowdown[c], mix64(key ^ 1)) : b;
       cores[c] = b + u * (a - b);
     }
     rows.push_back(device_slowdowns(devices, cores));
@@ -113,7 +116,7 @@ nlohmann::ordered_json speeds_json(const CoreSpeeds& s) {
   for (std::size_t c = 0; c < s.cores.size(); ++c)
     out.push_back({{"core", s.cores[c]},
                    {"slowdown", s.slowdown[c]},
-                   {"visits", c < s.visits.size() ? s.visits[c] : std::vector<double>{}}});
+                   {"visits", visits_of(s, c)}});
   return out;
 }
 
