@@ -1,6 +1,9 @@
 #include "cost_models/replayed.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <map>
 
 #include "core/error.hpp"
 
@@ -20,6 +23,21 @@ void put_means(Map& out, const std::vector<std::pair<Key, Tick>>& times) {
     out[key] = static_cast<Tick>(std::llround(static_cast<double>(total) / static_cast<double>(counts[key])));
 }
 
+// The median of each key's times (the lower middle one of an even count) into `out`.
+template <class Map, class Key>
+void put_medians(Map& out, const std::vector<std::pair<Key, Tick>>& times) {
+  std::map<Key, std::vector<Tick>> all;
+  for (const auto& [key, t] : times) {
+    PIPESIM_ASSERT(t >= 0);
+    all[key].push_back(t);
+  }
+  for (auto& [key, ts] : all) {
+    const auto middle = ts.begin() + static_cast<std::ptrdiff_t>((ts.size() - 1) / 2);
+    std::nth_element(ts.begin(), middle, ts.end());
+    out[key] = *middle;
+  }
+}
+
 }  // namespace
 
 ReplayedCostModel::ReplayedCostModel(const CostModel& base, const std::vector<std::pair<Op, Tick>>& op_times,
@@ -27,7 +45,7 @@ ReplayedCostModel::ReplayedCostModel(const CostModel& base, const std::vector<st
                                      const std::vector<std::pair<std::pair<int, std::int64_t>, Tick>>& collectives)
     : RetimedCostModel(base) {
   put_means(ops_, op_times);
-  put_means(links_, hand_offs);
+  put_medians(links_, hand_offs);
   put_means(collectives_, collectives);
 }
 

@@ -8,8 +8,11 @@
 //
 //   compute op   the mean of the op's measured durations (a stage op, OptStep, repeats in
 //                every iteration with the same Op); an op not measured: the base model's
-//   transfer     the link's mean measured hand-off (no occupancy: the hand-off is the whole
-//                of it); a link without one: the base model's
+//   transfer     the link's median measured hand-off (no occupancy: the hand-off is the whole
+//                of it; the median, as a message's typical time: one hand-off the host
+//                stalled for 2-10 ms, as the mean of a link's 20-30 on the 2-vCPU VM of
+//                docs/validation/cpu.md, lengthened every message of the replay by
+//                0.1-0.4 ms); a link without one: the base model's
 //   allreduce    the mean of the measured collectives over as many participants and as many
 //                bytes; none such: the base model's
 //   bytes        the base model's (RetimedCostModel)
@@ -38,7 +41,7 @@ class ReplayedCostModel final : public RetimedCostModel {
 
  private:
   std::unordered_map<Op, Tick, OpHash> ops_;  // mean per op
-  std::map<std::pair<int, int>, Tick> links_;  // mean per directed link
+  std::map<std::pair<int, int>, Tick> links_;  // median per directed link
   std::map<std::pair<int, std::int64_t>, Tick> collectives_;  // mean per (participants, bytes)
 };
 

@@ -79,6 +79,8 @@ void expect_valid(const json& v, const std::string& schedule, int devices) {
   EXPECT_GT(replay["time_per_iteration_s"].get<double>(), 0);
   EXPECT_NEAR(replay["simulator_part"].get<double>() + replay["cost_model_part"].get<double>(), error, 1e-9);
   EXPECT_GE(replay["hand_offs"].get<int>(), 0);
+  EXPECT_GE(replay["hand_off_median_s"].get<double>(), 0);
+  EXPECT_GE(replay["hand_off_mean_s"].get<double>(), 0);
 }
 
 TEST(ValidateCli, SeedSchedulesOnTwoDevices) {

@@ -28,16 +28,18 @@ UniformCostModel base_costs() {
   return UniformCostModel(c);
 }
 
-// Each measured op at the mean of its measurements; the rest from the base model.
+// Each measured op at the mean of its measurements, each link at the median of its
+// hand-offs; the rest from the base model.
 TEST(ReplayedCostModel, MeasuredMeansElseTheBase) {
   const UniformCostModel base = base_costs();
   const OpScale scale{1, 1, 2};
   const ReplayedCostModel r(base, {{make_op(OpKind::F, 0, 0), 900}, {opt_step(1), 400}, {opt_step(1), 601}},
-                            {{{0, 1}, 100}, {{0, 1}, 200}});
+                            {{{0, 1}, 150}, {{0, 1}, 9000}, {{0, 1}, 140}, {{1, 2}, 100}, {{1, 2}, 200}});
   EXPECT_EQ(r.compute_time(make_op(OpKind::F, 0, 0), scale), 900);
   EXPECT_EQ(r.compute_time(opt_step(1), scale), 501);  // (400 + 601) / 2, rounded
   EXPECT_EQ(r.compute_time(make_op(OpKind::F, 0, 1), scale), base.compute_time(make_op(OpKind::F, 0, 1), scale));
-  EXPECT_EQ(r.transfer(0, 1, 4096).latency, 150);
+  EXPECT_EQ(r.transfer(0, 1, 4096).latency, 150);  // the median: one stalled hand-off moves nothing
+  EXPECT_EQ(r.transfer(1, 2, 4096).latency, 100);  // of two, the lower
   EXPECT_EQ(r.transfer(0, 1, 4096).occupancy, 0);
   EXPECT_EQ(r.transfer(1, 0, 4096).latency, base.transfer(1, 0, 4096).latency);
   EXPECT_EQ(r.transfer(1, 0, 4096).occupancy, base.transfer(1, 0, 4096).occupancy);
@@ -61,13 +63,14 @@ TEST(ValidateReplay, TheSimulatorsOwnRunReplaysToItself) {
     const SharedHardware nothing;
     const SimResult run = simulator.run(s, costs, &recorder, nullptr, &nothing);
     const Tick time = summarize(s, run, 1).time_per_iteration;
-    const auto hand_offs = measured_hand_offs(s, recorder.timeline, nothing);
+    const auto hand_offs = measured_hand_offs(s, recorder.timeline, nothing, 1);
     ASSERT_FALSE(hand_offs.empty());
     for (const auto& h : hand_offs) EXPECT_EQ(h.second, 100);  // 30 occupancy + 70 latency
     const Replay r = replay_on_measured(s, costs, recorder.timeline, nothing, 1, time + 50, time);
     EXPECT_EQ(r.time_per_iteration, time);
     EXPECT_EQ(r.simulator_part, 0.0);
     EXPECT_DOUBLE_EQ(r.cost_part, 50.0 / static_cast<double>(time));
+    EXPECT_EQ(r.hand_off_median, 100);
     EXPECT_EQ(r.hand_off_mean, 100);
     EXPECT_EQ(r.hand_offs, static_cast<int>(hand_offs.size()));
   }
@@ -132,6 +135,81 @@ TEST(ValidateReplay, HandOffsOnlyWhereTheConsumerWaited) {
   SharedHardware two_cores;
   two_cores.pools.push_back(ComputePool{{0, 1}, 2, true, {}});
   EXPECT_EQ(measured_hand_offs(s, t, two_cores).size(), 3u);
+}
+
+// Hand-offs of messages to the warm-up iterations' ops are not seen: the first messages of a
+// run wait for its threads to start and for fresh pages.
+TEST(ValidateReplay, HandOffsOfTheCountedIterationsOnly) {
+  const UniformCostModel costs = base_costs();
+  const Schedule s = generated("1f1b", 2, 4, 3);
+  Simulator simulator;
+  TimelineRecorder recorder;
+  const SharedHardware nothing;
+  (void)simulator.run(s, costs, &recorder, nullptr, &nothing);
+  const std::size_t all = measured_hand_offs(s, recorder.timeline, nothing, 0).size();
+  const std::size_t two = measured_hand_offs(s, recorder.timeline, nothing, 1).size();
+  const std::size_t one = measured_hand_offs(s, recorder.timeline, nothing, 2).size();
+  EXPECT_GT(all, two);
+  EXPECT_GT(two, one);
+  EXPECT_GT(one, 0u);
+  EXPECT_TRUE(measured_hand_offs(s, recorder.timeline, nothing, 3).empty());
+}
+
+// The run's own timeline with one record changed (its op shifted or lengthened on the record
+// only): what the replay makes of it.
+Tick replay_changed(const Schedule& s, Timeline t, int device, const Op& op, int occurrence, Tick shift, Tick lengthen) {
+  int seen = 0;
+  bool changed = false;
+  for (OpRecord& r : t.ops)
+    if (r.ref.device == device && r.op == op && seen++ == occurrence) {
+      r.start += shift;
+      r.end += shift + lengthen;
+      changed = true;
+    }
+  EXPECT_TRUE(changed);
+  return replay_on_measured(s, base_costs(), t, SharedHardware{}, 1, 0, 1).time_per_iteration;
+}
+
+// One hand-off the host stalled (its consumer started 5 us late) does not lengthen every
+// message of its link; a warm-up iteration's slow optimizer step does not lengthen the
+// counted ones (the replay takes a stage op at the counted iterations' mean), a counted
+// one's does.
+TEST(ValidateReplay, OneStallAndTheWarmUpMoveNothing) {
+  const UniformCostModel costs = base_costs();
+  const Schedule s = generated("1f1b", 2, 4, 3);
+  Simulator simulator;
+  TimelineRecorder recorder;
+  const SharedHardware nothing;
+  const SimResult run = simulator.run(s, costs, &recorder, nullptr, &nothing);
+  const Tick time = summarize(s, run, 1).time_per_iteration;
+  // Device 1's forward of micro-batch 8 (iteration 2) waits for device 0's.
+  EXPECT_EQ(replay_changed(s, recorder.timeline, 1, make_op(OpKind::F, 1, 8), 0, 5000, 0), time);
+  EXPECT_EQ(replay_changed(s, recorder.timeline, 0, opt_step(0), 0, 0, 20000), time);  // iteration 0's step
+  EXPECT_NE(replay_changed(s, recorder.timeline, 0, opt_step(0), 2, 0, 20000), time);  // iteration 2's
+}
+
+// Likewise a warm-up iteration's slow gradient sum (the first pays for fresh pages).
+TEST(ValidateReplay, AWarmUpGradSyncMovesNothing) {
+  UniformCostConfig c;
+  c.stage = StageCosts{1000, 2000, 0};
+  c.optimizer = 500;
+  c.grad_bytes = 1 << 20;
+  c.link_bandwidth = 1e12;
+  const UniformCostModel costs(c);
+  const Schedule s = generated("chimera", 2, 4, 3);
+  Simulator simulator;
+  TimelineRecorder recorder;
+  const SharedHardware nothing;
+  const SimResult run = simulator.run(s, costs, &recorder, nullptr, &nothing);
+  const Tick time = summarize(s, run, 1).time_per_iteration;
+  ASSERT_FALSE(recorder.timeline.collectives.empty());
+  const auto replay_with_slow = [&](std::size_t which) {
+    Timeline t = recorder.timeline;
+    t.collectives[which].end += 50000;
+    return replay_on_measured(s, costs, t, nothing, 1, 0, 1).time_per_iteration;
+  };
+  EXPECT_EQ(replay_with_slow(0), time);
+  EXPECT_NE(replay_with_slow(recorder.timeline.collectives.size() - 1), time);
 }
 
 // What the split says of a schedule that misses: whose miss it is.

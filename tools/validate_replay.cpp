@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <functional>
 #include <map>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "cost_models/replayed.hpp"
@@ -40,11 +43,55 @@ bool steps_right_after(const Schedule& schedule, const CollectiveRecord& c) {
   return true;
 }
 
+// Measured times per key, those of the counted iterations where a key has any, else all.
+template <class Key, class Hash>
+class CountedFirst {
+ public:
+  void add(const Key& key, Tick t, bool counted) {
+    (counted ? counted_ : others_).push_back({key, t});
+    if (counted) keys_.insert(key);
+  }
+  std::vector<std::pair<Key, Tick>> kept() const {
+    std::vector<std::pair<Key, Tick>> out = counted_;
+    for (const auto& e : others_)
+      if (!keys_.count(e.first)) out.push_back(e);
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<Key, Tick>> counted_, others_;
+  std::unordered_set<Key, Hash> keys_;
+};
+
+struct PairHash {
+  std::size_t operator()(const std::pair<int, std::int64_t>& p) const {
+    return std::hash<std::uint64_t>()(static_cast<std::uint64_t>(p.second) * 1000003u + static_cast<std::uint32_t>(p.first));
+  }
+};
+
+// Each op's iteration, by (device, index): a micro-batch op's from its micro-batch, a stage
+// op's (GradSync, OptStep: the same Op once per iteration) from how many of it came before
+// on its device.
+std::vector<std::vector<int>> iterations_of_ops(const Schedule& schedule) {
+  std::vector<std::vector<int>> out(schedule.ops.size());
+  for (std::size_t d = 0; d < schedule.ops.size(); ++d) {
+    std::map<std::pair<int, int>, int> seen;  // (kind, stage x pipelines + pipeline) of stage ops
+    for (const Op& op : schedule.ops[d]) {
+      if (!is_stage_op(op.kind)) {
+        out[d].push_back(schedule.iteration_of(op.microbatch));
+        continue;
+      }
+      out[d].push_back(seen[{static_cast<int>(op.kind), op.stage * schedule.num_pipelines + op.pipeline}]++);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::pair<int, int>, Tick>> measured_hand_offs(const Schedule& schedule,
                                                                      const Timeline& measured,
-                                                                     const SharedHardware& hardware) {
+                                                                     const SharedHardware& hardware, int warmup) {
   // Each op's record, by (device, index).
   std::vector<std::vector<const OpRecord*>> record(static_cast<std::size_t>(schedule.num_devices));
   for (std::size_t d = 0; d < record.size(); ++d) record[d].assign(schedule.ops[d].size(), nullptr);
@@ -67,7 +114,7 @@ std::vector<std::pair<std::pair<int, int>, Tick>> measured_hand_offs(const Sched
     const int pool = pools[static_cast<std::size_t>(dst)];
     if (pool >= 0 && pool == pools[static_cast<std::size_t>(src)]) continue;  // a wait for a core, too
     const OpRecord* consumer = record[static_cast<std::size_t>(dst)][static_cast<std::size_t>(t->to.index)];
-    if (consumer == nullptr) continue;
+    if (consumer == nullptr || schedule.iteration_of(consumer->op.microbatch) < warmup) continue;
     const Tick device_free = t->to.index == 0 ? 0 : [&] {
       const OpRecord* prev = record[static_cast<std::size_t>(dst)][static_cast<std::size_t>(t->to.index - 1)];
       return prev == nullptr ? Tick{0} : prev->end;
@@ -80,22 +127,30 @@ std::vector<std::pair<std::pair<int, int>, Tick>> measured_hand_offs(const Sched
 
 Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, const Timeline& measured,
                           const SharedHardware& hardware, int warmup, Tick predicted_time, Tick measured_time) {
-  std::vector<std::pair<Op, Tick>> op_times;
+  // A micro-batch op at its own time; a stage op (OptStep, GradSync: the same Op in every
+  // iteration) at the mean over the counted iterations, or over all where none is counted
+  // (the first GradSync pays for fresh pages: gpt-small Chimera's took 68 ms, later ones 16 ms).
+  const std::vector<std::vector<int>> iteration = iterations_of_ops(schedule);
+  const auto counted = [&](const OpRef& ref) {
+    return iteration[static_cast<std::size_t>(ref.device)][static_cast<std::size_t>(ref.index)] >= warmup;
+  };
+  CountedFirst<Op, OpHash> op_times;
   for (const OpRecord& r : measured.ops)
-    if (is_compute(r.op.kind)) op_times.push_back({r.op, r.end - r.start});
-  const auto hand_offs = measured_hand_offs(schedule, measured, hardware);
+    if (is_compute(r.op.kind)) op_times.add(r.op, r.end - r.start, !is_stage_op(r.op.kind) || counted(r.ref));
+  const auto hand_offs = measured_hand_offs(schedule, measured, hardware, warmup);
   std::map<std::pair<int, int>, Tick> member_end;
   for (const OpRecord& r : measured.ops)
     if (r.op.kind == OpKind::GradSync) member_end[{r.ref.device, r.ref.index}] = r.end;
-  std::vector<std::pair<std::pair<int, std::int64_t>, Tick>> collectives;
+  CountedFirst<std::pair<int, std::int64_t>, PairHash> collectives;
   for (const CollectiveRecord& c : measured.collectives) {
+    PIPESIM_ASSERT(!c.participants.empty());
     Tick end = c.end;
     if (steps_right_after(schedule, c))
       for (const OpRef& m : c.participants)
         if (const auto it = member_end.find({m.device, m.index}); it != member_end.end()) end = std::max(end, it->second);
-    collectives.push_back({{static_cast<int>(c.participants.size()), c.bytes}, end - c.start});
+    collectives.add({static_cast<int>(c.participants.size()), c.bytes}, end - c.start, counted(c.participants.front()));
   }
-  const ReplayedCostModel replayed(costs, op_times, hand_offs, collectives);
+  const ReplayedCostModel replayed(costs, op_times.kept(), hand_offs, collectives.kept());
   // The same hardware, less what the measured times hold already: each core's speed, the
   // interference of the neighbours, and a time-sliced core's sharing (an op's wall time is
   // stretched by the others sharing its core). A queue's wait for a core is not in them.
@@ -110,9 +165,18 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
   Replay r;
   r.time_per_iteration = summarize(schedule, result, warmup).time_per_iteration;
   r.hand_offs = static_cast<int>(hand_offs.size());
-  double sum = 0;
-  for (const auto& h : hand_offs) sum += static_cast<double>(h.second);
-  if (!hand_offs.empty()) r.hand_off_mean = static_cast<Tick>(std::llround(sum / static_cast<double>(hand_offs.size())));
+  if (!hand_offs.empty()) {
+    std::vector<Tick> times;
+    double sum = 0;
+    for (const auto& h : hand_offs) {
+      times.push_back(h.second);
+      sum += static_cast<double>(h.second);
+    }
+    const auto middle = times.begin() + static_cast<std::ptrdiff_t>((times.size() - 1) / 2);
+    std::nth_element(times.begin(), middle, times.end());
+    r.hand_off_median = *middle;
+    r.hand_off_mean = static_cast<Tick>(std::llround(sum / static_cast<double>(times.size())));
+  }
   if (measured_time > 0) {
     const auto m = static_cast<double>(measured_time);
     r.simulator_part = (static_cast<double>(r.time_per_iteration) - m) / m;

@@ -4,13 +4,13 @@
 // and link times differ from the run's (re-profile, on a quieter machine), or the simulator
 // misses how the run went with those times (its dependencies, the sharing of cores, work
 // the run did outside its ops). The replay (cost_models/replayed.hpp) takes every compute op
-// at its measured mean, every link at its measured hand-off and every GradSync at the
-// measured mean of its size (from the last member's arrival to the last member's having the
-// sum back where each member's OptStep follows right after it, else to the sum's end), on
-// the same shared hardware
-// as the prediction less what the measured times hold already (each core's speed, the
-// interference curves, a time-sliced core's sharing; a queue's wait for a core is not in
-// them and stays); then
+// at its measured time (a stage op, the same Op in every iteration, at the mean of the
+// counted iterations'), every link at the median of its measured hand-offs and every
+// GradSync at the counted iterations' mean for its size (from the last member's arrival to
+// the last member's having the sum back where each member's OptStep follows right after it,
+// else to the sum's end), on the same shared hardware as the prediction less what the
+// measured times hold already (each core's speed, the interference curves, a time-sliced
+// core's sharing; a queue's wait for a core is not in them and stays); then
 //
 //   error = (predicted - measured) / measured
 //         = (predicted - replayed) / measured    the cost model's part
@@ -37,15 +37,18 @@ struct Replay {
   Tick time_per_iteration = 0;  // the simulator on the run's own times, the same window
   double simulator_part = 0;    // (replayed - measured) / measured
   double cost_part = 0;         // (predicted - replayed) / measured
-  int hand_offs = 0;            // messages whose hand-off was seen (and replayed)
-  Tick hand_off_mean = 0;       // their mean, 0 without any
+  int hand_offs = 0;            // messages of the counted iterations whose hand-off was seen
+  Tick hand_off_median = 0;     // their median (a link's is what the replay takes), 0 without any
+  Tick hand_off_mean = 0;       // their mean: above the median by the hand-offs the host stalled
 };
 
 // Each seen hand-off of `measured` as ((source device, destination device), time), links
-// between two devices of a pool of `hardware` with more devices than cores left out.
+// between two devices of a pool of `hardware` with more devices than cores left out, and
+// those of messages to an op of the first `warmup` iterations (the first messages of a run
+// wait for its threads to start and for fresh pages: 1-10 ms on the 2-vCPU VM).
 std::vector<std::pair<std::pair<int, int>, Tick>> measured_hand_offs(const Schedule& schedule,
                                                                      const Timeline& measured,
-                                                                     const SharedHardware& hardware);
+                                                                     const SharedHardware& hardware, int warmup = 0);
 
 // The replay of `schedule` on `measured` (a run of it) over `costs`, on `hardware` without its
 // device speeds, interference curves and time-slicing; `warmup` iterations left out as for

@@ -105,12 +105,13 @@ std::string kind_table(const std::vector<Validation>& all) {
 std::string replay_table(const std::vector<Validation>& all) {
   Table t;
   t.add_column("schedule", Table::Align::Left);
-  for (const char* c : {"replayed", "measured", "simulator's part", "cost model's part", "hand-offs seen", "their mean"})
+  for (const char* c : {"replayed", "measured", "simulator's part", "cost model's part", "hand-offs seen", "median", "mean"})
     t.add_column(c);
   for (const Validation& v : all) {
     const Replay& r = v.replay;
     t.add_row({v.schedule.name, format_duration(r.time_per_iteration), format_duration(v.measured.time_per_iteration),
                signed_percent(r.simulator_part), signed_percent(r.cost_part), std::to_string(r.hand_offs),
+               r.hand_offs > 0 ? format_duration(r.hand_off_median) : "-",
                r.hand_offs > 0 ? format_duration(r.hand_off_mean) : "-"});
   }
   return t.render();
@@ -166,6 +167,7 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
                  {"simulator_part", v.replay.simulator_part},
                  {"cost_model_part", v.replay.cost_part},
                  {"hand_offs", v.replay.hand_offs},
+                 {"hand_off_median_s", static_cast<double>(v.replay.hand_off_median) * 1e-9},
                  {"hand_off_mean_s", static_cast<double>(v.replay.hand_off_mean) * 1e-9}};
   j["makespan_error"] = r.makespan_error;
   j["bubble_ratio"] = {{"predicted", v.predicted.bubble_ratio}, {"measured", v.measured.bubble_ratio}};
