@@ -9,10 +9,10 @@
 //   compute op   the mean of the op's measured durations (a stage op, OptStep, repeats in
 //                every iteration with the same Op); an op not measured: the base model's
 //   transfer     the link's median measured hand-off (no occupancy: the hand-off is the whole
-//                of it; the median, as a message's typical time: one hand-off the host
-//                stalled for 2-10 ms, as the mean of a link's 20-30 on the 2-vCPU VM of
-//                docs/validation/cpu.md, lengthened every message of the replay by
-//                0.1-0.4 ms); a link without one: the base model's
+//                of it); a link without one: the base model's. The median, a message's
+//                typical time: as the mean, one hand-off the host stalled for 2-10 ms among
+//                a link's 20-30 lengthened every message of the replay by 0.1-0.4 ms
+//                (docs/validation/README.md, "Which hand-offs")
 //   allreduce    the mean of the measured collectives over as many participants and as many
 //                bytes; none such: the base model's
 //   bytes        the base model's (RetimedCostModel)

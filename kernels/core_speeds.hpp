@@ -1,7 +1,7 @@
 #pragma once
 // How fast each core runs the model's block passes now: the cores of one machine need not
 // be equal. On a VM one vCPU may share its physical core with the host's own work (on the
-// 2-vCPU KVM guest of docs/validation/cpu.md, core 0 ran gpt-small's block passes 22 % slower
+// 2-vCPU KVM guest of docs/validation/cpu-history.md, core 0 ran gpt-small's block passes 22 % slower
 // than core 1 for tens of minutes, three alternations in a row), and a hybrid CPU has fast and
 // slow cores by design. `pipesim validate` pins each device thread to a core and predicts it
 // at that core's speed (executor/shared_layout.hpp, sim/resources.hpp's device_slowdown).

@@ -73,7 +73,7 @@ bool optimizer_between_passes(double stage_pass_s, const ProfileOptions& o);
 // A stage's blocks as the profile times them by default: a stage of a `stages`-stage pipeline
 // (the layers / stages, rounded up; `pipesim profile`: 2), as many as keep their weights
 // and gradients within kStageGroupBytes, at least 1. Past that one block outgrows a core's
-// caches already (the effect is a core's L2: 1 MiB on the VM of docs/validation/cpu.md;
+// caches already (the effect is a core's L2: 1 MiB on the VM of docs/validation/cpu-history.md;
 // gpt-small's block alone holds 6.3 MB of weights and gradients).
 inline constexpr std::int64_t kStageGroupBytes = std::int64_t{64} << 20;
 int default_stage_blocks(const ModelSpec& model, int stages = 2);

@@ -18,7 +18,7 @@
 // Freed memory is kept for reuse (dirty_decay_ms:-1, muzzy_decay_ms:-1), as a training
 // framework's caching allocator keeps it: by default jemalloc hands freed pages back to the
 // system over ten seconds, starting at once, and the executor then faults them in again.
-// On the 2-vCPU VM of docs/validation/cpu.md, Chimera's gradient exchange (a 27 MB copy per
+// On the 2-vCPU VM of docs/validation/cpu-history.md, Chimera's gradient exchange (a 27 MB copy per
 // replica per iteration on gpt-small) waited 10-90 ms per sync for fresh pages, and its
 // iteration took 1.293 s instead of 1.201 s (prediction 1.163 s). The process's peak
 // resident memory is the same; it just does not shrink before the process ends.

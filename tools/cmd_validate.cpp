@@ -76,7 +76,7 @@ struct ValidateFlags : ExecutorFlags {
   // its last F or B (iteration_window), so the last warm-up iteration's GradSync and OPT run
   // inside the window, and the first GradSync pays for its buffers' fresh pages (gpt-small
   // Chimera: 68 ms against 16 ms after; with one warm-up iteration the simulator's part of the
-  // error was -2.1 / -2.6 %, with two -0.5 / -0.2 %, docs/validation/cpu.md).
+  // error was -2.1 / -2.6 %, with two -0.5 / -0.2 %, docs/validation/cpu-history.md).
   int warmup_iterations = 2;
   std::string trace;      // one schedule: predicted and measured in one Chrome trace
   std::string trace_dir;  // several: DIR/<schedule>.validate.trace.json

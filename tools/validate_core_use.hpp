@@ -5,7 +5,7 @@
 // (its messages' hand-offs and wake-ups, a GradSync's copies and sum) takes core time from
 // the other devices' ops there, and the run's cores compute less of the time than
 // predicted: 77-93 % against 99 % for AMDP gpt-tiny on the 2-vCPU VM of
-// docs/validation/cpu.md ("Where AMDP gpt-tiny's time goes"). Validate reports both and warns when they differ by more
+// docs/validation/cpu-history.md ("Where AMDP gpt-tiny's time goes"). Validate reports both and warns when they differ by more
 // than the tolerance, so that such an error is not read as the cost model's.
 #include <optional>
 #include <string>
