@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Summarises bench/cpu-validation-rounds.sh's JSON: one line per case and round (predicted,
 measured, error, inside the interval, the core-speed drift during the run, and where the
-JSON has it the error split: the simulator's part and the cost model's,
-docs/validation/README.md), then the counts within the tolerance and inside the interval,
+JSON has it the error split: the simulator's part and the cost model's, this one split into
+its op times and its links and collectives, docs/validation/README.md), then the counts within the tolerance and inside the interval,
 and the simulator's part within the tolerance.
 
     bench/cpu-validation-summary.py OUT
@@ -35,6 +35,8 @@ for rdir in sorted(glob.glob(os.path.join(out, "round*"))):
                 split += 1
                 sim_within += abs(r["simulator_part"]) <= tol
                 parts = f"  simulator {r['simulator_part']*100:+6.1f} %  cost model {r['cost_model_part']*100:+6.1f} %"
+                if "cost_model_ops_part" in r:  # its op times and its links and collectives
+                    parts += f" (ops {r['cost_model_ops_part']*100:+6.1f} %, comm {r['cost_model_comm_part']*100:+5.1f} %)"
             print(f"{os.path.basename(rdir)}  {model:9} {s['schedule']:8} predicted {s['predicted']['time_per_iteration_s']*1e3:9.2f} ms"
                   f"  measured {s['measured']['time_per_iteration_s']*1e3:9.2f} ms  error {err*100:+6.1f} %"
                   f"  {'inside' if s['inside_interval'] else 'outside'}  drift {drift*100:4.1f} %{parts}")

@@ -78,6 +78,8 @@ void expect_valid(const json& v, const std::string& schedule, int devices) {
   const json& replay = v["replay"];
   EXPECT_GT(replay["time_per_iteration_s"].get<double>(), 0);
   EXPECT_NEAR(replay["simulator_part"].get<double>() + replay["cost_model_part"].get<double>(), error, 1e-9);
+  EXPECT_NEAR(replay["cost_model_ops_part"].get<double>() + replay["cost_model_comm_part"].get<double>(),
+              replay["cost_model_part"].get<double>(), 1e-9);
   EXPECT_GE(replay["hand_offs"].get<int>(), 0);
   EXPECT_GE(replay["hand_off_median_s"].get<double>(), 0);
   EXPECT_GE(replay["hand_off_mean_s"].get<double>(), 0);
@@ -114,7 +116,7 @@ TEST(ValidateCli, TablesTraceAndReport) {
   EXPECT_THAT(r.out, HasSubstr("intervals: 200 simulations"));  // validate's default --samples
   EXPECT_THAT(r.out, HasSubstr("measured inside the predicted [p5, p95]: "));
   EXPECT_THAT(r.out, HasSubstr("error split (the simulator replayed on each run's own op times and hand-offs"));
-  EXPECT_THAT(r.out, HasSubstr("simulator's part  cost model's part  hand-offs seen"));
+  EXPECT_THAT(r.out, HasSubstr("simulator's part  cost model's part  op times  links, collectives  hand-offs seen"));
   EXPECT_THAT(r.out, HasSubstr("verdict: PASS (time per iteration within 400.00 %: 1 of 1)"));
   const json t = json::parse(slurp(trace));
   std::set<std::string> processes;
@@ -129,6 +131,7 @@ TEST(ValidateCli, TablesTraceAndReport) {
   EXPECT_THAT(html, HasSubstr("Weight versions: all"));
   EXPECT_THAT(html, HasSubstr("<h2>Prediction intervals</h2>"));
   EXPECT_THAT(html, HasSubstr("pipedream: replayed on the run&#39;s own op times and hand-offs"));
+  EXPECT_THAT(html, HasSubstr("(op times "));
 }
 
 TEST(ValidateCli, AProfileFileReplacesProfiling) {

@@ -212,6 +212,40 @@ TEST(ValidateReplay, AWarmUpGradSyncMovesNothing) {
   EXPECT_NE(replay_with_slow(recorder.timeline.collectives.size() - 1), time);
 }
 
+// The cost model's part splits at a replay with the run's ops and the cost model's links:
+// a model with other op times and slower links than the run's gets each its share.
+TEST(ValidateReplay, TheCostModelsPartSplitsIntoOpsAndLinks) {
+  const UniformCostModel run_costs = base_costs();
+  UniformCostConfig other;
+  other.stage = StageCosts{1300, 2500, 0};
+  other.optimizer = 500;
+  other.message_bytes = 4096;
+  other.link_latency = 900;
+  other.link_bandwidth = 4096e9 / 30;
+  const UniformCostModel model(other);
+  UniformCostConfig mixed = other;  // the run's op times, the model's links
+  mixed.stage = StageCosts{1000, 2000, 0};
+  const UniformCostModel ops_then_links(mixed);
+  const Schedule s = generated("1f1b", 2, 4, 3);
+  const SharedHardware nothing;
+  const auto time_of = [&](const CostModel& c, TimelineRecorder* recorder) {
+    Simulator simulator;
+    return summarize(s, simulator.run(s, c, recorder, nullptr, &nothing), 1).time_per_iteration;
+  };
+  TimelineRecorder recorder;
+  const Tick measured = time_of(run_costs, &recorder);
+  const Tick predicted = time_of(model, nullptr);
+  const Tick ops_only = time_of(ops_then_links, nullptr);
+  ASSERT_NE(predicted, ops_only);
+  ASSERT_NE(ops_only, measured);
+  const Replay r = replay_on_measured(s, model, recorder.timeline, nothing, 1, predicted, measured);
+  const auto m = static_cast<double>(measured);
+  EXPECT_EQ(r.time_per_iteration, measured);
+  EXPECT_DOUBLE_EQ(r.cost_ops_part, static_cast<double>(predicted - ops_only) / m);
+  EXPECT_DOUBLE_EQ(r.cost_comm_part, static_cast<double>(ops_only - measured) / m);
+  EXPECT_NEAR(r.cost_ops_part + r.cost_comm_part, r.cost_part, 1e-12);
+}
+
 // What the split says of a schedule that misses: whose miss it is.
 TEST(ValidateReplay, AdviceSaysWhoseMissItIs) {
   std::vector<Validation> all(3);
@@ -221,6 +255,8 @@ TEST(ValidateReplay, AdviceSaysWhoseMissItIs) {
   all[1].report.time_per_iteration_error = -0.2;
   all[1].replay.simulator_part = 0.013;
   all[1].replay.cost_part = -0.213;
+  all[1].replay.cost_ops_part = -0.2;
+  all[1].replay.cost_comm_part = -0.013;
   all[2].schedule.name = "chimera";  // the simulator's
   all[2].report.time_per_iteration_error = -0.09;
   all[2].replay.simulator_part = -0.07;
@@ -228,7 +264,8 @@ TEST(ValidateReplay, AdviceSaysWhoseMissItIs) {
   const std::string advice = replay_advice(all, 0.05);
   EXPECT_THAT(advice, testing::Not(testing::HasSubstr("1f1b")));
   EXPECT_THAT(advice, testing::HasSubstr("amdp: on the run's own times the simulator is within 1.30 %; the miss is the "
-                                         "cost model's (-21.30 %)"));
+                                         "cost model's (-21.30 %: op times -20.00 %, links and collectives -1.30 %): "
+                                         "the run's ops took other times"));
   EXPECT_THAT(advice, testing::HasSubstr("chimera: even on the run's own times the simulator is off by -7.00 %"));
   EXPECT_EQ(replay_advice({all[0]}, 0.05), "");
 }

@@ -186,7 +186,7 @@ summarize() {
 import csv, json, os, sys
 out = sys.argv[1]
 rows = list(csv.DictReader(open(os.path.join(out, "steps.tsv")), delimiter="\t"))
-head = ["step", "model", "schedule", "devices", "graphs", "error", "<=5 %", "in p5..p95", "simulator / cost model",
+head = ["step", "model", "schedule", "devices", "graphs", "error", "<=5 %", "in p5..p95", "simulator / cost model (ops, comm)",
         "versions", "measured/iter", "launch"]
 lines = []
 for r in rows:
@@ -207,6 +207,8 @@ for r in rows:
         split = j.get("replay")  # the error split (docs/validation/README.md)
         if split:
             cells[8] = "%+.1f / %+.1f %%" % (100 * split["simulator_part"], 100 * split["cost_model_part"])
+            if "cost_model_ops_part" in split:  # its op times, its links and collectives
+                cells[8] += " (%+.1f, %+.1f)" % (100 * split["cost_model_ops_part"], 100 * split["cost_model_comm_part"])
         cells[9] = "exact" if j.get("versions_match") else "MISMATCH"
         m = j.get("measured", {})
     else:  # pipesim run

@@ -160,10 +160,15 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
     pool.slowdown = SlowdownCurves{};
     if (!pool.queue) pool.cores = 0;
   }
-  Simulator simulator;
-  const SimResult result = simulator.run(schedule, replayed, nullptr, nullptr, &same);
+  const auto replay = [&](const CostModel& model) {
+    Simulator simulator;
+    return summarize(schedule, simulator.run(schedule, model, nullptr, nullptr, &same), warmup).time_per_iteration;
+  };
   Replay r;
-  r.time_per_iteration = summarize(schedule, result, warmup).time_per_iteration;
+  r.time_per_iteration = replay(replayed);
+  // The run's ops with the cost model's messages and collectives: which of the two the cost
+  // model's part is.
+  const Tick ops_only = replay(ReplayedCostModel(costs, op_times.kept(), {}, {}));
   r.hand_offs = static_cast<int>(hand_offs.size());
   if (!hand_offs.empty()) {
     std::vector<Tick> times;
@@ -181,6 +186,8 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
     const auto m = static_cast<double>(measured_time);
     r.simulator_part = (static_cast<double>(r.time_per_iteration) - m) / m;
     r.cost_part = (static_cast<double>(predicted_time) - static_cast<double>(r.time_per_iteration)) / m;
+    r.cost_ops_part = (static_cast<double>(predicted_time) - static_cast<double>(ops_only)) / m;
+    r.cost_comm_part = (static_cast<double>(ops_only) - static_cast<double>(r.time_per_iteration)) / m;
   }
   return r;
 }

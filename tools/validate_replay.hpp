@@ -16,6 +16,12 @@
 //         = (predicted - replayed) / measured    the cost model's part
 //         + (replayed - measured) / measured     the simulator's part
 //
+// and the cost model's part splits again, at a replay with the run's compute ops but the
+// cost model's messages and collectives (ops_only):
+//
+//   (predicted - replayed) / measured = (predicted - ops_only) / measured    its op times
+//                                     + (ops_only - replayed) / measured     its links and collectives
+//
 // A message's hand-off is seen where its consumer waited for it: the consumer's device had
 // ended its op before the message was sent, and no input of the consumer came later; from
 // the producer's end to the consumer's start. Where devices outnumber the cores they share
@@ -37,6 +43,10 @@ struct Replay {
   Tick time_per_iteration = 0;  // the simulator on the run's own times, the same window
   double simulator_part = 0;    // (replayed - measured) / measured
   double cost_part = 0;         // (predicted - replayed) / measured
+  // cost_part = cost_ops_part + cost_comm_part: the replay with the run's compute ops and the
+  // cost model's messages and collectives (ops_only) in between.
+  double cost_ops_part = 0;     // (predicted - ops_only) / measured: the profile's op times
+  double cost_comm_part = 0;    // (ops_only - replayed) / measured: its links and collectives
   int hand_offs = 0;            // messages of the counted iterations whose hand-off was seen
   Tick hand_off_median = 0;     // their median (a link's is what the replay takes), 0 without any
   Tick hand_off_mean = 0;       // their mean: above the median by the hand-offs the host stalled

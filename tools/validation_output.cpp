@@ -19,12 +19,17 @@ namespace {
 
 std::string signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
 
+// "op times -12.01 %, links and collectives -0.64 %": the cost model's part, split.
+std::string cost_parts(const Replay& r) {
+  return "op times " + signed_percent(r.cost_ops_part) + ", links and collectives " + signed_percent(r.cost_comm_part);
+}
+
 // The report's line of the error split.
 std::string replay_line(const Validation& v) {
   const Replay& r = v.replay;
   return v.schedule.name + ": replayed on the run's own op times and hand-offs, the simulator gives " +
          format_duration(r.time_per_iteration) + ": its part of the error " + signed_percent(r.simulator_part) +
-         ", the cost model's " + signed_percent(r.cost_part);
+         ", the cost model's " + signed_percent(r.cost_part) + " (" + cost_parts(r) + ")";
 }
 
 std::string versions_cell(const PredictionReport& r) {
@@ -105,12 +110,14 @@ std::string kind_table(const std::vector<Validation>& all) {
 std::string replay_table(const std::vector<Validation>& all) {
   Table t;
   t.add_column("schedule", Table::Align::Left);
-  for (const char* c : {"replayed", "measured", "simulator's part", "cost model's part", "hand-offs seen", "median", "mean"})
+  for (const char* c : {"replayed", "measured", "simulator's part", "cost model's part", "op times", "links, collectives",
+                        "hand-offs seen", "median", "mean"})
     t.add_column(c);
   for (const Validation& v : all) {
     const Replay& r = v.replay;
     t.add_row({v.schedule.name, format_duration(r.time_per_iteration), format_duration(v.measured.time_per_iteration),
-               signed_percent(r.simulator_part), signed_percent(r.cost_part), std::to_string(r.hand_offs),
+               signed_percent(r.simulator_part), signed_percent(r.cost_part), signed_percent(r.cost_ops_part),
+               signed_percent(r.cost_comm_part), std::to_string(r.hand_offs),
                r.hand_offs > 0 ? format_duration(r.hand_off_median) : "-",
                r.hand_offs > 0 ? format_duration(r.hand_off_mean) : "-"});
   }
@@ -124,9 +131,10 @@ std::string replay_advice(const std::vector<Validation>& all, double tolerance) 
     const Replay& r = v.replay;
     if (passes(r.simulator_part, tolerance))
       out += v.schedule.name + ": on the run's own times the simulator is within " + format_percent(std::abs(r.simulator_part)) +
-             "; the miss is the cost model's (" + signed_percent(r.cost_part) +
-             "): the run's ops and messages took other times than the profile's (a machine that moved, a profile "
-             "taken under load: see the op table and the warnings)\n";
+             "; the miss is the cost model's (" + signed_percent(r.cost_part) + ": " + cost_parts(r) +
+             "): the run's " + (std::abs(r.cost_ops_part) >= std::abs(r.cost_comm_part) ? "ops" : "messages and collectives") +
+             " took other times than the profile's (a machine that moved, a profile taken under load: see the op table "
+             "and the warnings)\n";
     else
       out += v.schedule.name + ": even on the run's own times the simulator is off by " + signed_percent(r.simulator_part) +
              ": how the run went (waiting, shared cores, work outside the ops) is not what the simulator models "
@@ -166,6 +174,8 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
   j["replay"] = {{"time_per_iteration_s", static_cast<double>(v.replay.time_per_iteration) * 1e-9},
                  {"simulator_part", v.replay.simulator_part},
                  {"cost_model_part", v.replay.cost_part},
+                 {"cost_model_ops_part", v.replay.cost_ops_part},
+                 {"cost_model_comm_part", v.replay.cost_comm_part},
                  {"hand_offs", v.replay.hand_offs},
                  {"hand_off_median_s", static_cast<double>(v.replay.hand_off_median) * 1e-9},
                  {"hand_off_mean_s", static_cast<double>(v.replay.hand_off_mean) * 1e-9}};
