@@ -28,6 +28,19 @@ UniformCostModel base_costs() {
   return UniformCostModel(c);
 }
 
+// A simulated run of `s` as validate would have measured it: its timeline, and its time per
+// iteration with one warm-up iteration.
+struct OwnRun {
+  Timeline timeline;
+  Tick time = 0;
+};
+OwnRun own_run(const Schedule& s, const CostModel& costs, const SharedHardware& hardware = SharedHardware{}) {
+  Simulator simulator;
+  TimelineRecorder recorder;
+  const SimResult run = simulator.run(s, costs, &recorder, nullptr, &hardware);
+  return {recorder.timeline, summarize(s, run, 1).time_per_iteration};
+}
+
 // Each measured op at the mean of its measurements, each link at the median of its
 // hand-offs; the rest from the base model.
 TEST(ReplayedCostModel, MeasuredMeansElseTheBase) {
@@ -58,15 +71,12 @@ TEST(ValidateReplay, TheSimulatorsOwnRunReplaysToItself) {
   for (const char* name : {"1f1b", "gpipe", "chimera"}) {
     SCOPED_TRACE(name);
     const Schedule s = generated(name, 2, 4, 3);
-    Simulator simulator;
-    TimelineRecorder recorder;
     const SharedHardware nothing;
-    const SimResult run = simulator.run(s, costs, &recorder, nullptr, &nothing);
-    const Tick time = summarize(s, run, 1).time_per_iteration;
-    const auto hand_offs = measured_hand_offs(s, recorder.timeline, nothing, 1);
+    const auto [timeline, time] = own_run(s, costs);
+    const auto hand_offs = measured_hand_offs(s, timeline, nothing, 1);
     ASSERT_FALSE(hand_offs.empty());
     for (const auto& h : hand_offs) EXPECT_EQ(h.second, 100);  // 30 occupancy + 70 latency
-    const Replay r = replay_on_measured(s, costs, recorder.timeline, nothing, 1, time + 50, time);
+    const Replay r = replay_on_measured(s, costs, timeline, nothing, 1, time + 50, time);
     EXPECT_EQ(r.time_per_iteration, time);
     EXPECT_EQ(r.simulator_part, 0.0);
     EXPECT_DOUBLE_EQ(r.cost_part, 50.0 / static_cast<double>(time));
@@ -89,11 +99,8 @@ TEST(ValidateReplay, SharedCoresReplayToThemselves) {
     hw.pools.push_back(pool);
     hw.device_slowdown = {1.0, 1.1, 1.0, 1.3};
     const Schedule s = generated("1f1b", 4, 8, 2);
-    Simulator simulator;
-    TimelineRecorder recorder;
-    const SimResult run = simulator.run(s, costs, &recorder, nullptr, &hw);
-    const Tick time = summarize(s, run, 1).time_per_iteration;
-    const Replay r = replay_on_measured(s, costs, recorder.timeline, hw, 1, time, time);
+    const auto [timeline, time] = own_run(s, costs, hw);
+    const Replay r = replay_on_measured(s, costs, timeline, hw, 1, time, time);
     EXPECT_EQ(r.hand_offs, 0);  // 4 devices on 2 cores: no hand-off can be told from a wait for a core
     EXPECT_EQ(r.time_per_iteration, time);
   }
@@ -142,17 +149,15 @@ TEST(ValidateReplay, HandOffsOnlyWhereTheConsumerWaited) {
 TEST(ValidateReplay, HandOffsOfTheCountedIterationsOnly) {
   const UniformCostModel costs = base_costs();
   const Schedule s = generated("1f1b", 2, 4, 3);
-  Simulator simulator;
-  TimelineRecorder recorder;
+  const Timeline t = own_run(s, costs).timeline;
   const SharedHardware nothing;
-  (void)simulator.run(s, costs, &recorder, nullptr, &nothing);
-  const std::size_t all = measured_hand_offs(s, recorder.timeline, nothing, 0).size();
-  const std::size_t two = measured_hand_offs(s, recorder.timeline, nothing, 1).size();
-  const std::size_t one = measured_hand_offs(s, recorder.timeline, nothing, 2).size();
+  const std::size_t all = measured_hand_offs(s, t, nothing, 0).size();
+  const std::size_t two = measured_hand_offs(s, t, nothing, 1).size();
+  const std::size_t one = measured_hand_offs(s, t, nothing, 2).size();
   EXPECT_GT(all, two);
   EXPECT_GT(two, one);
   EXPECT_GT(one, 0u);
-  EXPECT_TRUE(measured_hand_offs(s, recorder.timeline, nothing, 3).empty());
+  EXPECT_TRUE(measured_hand_offs(s, t, nothing, 3).empty());
 }
 
 // The run's own timeline with one record changed (its op shifted or lengthened on the record
@@ -177,15 +182,11 @@ Tick replay_changed(const Schedule& s, Timeline t, int device, const Op& op, int
 TEST(ValidateReplay, OneStallAndTheWarmUpMoveNothing) {
   const UniformCostModel costs = base_costs();
   const Schedule s = generated("1f1b", 2, 4, 3);
-  Simulator simulator;
-  TimelineRecorder recorder;
-  const SharedHardware nothing;
-  const SimResult run = simulator.run(s, costs, &recorder, nullptr, &nothing);
-  const Tick time = summarize(s, run, 1).time_per_iteration;
+  const auto [timeline, time] = own_run(s, costs);
   // Device 1's forward of micro-batch 8 (iteration 2) waits for device 0's.
-  EXPECT_EQ(replay_changed(s, recorder.timeline, 1, make_op(OpKind::F, 1, 8), 0, 5000, 0), time);
-  EXPECT_EQ(replay_changed(s, recorder.timeline, 0, opt_step(0), 0, 0, 20000), time);  // iteration 0's step
-  EXPECT_NE(replay_changed(s, recorder.timeline, 0, opt_step(0), 2, 0, 20000), time);  // iteration 2's
+  EXPECT_EQ(replay_changed(s, timeline, 1, make_op(OpKind::F, 1, 8), 0, 5000, 0), time);
+  EXPECT_EQ(replay_changed(s, timeline, 0, opt_step(0), 0, 0, 20000), time);  // iteration 0's step
+  EXPECT_NE(replay_changed(s, timeline, 0, opt_step(0), 2, 0, 20000), time);  // iteration 2's
 }
 
 // Likewise a warm-up iteration's slow gradient sum (the first pays for fresh pages).
@@ -197,19 +198,15 @@ TEST(ValidateReplay, AWarmUpGradSyncMovesNothing) {
   c.link_bandwidth = 1e12;
   const UniformCostModel costs(c);
   const Schedule s = generated("chimera", 2, 4, 3);
-  Simulator simulator;
-  TimelineRecorder recorder;
-  const SharedHardware nothing;
-  const SimResult run = simulator.run(s, costs, &recorder, nullptr, &nothing);
-  const Tick time = summarize(s, run, 1).time_per_iteration;
-  ASSERT_FALSE(recorder.timeline.collectives.empty());
+  const auto [timeline, time] = own_run(s, costs);
+  ASSERT_FALSE(timeline.collectives.empty());
   const auto replay_with_slow = [&](std::size_t which) {
-    Timeline t = recorder.timeline;
+    Timeline t = timeline;
     t.collectives[which].end += 50000;
-    return replay_on_measured(s, costs, t, nothing, 1, 0, 1).time_per_iteration;
+    return replay_on_measured(s, costs, t, SharedHardware{}, 1, 0, 1).time_per_iteration;
   };
   EXPECT_EQ(replay_with_slow(0), time);
-  EXPECT_NE(replay_with_slow(recorder.timeline.collectives.size() - 1), time);
+  EXPECT_NE(replay_with_slow(timeline.collectives.size() - 1), time);
 }
 
 // The cost model's part splits at a replay with the run's ops and the cost model's links:
@@ -227,18 +224,12 @@ TEST(ValidateReplay, TheCostModelsPartSplitsIntoOpsAndLinks) {
   mixed.stage = StageCosts{1000, 2000, 0};
   const UniformCostModel ops_then_links(mixed);
   const Schedule s = generated("1f1b", 2, 4, 3);
-  const SharedHardware nothing;
-  const auto time_of = [&](const CostModel& c, TimelineRecorder* recorder) {
-    Simulator simulator;
-    return summarize(s, simulator.run(s, c, recorder, nullptr, &nothing), 1).time_per_iteration;
-  };
-  TimelineRecorder recorder;
-  const Tick measured = time_of(run_costs, &recorder);
-  const Tick predicted = time_of(model, nullptr);
-  const Tick ops_only = time_of(ops_then_links, nullptr);
+  const auto [timeline, measured] = own_run(s, run_costs);
+  const Tick predicted = own_run(s, model).time;
+  const Tick ops_only = own_run(s, ops_then_links).time;
   ASSERT_NE(predicted, ops_only);
   ASSERT_NE(ops_only, measured);
-  const Replay r = replay_on_measured(s, model, recorder.timeline, nothing, 1, predicted, measured);
+  const Replay r = replay_on_measured(s, model, timeline, SharedHardware{}, 1, predicted, measured);
   const auto m = static_cast<double>(measured);
   EXPECT_EQ(r.time_per_iteration, measured);
   EXPECT_DOUBLE_EQ(r.cost_ops_part, static_cast<double>(predicted - ops_only) / m);
