@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -301,6 +302,42 @@ TEST(ValidateCli, CoreUseWhereDevicesOutnumberCores) {
   EXPECT_THAT(slurp(report), HasSubstr(line));  // and on the page, beside the error table
 }
 
+// --runs N: each schedule run N times, each against its prediction; a trace per run, a line
+// per schedule with the runs' spread, and every run counted in the verdict.
+TEST(ValidateCli, RunsRepeatEachSchedule) {
+  const std::string profile = quick_tiny_profile("validate_runs_profile.json");
+  ASSERT_FALSE(profile.empty());
+  const std::string dir = temp_path("validate_runs_traces");
+  std::filesystem::remove_all(dir);
+  const std::string common = "validate --schedule 1f1b -p 2 -m 2 --iterations 1 --warmup-iterations 1 --model gpt-tiny "
+                             "--cost " + profile + " --samples 20 --tolerance 400 --runs 2";
+  const Result text = run(common + " --trace-dir " + dir);
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_THAT(text.out, HasSubstr("1f1b #1 "));
+  EXPECT_THAT(text.out, HasSubstr("1f1b #2 "));
+  EXPECT_THAT(text.out, HasSubstr("runs:\n1f1b: 2 runs measured "));
+  EXPECT_THAT(text.out, HasSubstr("within 400.00 %: 2 of 2"));
+  EXPECT_THAT(text.out, HasSubstr("verdict: PASS (time per iteration within 400.00 %: 2 of 2)"));
+  for (const char* name : {"1f1b.run1.validate.trace.json", "1f1b.run2.validate.trace.json"})
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / name)) << name;
+  const Result r = run(common + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const json j = json_of(r);
+  ASSERT_EQ(j["schedules"].size(), 2u);
+  for (int k = 0; k < 2; ++k) {
+    expect_valid(j["schedules"][k], "1f1b", 2);
+    EXPECT_EQ(j["schedules"][k]["run"], k + 1);
+  }
+  ASSERT_EQ(j["runs"].size(), 1u);
+  const json& runs = j["runs"][0];
+  EXPECT_EQ(runs["schedule"], "1f1b");
+  EXPECT_EQ(runs["runs"], 2);
+  ASSERT_EQ(runs["measured_time_per_iteration_s"].size(), 2u);
+  const double a = runs["measured_time_per_iteration_s"][0], b = runs["measured_time_per_iteration_s"][1];
+  EXPECT_NEAR(runs["spread"].get<double>(), std::abs(a - b) / ((a + b) / 2), 1e-9);
+  EXPECT_EQ(runs["within_tolerance"], 2);
+}
+
 TEST(ValidateCli, BadInput) {
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --backend tpu"),
                                      "--backend: expected cpu or cuda, got 'tpu'");
@@ -308,7 +345,11 @@ TEST(ValidateCli, BadInput) {
   testing_cli::expect_one_line_error(run("validate --schedules 1f1b -p 2 -m 2 --trace x.json"),
                                      "--trace: with --schedules, use --trace-dir");
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --trace-dir d"),
-                                     "--trace-dir: needs --schedules (one schedule: --trace)");
+                                     "--trace-dir: needs --schedules or --runs (one schedule, one run: --trace)");
+  testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --runs 101"),
+                                     "--runs: expected 1 to 100 runs per schedule, got 101");
+  testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --runs 2 --trace x.json"),
+                                     "--trace: with --runs, use --trace-dir (a trace per run)");
   testing_cli::expect_one_line_error(run("validate --schedules 1f1b --schedule-file x.csv"),
                                      "--schedules: not with --schedule-file");
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --cost /nonexistent/p.json"),

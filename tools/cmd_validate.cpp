@@ -17,6 +17,10 @@
 // with a warning on stderr when either makes the comparison meaningless
 // (tools/validate_verdict.hpp).
 //
+// --runs N runs each schedule N times in a row, each against its own prediction (the cores
+// probed before and after each run): every run must pass, and a line per schedule gives how
+// far the runs spread from one another, the machine's own noise beside the tolerance.
+//
 // Exit code 1 (a Disagreement) when some weight version differs (the staleness would be wrong)
 // or some schedule's time per iteration is off by more than --tolerance (default 5 %): the
 // verdict FAIL; 2 for bad input; 0 otherwise.
@@ -65,6 +69,7 @@ namespace pipesim {
 namespace {
 
 constexpr int kMaxWarmupIterations = 1000;
+constexpr int kMaxRuns = 100;
 
 struct ValidateFlags : ExecutorFlags {
   std::string schedules;  // --schedules a,b (instead of --schedule)
@@ -78,6 +83,7 @@ struct ValidateFlags : ExecutorFlags {
   // Chimera: 68 ms against 16 ms after; with one warm-up iteration the simulator's part of the
   // error was -2.1 / -2.6 %, with two -0.5 / -0.2 %, docs/validation/cpu-history.md).
   int warmup_iterations = 2;
+  int runs = 1;           // --runs N: each schedule run N times in a row, each compared with its prediction
   std::string trace;      // one schedule: predicted and measured in one Chrome trace
   std::string trace_dir;  // several: DIR/<schedule>.validate.trace.json
   std::string report;
@@ -237,11 +243,18 @@ void add_validate_command(CLI::App& app) {
                   "Iterations run before the --iterations measured ones and not counted in the time per iteration, "
                   "predicted or measured (first-use allocations, cold caches, CUDA graph capture); with "
                   "--schedule-file, the file's first N iterations [default: 2; a schedule file: at most its iterations - 1]");
+  cmd->add_option("--runs", f->runs,
+                  "Run each schedule N times in a row, each run against its prediction (the core speeds probed before "
+                  "and after each): every run must pass, and the runs' spread says how much this machine moves from "
+                  "run to run")
+      ->capture_default_str();
   auto* trace = cmd->add_option("--trace", f->trace, "Write predicted and measured timelines as one Chrome trace");
-  cmd->add_option("--trace-dir", f->trace_dir, "With --schedules: one predicted+measured trace per schedule here")
+  cmd->add_option("--trace-dir", f->trace_dir,
+                  "With --schedules or --runs: one predicted+measured trace per schedule and run here")
       ->excludes(trace);
   cmd->add_option("--report", f->report, "Write a self-contained HTML page: error tables and both timelines");
-  cmd->add_flag("--json", f->json, "Print JSON (one object, or {\"schedules\": [...]}) instead of tables");
+  cmd->add_flag("--json", f->json,
+                "Print JSON (one object; with --schedules or --runs {\"schedules\": [...]}) instead of tables");
   add_sample_flags(*cmd, f->samples, kValidateSamples, false);  // the draws use --seed, as the weights do
   cmd->add_option("--core-sharing", f->core_sharing,
                   "cpu, more devices than cores: how the prediction shares them: auto (ops longer than four kernel "
@@ -265,8 +278,13 @@ void add_validate_command(CLI::App& app) {
     const Sampling sampling = *sampling_of(f->samples);
     const RunOptions options = make_run_options(*f, so->max_memory);  // checks --backend first
     const bool several = !f->schedules.empty();
+    if (f->runs < 1 || f->runs > kMaxRuns)
+      throw InputError("--runs: expected 1 to " + std::to_string(kMaxRuns) + " runs per schedule, got " + std::to_string(f->runs));
+    const bool repeated = f->runs > 1;
     if (several && !f->trace.empty()) throw InputError("--trace: with --schedules, use --trace-dir");
-    if (!several && !f->trace_dir.empty()) throw InputError("--trace-dir: needs --schedules (one schedule: --trace)");
+    if (repeated && !f->trace.empty()) throw InputError("--trace: with --runs, use --trace-dir (a trace per run)");
+    if (!several && !repeated && !f->trace_dir.empty())
+      throw InputError("--trace-dir: needs --schedules or --runs (one schedule, one run: --trace)");
     if (several && !so->file.empty()) throw InputError("--schedules: not with --schedule-file");
     const std::vector<std::string> names = several ? parse_schedule_list(f->schedules) : std::vector<std::string>{so->name};
     if (so->file.empty()) check_generator_flags(*cmd, names);
@@ -311,8 +329,11 @@ void add_validate_command(CLI::App& app) {
       std::filesystem::create_directories(f->trace_dir, ec);
       if (ec) throw InputError("--trace-dir: cannot create " + quote(f->trace_dir, 256) + ": " + ec.message());
       for (const Schedule& s : schedules)
-        traces.push_back(files.output("--trace-dir", (std::filesystem::path(f->trace_dir) /
-                                                      (file_stem(s.name) + ".validate.trace.json")).string()));
+        for (int run = 1; run <= f->runs; ++run)
+          traces.push_back(files.output(
+              "--trace-dir", (std::filesystem::path(f->trace_dir) /
+                              (file_stem(s.name) + (repeated ? ".run" + std::to_string(run) : std::string()) +
+                               ".validate.trace.json")).string()));
     } else if (!f->trace.empty()) {
       traces.push_back(files.output("--trace", f->trace));
     }
@@ -330,17 +351,23 @@ void add_validate_command(CLI::App& app) {
                                   : CoreSpeeds{};
     std::vector<Validation> all;
     for (std::size_t i = 0; i < schedules.size(); ++i) {
-      Schedule& s = schedules[i];
+      const Schedule& s = schedules[i];
       warn_if_oversubscribed(s);
-      if (!f->json) std::cerr << "pipesim: validating " << one_line(s.name) << " (" << s.total_ops() << " ops)\n";
-      all.push_back(validate_one(std::move(s), warmups[i], costs, options, model, *f, speeds));
-      // Again after the run: how far the machine moved while it ran; the next run's prediction.
-      const CoreSpeeds after = speeds.cores.empty()
-                                   ? CoreSpeeds{}
-                                   : measure_core_speeds(model, f->micro_batch_size, costs.config().profile, f->json);
-      finish_interval(all.back(), costs, sampling, after);
-      if (!after.cores.empty()) speeds = after;
-      if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
+      for (int run = 1; run <= f->runs; ++run) {
+        if (!f->json)
+          std::cerr << "pipesim: validating " << one_line(s.name)
+                    << (repeated ? ", run " + std::to_string(run) + " of " + std::to_string(f->runs) : std::string())
+                    << " (" << s.total_ops() << " ops)\n";
+        all.push_back(validate_one(s, warmups[i], costs, options, model, *f, speeds));
+        all.back().run = repeated ? run : 0;
+        // Again after the run: how far the machine moved while it ran; the next run's prediction.
+        const CoreSpeeds after = speeds.cores.empty()
+                                     ? CoreSpeeds{}
+                                     : measure_core_speeds(model, f->micro_batch_size, costs.config().profile, f->json);
+        finish_interval(all.back(), costs, sampling, after);
+        if (!after.cores.empty()) speeds = after;
+        if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
+      }
     }
     load.after = load_average();
     load.steal = steal_share(cpu_before, cpu_times());
@@ -349,12 +376,13 @@ void add_validate_command(CLI::App& app) {
     const std::optional<double> others = others_during(load);
     for (const std::string& w : validity_warnings(load, spread, f->tolerance()))
       std::cerr << "pipesim: warning: " << w << "\n";
+    for (const std::string& w : runs_warnings(all, f->tolerance())) std::cerr << "pipesim: warning: " << w << "\n";
     for (const Validation& v : all) {
-      if (const std::string w = drift_warning(one_line(v.schedule.name), v.speeds_before, v.speeds_after, f->tolerance());
+      if (const std::string w = drift_warning(one_line(validation_label(v)), v.speeds_before, v.speeds_after, f->tolerance());
           !w.empty())
         std::cerr << "pipesim: warning: " << w << "\n";
       if (v.core_use)
-        if (const std::string w = core_use_warning(one_line(v.schedule.name), *v.core_use, f->tolerance()); !w.empty())
+        if (const std::string w = core_use_warning(one_line(validation_label(v)), *v.core_use, f->tolerance()); !w.empty())
           std::cerr << "pipesim: warning: " << w << "\n";
     }
     const ValidationSettings settings{f->model, f->backend, f->optimizer, f->micro_batch_size, f->tolerance(), cost_label};
@@ -364,9 +392,10 @@ void add_validate_command(CLI::App& app) {
     const Tally verdict = tally(all);
     if (f->json) {
       nlohmann::ordered_json j;
-      if (several) {
+      if (several || repeated) {
         j["schedules"] = nlohmann::ordered_json::array();
         for (const Validation& v : all) j["schedules"].push_back(validation_json(v, settings));
+        if (repeated) j["runs"] = runs_json(all, f->tolerance());
       } else {
         j = validation_json(all.front(), settings);
       }
@@ -390,8 +419,9 @@ void add_validate_command(CLI::App& app) {
                 << "\nerror split (the simulator replayed on each run's own op times and hand-offs; "
                    "docs/validation/README.md):\n"
                 << replay_table(all) << replay_advice(all, f->tolerance()) << "\n";
+      if (repeated) std::cout << "runs:\n" << runs_lines(all, f->tolerance()) << "\n";
       for (const Validation& v : all)
-        if (v.core_use) std::cout << core_use_line(one_line(v.schedule.name), v.schedule.num_devices, *v.core_use) << "\n\n";
+        if (v.core_use) std::cout << core_use_line(one_line(validation_label(v)), v.schedule.num_devices, *v.core_use) << "\n\n";
       std::cout << verdict_text(verdict, f->tolerance(), versions_match);
       if (!f->trace.empty())
         std::cout << "\ntrace written to " << one_line(f->trace) << " (predicted and measured process groups)\n";

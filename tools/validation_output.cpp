@@ -27,7 +27,7 @@ std::string cost_parts(const Replay& r) {
 // The report's line of the error split.
 std::string replay_line(const Validation& v) {
   const Replay& r = v.replay;
-  return v.schedule.name + ": replayed on the run's own op times and hand-offs, the simulator gives " +
+  return validation_label(v) + ": replayed on the run's own op times and hand-offs, the simulator gives " +
          format_duration(r.time_per_iteration) + ": its part of the error " + signed_percent(r.simulator_part) +
          ", the cost model's " + signed_percent(r.cost_part) + " (" + cost_parts(r) + ")";
 }
@@ -40,6 +40,82 @@ std::string versions_cell(const PredictionReport& r) {
 }  // namespace
 
 // Which iterations the time per iteration covers (iteration_window, sim/metrics.hpp).
+std::string validation_label(const Validation& v) {
+  return v.run > 0 ? v.schedule.name + " #" + std::to_string(v.run) : v.schedule.name;
+}
+
+namespace {
+
+// The runs of each schedule run more than once, in order: (schedule name, its validations).
+std::vector<std::pair<std::string, std::vector<const Validation*>>> repeated_runs(const std::vector<Validation>& all) {
+  std::vector<std::pair<std::string, std::vector<const Validation*>>> out;
+  for (const Validation& v : all) {
+    if (v.run == 0) continue;
+    if (v.run == 1 || out.empty()) out.push_back({v.schedule.name, {}});
+    out.back().second.push_back(&v);
+  }
+  return out;
+}
+
+// (max - min) / median of the runs' measured time per iteration.
+double run_spread(const std::vector<const Validation*>& runs) {
+  std::vector<double> t;
+  for (const Validation* v : runs) t.push_back(static_cast<double>(v->measured.time_per_iteration));
+  std::sort(t.begin(), t.end());
+  const double median = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+  return median > 0 ? (t.back() - t.front()) / median : 0;
+}
+
+}  // namespace
+
+std::string runs_lines(const std::vector<Validation>& all, double tolerance) {
+  std::string out;
+  for (const auto& [name, runs] : repeated_runs(all)) {
+    std::string times, errors;
+    std::size_t within = 0;
+    for (const Validation* v : runs) {
+      times += (times.empty() ? "" : ", ") + format_duration(v->measured.time_per_iteration);
+      errors += (errors.empty() ? "" : ", ") + signed_percent(v->report.time_per_iteration_error);
+      within += v->pass;
+    }
+    out += one_line(name) + ": " + std::to_string(runs.size()) + " runs measured " + times + " per iteration (spread " +
+           format_percent(run_spread(runs)) + ", (max - min) / median); errors " + errors + "; within " +
+           format_percent(tolerance) + ": " + std::to_string(within) + " of " + std::to_string(runs.size()) + "\n";
+  }
+  return out;
+}
+
+std::vector<std::string> runs_warnings(const std::vector<Validation>& all, double tolerance) {
+  std::vector<std::string> out;
+  for (const auto& [name, runs] : repeated_runs(all))
+    if (const double spread = run_spread(runs); spread > tolerance)
+      out.push_back("the " + std::to_string(runs.size()) + " runs of " + one_line(name) + " spread " + format_percent(spread) +
+                    " from one another, more than the tolerance " + format_percent(tolerance) +
+                    ": on this machine now an error within it cannot be told from the runs' own noise");
+  return out;
+}
+
+nlohmann::ordered_json runs_json(const std::vector<Validation>& all, double tolerance) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& [name, runs] : repeated_runs(all)) {
+    auto times = nlohmann::ordered_json::array(), errors = nlohmann::ordered_json::array();
+    int within = 0;
+    for (const Validation* v : runs) {
+      times.push_back(static_cast<double>(v->measured.time_per_iteration) * 1e-9);
+      errors.push_back(v->report.time_per_iteration_error);
+      within += v->pass;
+    }
+    out.push_back({{"schedule", name},
+                   {"runs", runs.size()},
+                   {"measured_time_per_iteration_s", times},
+                   {"errors", errors},
+                   {"spread", run_spread(runs)},
+                   {"within_tolerance", within},
+                   {"tolerance", tolerance}});
+  }
+  return out;
+}
+
 std::string window_line(const Validation& v) {
   const int n = v.schedule.iterations;
   if (v.warmup == 0 && n == 1) return "time per iteration: the whole run (one iteration, no warm-up)";
@@ -57,7 +133,7 @@ std::string summary_table(const std::vector<Validation>& all) {
   t.add_column("weight versions", Table::Align::Left);
   t.add_column("verdict", Table::Align::Left);
   for (const Validation& v : all)
-    t.add_row({v.schedule.name, format_duration(v.predicted.time_per_iteration),
+    t.add_row({validation_label(v), format_duration(v.predicted.time_per_iteration),
                format_duration(v.measured.time_per_iteration), signed_percent(v.report.time_per_iteration_error),
                time_range(v.interval), v.inside ? "yes" : "no", format_percent(v.predicted.bubble_ratio),
                format_percent(v.interval.bubble_ratio.p10) + " .. " + format_percent(v.interval.bubble_ratio.p90),
@@ -76,7 +152,7 @@ Tally tally(const std::vector<Validation>& all) {
     t.inside += v.inside;
     if (v.pass) continue;
     ++t.failed;
-    t.failures += (t.failures.empty() ? "" : ", ") + one_line(v.schedule.name) + " " +
+    t.failures += (t.failures.empty() ? "" : ", ") + one_line(validation_label(v)) + " " +
                   signed_percent(v.report.time_per_iteration_error);
   }
   return t;
@@ -101,7 +177,7 @@ std::string kind_table(const std::vector<Validation>& all) {
   for (const char* c : {"ops", "predicted", "measured", "|error| median", "|error| p90", "bias"}) t.add_column(c);
   for (const Validation& v : all)
     for (const DurationError& e : v.report.per_kind)
-      t.add_row({v.schedule.name, std::string(op_kind_name(e.kind)), std::to_string(e.ops),
+      t.add_row({validation_label(v), std::string(op_kind_name(e.kind)), std::to_string(e.ops),
                  format_duration(e.predicted_median), format_duration(e.measured_median), format_percent(e.median),
                  format_percent(e.p90), signed_percent(e.signed_median)});
   return t.render();
@@ -115,7 +191,7 @@ std::string replay_table(const std::vector<Validation>& all) {
     t.add_column(c);
   for (const Validation& v : all) {
     const Replay& r = v.replay;
-    t.add_row({v.schedule.name, format_duration(r.time_per_iteration), format_duration(v.measured.time_per_iteration),
+    t.add_row({validation_label(v), format_duration(r.time_per_iteration), format_duration(v.measured.time_per_iteration),
                signed_percent(r.simulator_part), signed_percent(r.cost_part), signed_percent(r.cost_ops_part),
                signed_percent(r.cost_comm_part), std::to_string(r.hand_offs),
                r.hand_offs > 0 ? format_duration(r.hand_off_median) : "-",
@@ -130,13 +206,13 @@ std::string replay_advice(const std::vector<Validation>& all, double tolerance) 
     if (passes(v.report.time_per_iteration_error, tolerance)) continue;
     const Replay& r = v.replay;
     if (passes(r.simulator_part, tolerance))
-      out += v.schedule.name + ": on the run's own times the simulator is within " + format_percent(std::abs(r.simulator_part)) +
+      out += validation_label(v) + ": on the run's own times the simulator is within " + format_percent(std::abs(r.simulator_part)) +
              "; the miss is the cost model's (" + signed_percent(r.cost_part) + ": " + cost_parts(r) +
              "): the run's " + (std::abs(r.cost_ops_part) >= std::abs(r.cost_comm_part) ? "ops" : "messages and collectives") +
              " took other times than the profile's (a machine that moved, a profile taken under load: see the op table "
              "and the warnings)\n";
     else
-      out += v.schedule.name + ": even on the run's own times the simulator is off by " + signed_percent(r.simulator_part) +
+      out += validation_label(v) + ": even on the run's own times the simulator is off by " + signed_percent(r.simulator_part) +
              ": how the run went (waiting, shared cores, work outside the ops) is not what the simulator models "
              "(docs/validation/README.md)\n";
   }
@@ -147,6 +223,7 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
   const PredictionReport& r = v.report;
   nlohmann::ordered_json j;
   j["schedule"] = v.schedule.name;
+  if (v.run > 0) j["run"] = v.run;
   j["backend"] = f.backend;
   j["model"] = f.model;
   j["micro_batch_size"] = f.micro_batch_size;
@@ -202,7 +279,7 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
 
 void write_trace(OutputFile& file, const Validation& v, const std::string& cost_label) {
   TraceOptions options;
-  options.title = v.schedule.name + ": predicted and measured";
+  options.title = validation_label(v) + ": predicted and measured";
   options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", cost_label}};
   write_chrome_trace_groups(file.stream(),
                             {TraceGroup{"predicted", v.schedule, v.predicted_timeline},
@@ -211,7 +288,7 @@ void write_trace(OutputFile& file, const Validation& v, const std::string& cost_
   file.close();
 }
 
-void write_report(OutputFile& file, std::vector<Validation>& all, const ValidationSettings& f) {
+void write_report(OutputFile& file, const std::vector<Validation>& all, const ValidationSettings& f) {
   ReportOptions options;
   options.title = "pipesim validate: " + f.model + " on " + f.backend;
   options.settings = {{"model", f.model}, {"backend", f.backend}, {"micro-batch size", std::to_string(f.micro_batch_size)},
@@ -219,24 +296,34 @@ void write_report(OutputFile& file, std::vector<Validation>& all, const Validati
   options.generator = "pipesim " PIPESIM_VERSION;
   options.rank_runs = false;  // predicted and measured of one schedule: neither is "best"
   std::vector<NamedInterval> intervals;
-  for (const Validation& v : all) intervals.emplace_back(v.schedule.name, v.interval);
+  for (const Validation& v : all) intervals.emplace_back(validation_label(v), v.interval);
   options.intro_html = interval_report_html(intervals);
+  // The timelines' names on the page ("1f1b (predicted)"); the validations keep theirs.
+  std::vector<Metrics> named;
+  named.reserve(2 * all.size());
   std::vector<ReportRun> runs;
   for (std::size_t i = 0; i < all.size(); ++i) {
-    Validation& v = all[i];
-    options.intro_html += validation_html(v.report, v.schedule.name + ": predicted against measured",
-                                          "validation-" + std::to_string(i));
+    const Validation& v = all[i];
+    const std::string label = validation_label(v);
+    options.intro_html += validation_html(v.report, label + ": predicted against measured", "validation-" + std::to_string(i));
     options.intro_html += "<p class=\"note\">" + xml_escape(replay_line(v)) + "</p>\n";
     if (v.core_use) {  // more device threads than cores: the cores' time ops filled, each way
-      const std::string warning = core_use_warning(v.schedule.name, *v.core_use, f.tolerance);
+      const std::string warning = core_use_warning(label, *v.core_use, f.tolerance);
       options.intro_html += "<p class=\"" + std::string(warning.empty() ? "note" : "warn") + "\">" +
-                            xml_escape(core_use_line(v.schedule.name, v.schedule.num_devices, *v.core_use)) +
+                            xml_escape(core_use_line(label, v.schedule.num_devices, *v.core_use)) +
                             (warning.empty() ? "" : "<br>" + xml_escape(warning)) + "</p>\n";
     }
-    v.predicted.schedule = v.schedule.name + " (predicted)";
-    v.measured.schedule = v.schedule.name + " (measured)";
-    runs.push_back(ReportRun{v.schedule, v.predicted_timeline, v.predicted});
-    runs.push_back(ReportRun{v.schedule, v.measured_run.timeline, v.measured});
+    named.push_back(v.predicted);
+    named.back().schedule = label + " (predicted)";
+    runs.push_back(ReportRun{v.schedule, v.predicted_timeline, named.back()});
+    named.push_back(v.measured);
+    named.back().schedule = label + " (measured)";
+    runs.push_back(ReportRun{v.schedule, v.measured_run.timeline, named.back()});
+  }
+  if (const std::string lines = runs_lines(all, f.tolerance); !lines.empty()) {  // --runs: a line per schedule
+    std::string html = xml_escape(lines.substr(0, lines.size() - 1));
+    for (std::size_t at = html.find('\n'); at != std::string::npos; at = html.find('\n', at)) html.replace(at, 1, "<br>");
+    options.intro_html += "<p class=\"note\">" + html + "</p>\n";
   }
   write_html_report(file.stream(), runs, options);
   file.close();

@@ -23,9 +23,10 @@
 
 namespace pipesim {
 
-// One schedule, predicted and measured.
+// One schedule, predicted and measured (one run of it: with --runs N, N of these in a row).
 struct Validation {
   Schedule schedule;
+  int run = 0;      // --runs N > 1: which run of the schedule, 1..N; 0: its only one
   int warmup = 0;   // the schedule's first iterations, run but not counted (iteration_window)
   int counted = 1;  // the iterations the time per iteration is measured over
   Timeline predicted_timeline;
@@ -42,6 +43,19 @@ struct Validation {
   bool inside = false;  // the measured time per iteration inside the interval's [p5, p95]
   bool pass = false;    // its error within --tolerance
 };
+
+// How the outputs name a validation: its schedule, and "#k" for run k of several.
+std::string validation_label(const Validation& v);
+
+// With --runs N > 1, a line per schedule: each run's measured time per iteration and error,
+// how far the runs spread ((max - min) / median), how many are within `tolerance`; and the
+// warning when the spread is above the tolerance (the machine's own noise is larger than what
+// the verdict asks). Empty without repeated runs.
+std::string runs_lines(const std::vector<Validation>& all, double tolerance);
+std::vector<std::string> runs_warnings(const std::vector<Validation>& all, double tolerance);
+// {"schedule": ..., "runs": N, "measured_time_per_iteration_s": [...], "errors": [...], "spread": ...}
+// per schedule run more than once; an empty array otherwise.
+nlohmann::ordered_json runs_json(const std::vector<Validation>& all, double tolerance);
 
 // What the outputs name besides the validations: the command's settings.
 struct ValidationSettings {
@@ -81,6 +95,6 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
 // Predicted and measured in one Chrome trace; closes the file.
 void write_trace(OutputFile& file, const Validation& v, const std::string& cost_label);
 // The HTML page: the intervals, each schedule's error tables and both timelines; closes it.
-void write_report(OutputFile& file, std::vector<Validation>& all, const ValidationSettings& settings);
+void write_report(OutputFile& file, const std::vector<Validation>& all, const ValidationSettings& settings);
 
 }  // namespace pipesim
