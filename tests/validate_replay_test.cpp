@@ -258,6 +258,14 @@ TEST(ValidateReplay, AdviceSaysWhoseMissItIs) {
                                          "cost model's (-21.30 %: op times -20.00 %, links and collectives -1.30 %): "
                                          "the run's ops took other times"));
   EXPECT_THAT(advice, testing::HasSubstr("chimera: even on the run's own times the simulator is off by -7.00 %"));
+  EXPECT_THAT(advice, testing::Not(testing::HasSubstr("stalled")));
+  // Hand-offs whose mean is far above their median: the host stalled some.
+  all[2].replay.hand_offs = 100;
+  all[2].replay.hand_off_median = 78000;
+  all[2].replay.hand_off_mean = 208000;
+  EXPECT_THAT(replay_advice(all, 0.05),
+              testing::HasSubstr("; the hand-offs seen took 208.000 us on average against a median of 78.000 us: the host "
+                                 "stalled some, which the replay (each link at its median) leaves out"));
   EXPECT_EQ(replay_advice({all[0]}, 0.05), "");
 }
 

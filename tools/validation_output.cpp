@@ -200,6 +200,17 @@ std::string replay_table(const std::vector<Validation>& all) {
   return t.render();
 }
 
+namespace {
+
+// Whether the seen hand-offs' mean is well above their median (kStalledHandOffs times): some
+// took far longer than a message does, the host holding a thread (2-10 ms on the 2-vCPU VM).
+constexpr double kStalledHandOffs = 1.5;
+bool stalled_hand_offs(const Replay& r) {
+  return r.hand_offs > 0 && static_cast<double>(r.hand_off_mean) > kStalledHandOffs * static_cast<double>(r.hand_off_median);
+}
+
+}  // namespace
+
 std::string replay_advice(const std::vector<Validation>& all, double tolerance) {
   std::string out;
   for (const Validation& v : all) {
@@ -213,8 +224,12 @@ std::string replay_advice(const std::vector<Validation>& all, double tolerance) 
              "and the warnings)\n";
     else
       out += validation_label(v) + ": even on the run's own times the simulator is off by " + signed_percent(r.simulator_part) +
-             ": how the run went (waiting, shared cores, work outside the ops) is not what the simulator models "
-             "(docs/validation/README.md)\n";
+             ": how the run went (waiting, shared cores, work outside the ops) is not what the simulator models" +
+             (stalled_hand_offs(r) ? "; the hand-offs seen took " + format_duration(r.hand_off_mean) + " on average against a median of " +
+                                         format_duration(r.hand_off_median) +
+                                         ": the host stalled some, which the replay (each link at its median) leaves out"
+                                   : std::string()) +
+             " (docs/validation/README.md)\n";
   }
   return out;
 }
