@@ -1,11 +1,11 @@
 #include "cost_models/replayed.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <cstddef>
 #include <map>
+#include <utility>
 
 #include "core/error.hpp"
+#include "core/percentile.hpp"
 
 namespace pipesim {
 namespace {
@@ -23,7 +23,7 @@ void put_means(Map& out, const std::vector<std::pair<Key, Tick>>& times) {
     out[key] = static_cast<Tick>(std::llround(static_cast<double>(total) / static_cast<double>(counts[key])));
 }
 
-// The median of each key's times (the lower middle one of an even count) into `out`.
+// The lower median of each key's times (core/percentile.hpp) into `out`.
 template <class Map, class Key>
 void put_medians(Map& out, const std::vector<std::pair<Key, Tick>>& times) {
   std::map<Key, std::vector<Tick>> all;
@@ -31,11 +31,7 @@ void put_medians(Map& out, const std::vector<std::pair<Key, Tick>>& times) {
     PIPESIM_ASSERT(t >= 0);
     all[key].push_back(t);
   }
-  for (auto& [key, ts] : all) {
-    const auto middle = ts.begin() + static_cast<std::ptrdiff_t>((ts.size() - 1) / 2);
-    std::nth_element(ts.begin(), middle, ts.end());
-    out[key] = *middle;
-  }
+  for (auto& [key, ts] : all) out[key] = lower_median(std::move(ts));
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 #include <functional>
 #include <map>
 #include <unordered_set>
+#include <utility>
 
 #include "core/error.hpp"
+#include "core/percentile.hpp"
 #include "cost_models/replayed.hpp"
 #include "sim/engine.hpp"
 
@@ -177,10 +179,8 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
       times.push_back(h.second);
       sum += static_cast<double>(h.second);
     }
-    const auto middle = times.begin() + static_cast<std::ptrdiff_t>((times.size() - 1) / 2);
-    std::nth_element(times.begin(), middle, times.end());
-    r.hand_off_median = *middle;
     r.hand_off_mean = static_cast<Tick>(std::llround(sum / static_cast<double>(times.size())));
+    r.hand_off_median = lower_median(std::move(times));
   }
   if (measured_time > 0) {
     const auto m = static_cast<double>(measured_time);
