@@ -189,6 +189,17 @@ TEST(ValidateReplay, OneStallAndTheWarmUpMoveNothing) {
   EXPECT_NE(replay_changed(s, timeline, 0, opt_step(0), 2, 0, 20000), time);  // iteration 2's
 }
 
+// AMP steps after every backward, m times an iteration: the steps of the warm-up iteration
+// are its first m, not its first one.
+TEST(ValidateReplay, AmpsWarmUpStepsAreTheFirstIterations) {
+  const UniformCostModel costs = base_costs();
+  const Schedule s = generated("amp", 2, 4, 3);
+  const auto [timeline, time] = own_run(s, costs);
+  ASSERT_EQ(replay_on_measured(s, costs, timeline, SharedHardware{}, 1, 0, 1).time_per_iteration, time);
+  EXPECT_EQ(replay_changed(s, timeline, 0, opt_step(0), 3, 0, 20000), time);  // iteration 0's fourth step
+  EXPECT_NE(replay_changed(s, timeline, 0, opt_step(0), 4, 0, 20000), time);  // iteration 1's first
+}
+
 // Likewise a warm-up iteration's slow gradient sum (the first pays for fresh pages).
 TEST(ValidateReplay, AWarmUpGradSyncMovesNothing) {
   UniformCostConfig c;

@@ -72,18 +72,25 @@ struct PairHash {
 };
 
 // Each op's iteration, by (device, index): a micro-batch op's from its micro-batch, a stage
-// op's (GradSync, OptStep: the same Op once per iteration) from how many of it came before
-// on its device.
+// op's (GradSync, OptStep: the same Op each time) from where it comes among its device's
+// repeats of it, spread evenly over the iterations (once per iteration: the k-th is
+// iteration k; AMP's step after every backward, m per iteration: the k-th is k / m).
 std::vector<std::vector<int>> iterations_of_ops(const Schedule& schedule) {
   std::vector<std::vector<int>> out(schedule.ops.size());
   for (std::size_t d = 0; d < schedule.ops.size(); ++d) {
-    std::map<std::pair<int, int>, int> seen;  // (kind, stage x pipelines + pipeline) of stage ops
+    const auto key = [&](const Op& op) {
+      return std::make_pair(static_cast<int>(op.kind), op.stage * schedule.num_pipelines + op.pipeline);
+    };
+    std::map<std::pair<int, int>, std::int64_t> total, seen;  // per stage op (kind, replica)
+    for (const Op& op : schedule.ops[d])
+      if (is_stage_op(op.kind)) ++total[key(op)];
     for (const Op& op : schedule.ops[d]) {
       if (!is_stage_op(op.kind)) {
         out[d].push_back(schedule.iteration_of(op.microbatch));
         continue;
       }
-      out[d].push_back(seen[{static_cast<int>(op.kind), op.stage * schedule.num_pipelines + op.pipeline}]++);
+      const auto k = key(op);
+      out[d].push_back(static_cast<int>(seen[k]++ * schedule.iterations / total[k]));
     }
   }
   return out;
