@@ -419,7 +419,11 @@ void add_validate_command(CLI::App& app) {
                 << "\nerror split (the simulator replayed on each run's own op times and hand-offs; "
                    "docs/validation/README.md):\n"
                 << replay_table(all) << replay_advice(all, f->tolerance()) << "\n";
-      if (repeated) std::cout << "runs:\n" << runs_lines(all, f->tolerance()) << "\n";
+      if (repeated) {
+        std::cout << "runs:\n";
+        for (const std::string& line : runs_lines(all, f->tolerance())) std::cout << line << "\n";
+        std::cout << "\n";
+      }
       for (const Validation& v : all)
         if (v.core_use) std::cout << core_use_line(one_line(validation_label(v)), v.schedule.num_devices, *v.core_use) << "\n\n";
       std::cout << verdict_text(verdict, f->tolerance(), versions_match);

@@ -1,7 +1,9 @@
 #include "tools/validation_output.hpp"
 
+#include <algorithm>
 #include <cmath>
 
+#include "core/percentile.hpp"
 #include "schedules/op_text.hpp"
 #include "tools/report.hpp"
 #include "tools/run_flags.hpp"
@@ -39,83 +41,87 @@ std::string versions_cell(const PredictionReport& r) {
 
 }  // namespace
 
-// Which iterations the time per iteration covers (iteration_window, sim/metrics.hpp).
 std::string validation_label(const Validation& v) {
   return v.run > 0 ? v.schedule.name + " #" + std::to_string(v.run) : v.schedule.name;
 }
 
 namespace {
 
-// The runs of each schedule run more than once, in order: (schedule name, its validations).
-std::vector<std::pair<std::string, std::vector<const Validation*>>> repeated_runs(const std::vector<Validation>& all) {
-  std::vector<std::pair<std::string, std::vector<const Validation*>>> out;
+// One schedule run more than once (--runs): its runs in order, how far their measured times
+// per iteration spread ((max - min) / median) and how many passed.
+struct RepeatedRuns {
+  std::string name;
+  std::vector<const Validation*> runs;
+  double spread = 0;
+  int within = 0;
+};
+
+std::vector<RepeatedRuns> repeated_runs(const std::vector<Validation>& all) {
+  std::vector<RepeatedRuns> out;
   for (const Validation& v : all) {
     if (v.run == 0) continue;
     if (v.run == 1 || out.empty()) out.push_back({v.schedule.name, {}});
-    out.back().second.push_back(&v);
+    out.back().runs.push_back(&v);
+    out.back().within += v.pass;
+  }
+  for (RepeatedRuns& r : out) {
+    std::vector<double> t;
+    for (const Validation* v : r.runs) t.push_back(static_cast<double>(v->measured.time_per_iteration));
+    std::sort(t.begin(), t.end());
+    const double median = percentile(t, 0.5);
+    r.spread = median > 0 ? (t.back() - t.front()) / median : 0;
   }
   return out;
 }
 
-// (max - min) / median of the runs' measured time per iteration.
-double run_spread(const std::vector<const Validation*>& runs) {
-  std::vector<double> t;
-  for (const Validation* v : runs) t.push_back(static_cast<double>(v->measured.time_per_iteration));
-  std::sort(t.begin(), t.end());
-  const double median = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
-  return median > 0 ? (t.back() - t.front()) / median : 0;
-}
-
 }  // namespace
 
-std::string runs_lines(const std::vector<Validation>& all, double tolerance) {
-  std::string out;
-  for (const auto& [name, runs] : repeated_runs(all)) {
+std::vector<std::string> runs_lines(const std::vector<Validation>& all, double tolerance) {
+  std::vector<std::string> out;
+  for (const RepeatedRuns& r : repeated_runs(all)) {
     std::string times, errors;
-    std::size_t within = 0;
-    for (const Validation* v : runs) {
+    for (const Validation* v : r.runs) {
       times += (times.empty() ? "" : ", ") + format_duration(v->measured.time_per_iteration);
       errors += (errors.empty() ? "" : ", ") + signed_percent(v->report.time_per_iteration_error);
-      within += v->pass;
     }
-    out += one_line(name) + ": " + std::to_string(runs.size()) + " runs measured " + times + " per iteration (spread " +
-           format_percent(run_spread(runs)) + ", (max - min) / median); errors " + errors + "; within " +
-           format_percent(tolerance) + ": " + std::to_string(within) + " of " + std::to_string(runs.size()) + "\n";
+    out.push_back(one_line(r.name) + ": " + std::to_string(r.runs.size()) + " runs measured " + times +
+                  " per iteration (spread " + format_percent(r.spread) + ", (max - min) / median); errors " + errors +
+                  "; within " + format_percent(tolerance) + ": " + std::to_string(r.within) + " of " +
+                  std::to_string(r.runs.size()));
   }
   return out;
 }
 
 std::vector<std::string> runs_warnings(const std::vector<Validation>& all, double tolerance) {
   std::vector<std::string> out;
-  for (const auto& [name, runs] : repeated_runs(all))
-    if (const double spread = run_spread(runs); spread > tolerance)
-      out.push_back("the " + std::to_string(runs.size()) + " runs of " + one_line(name) + " spread " + format_percent(spread) +
-                    " from one another, more than the tolerance " + format_percent(tolerance) +
+  for (const RepeatedRuns& r : repeated_runs(all))
+    if (r.spread > tolerance)
+      out.push_back("the " + std::to_string(r.runs.size()) + " runs of " + one_line(r.name) + " spread " +
+                    format_percent(r.spread) + " from one another, more than the tolerance " + format_percent(tolerance) +
                     ": on this machine now an error within it cannot be told from the runs' own noise");
   return out;
 }
 
 nlohmann::ordered_json runs_json(const std::vector<Validation>& all, double tolerance) {
   auto out = nlohmann::ordered_json::array();
-  for (const auto& [name, runs] : repeated_runs(all)) {
+  for (const RepeatedRuns& r : repeated_runs(all)) {
     auto times = nlohmann::ordered_json::array(), errors = nlohmann::ordered_json::array();
-    int within = 0;
-    for (const Validation* v : runs) {
+    for (const Validation* v : r.runs) {
       times.push_back(static_cast<double>(v->measured.time_per_iteration) * 1e-9);
       errors.push_back(v->report.time_per_iteration_error);
-      within += v->pass;
     }
-    out.push_back({{"schedule", name},
-                   {"runs", runs.size()},
+    out.push_back({{"schedule", r.name},
+                   {"runs", r.runs.size()},
                    {"measured_time_per_iteration_s", times},
                    {"errors", errors},
-                   {"spread", run_spread(runs)},
-                   {"within_tolerance", within},
+                   {"spread", r.spread},
+                   {"within_tolerance", r.within},
                    {"tolerance", tolerance}});
   }
   return out;
 }
 
+// Which iterations the time per iteration covers (iteration_window, sim/metrics.hpp).
 std::string window_line(const Validation& v) {
   const int n = v.schedule.iterations;
   if (v.warmup == 0 && n == 1) return "time per iteration: the whole run (one iteration, no warm-up)";
@@ -335,9 +341,9 @@ void write_report(OutputFile& file, const std::vector<Validation>& all, const Va
     named.back().schedule = label + " (measured)";
     runs.push_back(ReportRun{v.schedule, v.measured_run.timeline, named.back()});
   }
-  if (const std::string lines = runs_lines(all, f.tolerance); !lines.empty()) {  // --runs: a line per schedule
-    std::string html = xml_escape(lines.substr(0, lines.size() - 1));
-    for (std::size_t at = html.find('\n'); at != std::string::npos; at = html.find('\n', at)) html.replace(at, 1, "<br>");
+  if (const std::vector<std::string> lines = runs_lines(all, f.tolerance); !lines.empty()) {  // --runs
+    std::string html;
+    for (const std::string& line : lines) html += (html.empty() ? "" : "<br>") + xml_escape(line);
     options.intro_html += "<p class=\"note\">" + html + "</p>\n";
   }
   write_html_report(file.stream(), runs, options);

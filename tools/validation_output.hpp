@@ -50,8 +50,8 @@ std::string validation_label(const Validation& v);
 // With --runs N > 1, a line per schedule: each run's measured time per iteration and error,
 // how far the runs spread ((max - min) / median), how many are within `tolerance`; and the
 // warning when the spread is above the tolerance (the machine's own noise is larger than what
-// the verdict asks). Empty without repeated runs.
-std::string runs_lines(const std::vector<Validation>& all, double tolerance);
+// the verdict asks). None without repeated runs.
+std::vector<std::string> runs_lines(const std::vector<Validation>& all, double tolerance);
 std::vector<std::string> runs_warnings(const std::vector<Validation>& all, double tolerance);
 // {"schedule": ..., "runs": N, "measured_time_per_iteration_s": [...], "errors": [...], "spread": ...}
 // per schedule run more than once; an empty array otherwise.
