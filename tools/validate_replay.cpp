@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <functional>
 #include <map>
+#include <set>
 #include <unordered_set>
 #include <utility>
 
@@ -46,7 +46,8 @@ bool steps_right_after(const Schedule& schedule, const CollectiveRecord& c) {
 }
 
 // Measured times per key, those of the counted iterations where a key has any, else all.
-template <class Key, class Hash>
+// `KeySet`: a set of keys (std::set, or std::unordered_set with a hash).
+template <class Key, class KeySet>
 class CountedFirst {
  public:
   void add(const Key& key, Tick t, bool counted) {
@@ -62,13 +63,7 @@ class CountedFirst {
 
  private:
   std::vector<std::pair<Key, Tick>> counted_, others_;
-  std::unordered_set<Key, Hash> keys_;
-};
-
-struct PairHash {
-  std::size_t operator()(const std::pair<int, std::int64_t>& p) const {
-    return std::hash<std::uint64_t>()(static_cast<std::uint64_t>(p.second) * 1000003u + static_cast<std::uint32_t>(p.first));
-  }
+  KeySet keys_;
 };
 
 // Each op's iteration, by (device, index): a micro-batch op's from its micro-batch, a stage
@@ -143,14 +138,14 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
   const auto counted = [&](const OpRef& ref) {
     return iteration[static_cast<std::size_t>(ref.device)][static_cast<std::size_t>(ref.index)] >= warmup;
   };
-  CountedFirst<Op, OpHash> op_times;
+  CountedFirst<Op, std::unordered_set<Op, OpHash>> op_times;
   for (const OpRecord& r : measured.ops)
     if (is_compute(r.op.kind)) op_times.add(r.op, r.end - r.start, !is_stage_op(r.op.kind) || counted(r.ref));
   const auto hand_offs = measured_hand_offs(schedule, measured, hardware, warmup);
   std::map<std::pair<int, int>, Tick> member_end;
   for (const OpRecord& r : measured.ops)
     if (r.op.kind == OpKind::GradSync) member_end[{r.ref.device, r.ref.index}] = r.end;
-  CountedFirst<std::pair<int, std::int64_t>, PairHash> collectives;
+  CountedFirst<std::pair<int, std::int64_t>, std::set<std::pair<int, std::int64_t>>> collectives;
   for (const CollectiveRecord& c : measured.collectives) {
     PIPESIM_ASSERT(!c.participants.empty());
     Tick end = c.end;
