@@ -50,6 +50,11 @@ void SharedHardware::check(int devices) const {
           throw InputError("shared hardware: pool " + std::to_string(p) + "'s slowdown for " +
                            std::string(op_kind_name(static_cast<OpKind>(k))) + " holds " + std::to_string(s) +
                            "; expected a finite factor >= 0.1");
+    for (int k = 0; k < kNumOpKinds; ++k)
+      if (const double s = pool.turn_slowdown[static_cast<std::size_t>(k)]; !(s >= 0.1) || !std::isfinite(s))
+        throw InputError("shared hardware: pool " + std::to_string(p) + "'s turn slowdown for " +
+                         std::string(op_kind_name(static_cast<OpKind>(k))) + " is " + std::to_string(s) +
+                         "; expected a finite factor >= 0.1");
   }
   if (!device_slowdown.empty() && device_slowdown.size() != static_cast<std::size_t>(devices))
     throw InputError("shared hardware: " + std::to_string(device_slowdown.size()) + " devices have a speed, the schedule has " +

@@ -10,7 +10,10 @@
 //             cores 0: no limit), or queues for a core of its own (queue), and takes
 //             slowdown[kind][j] times as long, j other members running (a measured
 //             interference curve: memory bandwidth, caches, a GPU's launch path; past the
-//             curve's end its last value holds).
+//             curve's end its last value holds). With more members than cores, each op
+//             takes turn_slowdown[kind] times as long as well: its core alternates between
+//             devices, each with its own weights and activations through the core's caches
+//             (the profiler's shared-core turns, docs/profile-format.md).
 //   nodes     devices on the same node talk over their own links as today; a transfer between
 //             two nodes goes through the sender node's NICs and the receiver node's NICs,
 //             which every transfer leaving (entering) the node shares, max-min fair, each
@@ -36,6 +39,13 @@ namespace pipesim {
 
 // Per op kind, a slowdown curve: slowdown[kind][j] with j other pool members busy.
 using SlowdownCurves = std::array<std::vector<double>, kNumOpKinds>;
+// Per op kind, one factor.
+using KindFactors = std::array<double, kNumOpKinds>;
+constexpr KindFactors kNoSlowdown = [] {
+  KindFactors ones{};
+  for (double& f : ones) f = 1;
+  return ones;
+}();
 
 struct ComputePool {
   std::vector<int> devices;  // each device in at most one pool
@@ -49,6 +59,11 @@ struct ComputePool {
   // Interference: slowdown[kind][j] with j other members busy; slowdown[kind][0] is 1. An
   // empty curve: no interference for that kind.
   SlowdownCurves slowdown{};
+  // More members than cores (cores > 0): a member's op takes turn_slowdown[kind] times its
+  // work, on top of the above (its core last ran another device's op: that device's weights
+  // and activations went through the core's caches). 1: as alone.
+  KindFactors turn_slowdown = kNoSlowdown;
+  bool takes_turns() const { return cores > 0 && static_cast<double>(devices.size()) > cores; }
 };
 
 // Pools of `size` consecutive devices each of 0 .. devices - 1 (the last may hold fewer), each
@@ -67,8 +82,8 @@ struct SharedHardware {
   // path (same times: tests/sharing_test.cpp checks that, byte for byte).
   bool shares_nothing() const;
   // The engine's table for `devices` devices; throws InputError naming what is wrong (a
-  // device out of range or in two pools, cores < 0, a slowdown below 0.1 or not finite,
-  // nics_per_node < 1, overlap_slowdown < 1, a node or speed table of the wrong length, a
+  // device out of range or in two pools, cores < 0, a slowdown or turn slowdown below 0.1 or not
+  // finite, nics_per_node < 1, overlap_slowdown < 1, a node or speed table of the wrong length, a
   // device slowdown below 0.1 or not finite).
   void check(int devices) const;
 };

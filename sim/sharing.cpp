@@ -105,13 +105,17 @@ std::uint32_t Sharing::add(Activity a) {
 std::uint32_t Sharing::start_compute(int device, OpKind kind, Tick work, Tick now, std::uint32_t payload) {
   PIPESIM_ASSERT(shares_compute(device) && computing_[static_cast<std::size_t>(device)] < 0);
   Activity a;
-  // On a slower core the op's own work takes longer; sharing rates apply to that.
+  a.pool = pool_of_[static_cast<std::size_t>(device)];
+  // On a slower core, or a core that alternates between devices, the op's own work takes
+  // longer; sharing rates apply to that.
   a.remaining = static_cast<double>(work) *
                 (hw_.device_slowdown.empty() ? 1.0 : hw_.device_slowdown[static_cast<std::size_t>(device)]);
+  if (a.pool >= 0)
+    if (const ComputePool& pool = hw_.pools[static_cast<std::size_t>(a.pool)]; pool.takes_turns())
+      a.remaining *= pool.turn_slowdown[static_cast<std::size_t>(kind)];
   a.since = now;
   a.kind = Kind::Compute;
   a.op_kind = kind;
-  a.pool = pool_of_[static_cast<std::size_t>(device)];
   a.device = device;
   a.payload = payload;
   a.running_since = now;

@@ -5,6 +5,8 @@
 // push; every start and finish changes the rates of the activities it shares something
 // with, and Sharing says which of them now end at another time.
 //
+//   start(a)                    a compute op's work: its duration alone x its device's
+//                               slowdown x its pool's turn slowdown (more members than cores)
 //   start(a) / finish(a)        the affected activities: those in a's pool, the transfers
 //     |                         touching a's device (overlap), every NIC flow (max-min)
 //     v

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -155,6 +156,48 @@ TEST(Sharing, AQueuedPoolRunsOpsAtFullSpeedOnCoresOfTheirOwnInArrivalOrder) {
   EXPECT_EQ(end[0], 1500);
   EXPECT_EQ(end[1], 1500);
   EXPECT_EQ(end[2], 2500);  // alone from 1500
+}
+
+// A core that alternates between devices: with more members than cores each op takes its
+// kind's turn slowdown times its work, queued or time-sliced, on top of the rest; with as
+// many cores as members (each thread on a core of its own) the factor does not apply.
+TEST(Sharing, ATurnSlowdownLengthensOpsOnlyWhereMembersOutnumberTheCores) {
+  const auto ends = [](SharedHardware hw, int devices) {
+    TimelineRecorder rec;
+    simulate(independent_forwards(devices), UniformCostModel(ns_costs(1000, 2000)), &rec, nullptr, &hw);
+    std::map<std::pair<int, OpKind>, Tick> end;
+    for (const OpRecord& o : rec.timeline.ops) end[{o.ref.device, o.op.kind}] = o.end;
+    return end;
+  };
+  SharedHardware queued = pool_of(3, 2);
+  queued.pools[0].queue = true;
+  queued.pools[0].turn_slowdown[static_cast<std::size_t>(OpKind::F)] = 1.25;
+  queued.pools[0].turn_slowdown[static_cast<std::size_t>(OpKind::B)] = 1.5;
+  auto end = ends(queued, 3);
+  // F of 1250 on devices 0 and 1 from 0; device 2's F, queued first, gets the core device
+  // 0's F frees at 1250, and device 0's B (3000) the one device 1's frees.
+  EXPECT_EQ((end[{0, OpKind::F}]), 1250);
+  EXPECT_EQ((end[{1, OpKind::F}]), 1250);
+  EXPECT_EQ((end[{2, OpKind::F}]), 2500);
+  EXPECT_EQ((end[{0, OpKind::B}]), 1250 + 3000);
+  // Time-sliced: three F of 1250 on 2 cores, each at 2/3 speed, end together.
+  SharedHardware sliced = queued;
+  sliced.pools[0].queue = false;
+  end = ends(sliced, 3);
+  EXPECT_EQ((end[{0, OpKind::F}]), 1875);
+  EXPECT_EQ((end[{2, OpKind::F}]), 1875);
+  // Two members on two cores: a core each, no turns.
+  SharedHardware own = pool_of(2, 2);
+  own.pools[0].queue = true;
+  own.pools[0].turn_slowdown = queued.pools[0].turn_slowdown;
+  end = ends(own, 2);
+  EXPECT_EQ((end[{0, OpKind::F}]), 1000);
+  EXPECT_EQ((end[{1, OpKind::B}]), 3000);
+  // No core limit (a GPU's own SM partitions): no turns either.
+  SharedHardware unlimited = pool_of(3, 0);
+  unlimited.pools[0].turn_slowdown = queued.pools[0].turn_slowdown;
+  end = ends(unlimited, 3);
+  EXPECT_EQ((end[{2, OpKind::F}]), 1000);
 }
 
 TEST(Sharing, RemainingWorkCarriesOverWhenAnOpLeaves) {
@@ -456,6 +499,9 @@ TEST(Sharing, ABrokenDescriptionIsAnInputError) {
   SharedHardware curve = pool_of(2, 0);
   curve.pools[0].slowdown[0] = {1.0, 0.0};
   EXPECT_THAT(message(curve), HasSubstr("slowdown for F holds 0.000000; expected a finite factor >= 0.1"));
+  SharedHardware turns = pool_of(2, 1);
+  turns.pools[0].turn_slowdown[static_cast<std::size_t>(OpKind::B)] = std::nan("");
+  EXPECT_THAT(message(turns), HasSubstr("turn slowdown for B is nan; expected a finite factor >= 0.1"));
   SharedHardware nodes;
   nodes.node_of_device = {0};
   EXPECT_THAT(message(nodes), HasSubstr("1 devices have a node, the schedule has 2"));
