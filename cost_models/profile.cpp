@@ -48,6 +48,16 @@ ojson interference_json(const ProfileInterference& in) {
   return j;
 }
 
+ojson shared_core_json(const ProfileSharedCore& s) {
+  ojson j;
+  j["micro_batch_size"] = s.micro_batch_size;
+  j["forward"] = curve_json(s.forward);
+  j["input_grad"] = curve_json(s.input_grad);
+  j["weight_grad"] = curve_json(s.weight_grad);
+  j["optimizer"] = curve_json(s.optimizer);
+  return j;
+}
+
 ojson optimizer_json(const OptimizerTimes& o) {
   ojson j;
   j["sgd"] = stats_json(o.sgd);
@@ -162,6 +172,7 @@ std::string profile_json_text(const Profile& p) {
   ojson& samples = link["samples"] = ojson::array();
   for (const LinkSample& s : p.link.samples) samples.push_back({{"bytes", s.bytes}, {"time", stats_json(s.time)}});
   if (p.interference.measured()) j["interference"] = interference_json(p.interference);
+  if (p.shared_core.measured()) j["shared_core"] = shared_core_json(p.shared_core);
   return j.dump(2) + "\n";
 }
 

@@ -10,12 +10,14 @@
 //   ├── micro_batches  one entry per size b             block F I W, embedding F W,
 //   │                                                   head F I W; their bytes; message bytes
 //   ├── link           samples of bytes -> seconds, and latency + bytes / bandwidth fitted
-//   └── interference   (optional) per pass, the slowdown with k = 0..K neighbours busy
+//   ├── interference   (optional) per pass, the slowdown with k = 0..K neighbours busy
+//   └── shared_core    (optional, version 3, CPU) per pass and the optimizer step, the
+//                      slowdown in turns with another device on one core
 //
 // Times are seconds; every timed quantity is the median of `repeats` runs after warm-up,
 // with its 10th and 90th percentiles and (version 2) its quantile function: the sample
 // distribution. Bytes are exact counts. Version 1 files (no quantiles, no interference)
-// still read.
+// and version 2 files (no shared_core) still read.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,7 +27,7 @@
 namespace pipesim {
 
 inline constexpr const char* kProfileFormat = "pipesim-profile";
-inline constexpr int kProfileVersion = 2;
+inline constexpr int kProfileVersion = 3;
 inline constexpr int kOldestProfileVersion = 1;  // read too: no quantiles, no interference
 
 // The most quantiles a TimingStats keeps: up to this many repeats it keeps them all.
@@ -153,6 +155,18 @@ struct ProfileInterference {
   int neighbours() const { return measured() ? static_cast<int>(block.forward.slowdown.size()) - 1 : 0; }
 };
 
+// How a device's ops slow down when its core alternates between it and another device
+// (more device threads than cores): each curve is times[0], right after the device's own
+// work (alone), and times[1], right after the other device's on the same core (in turns),
+// with slowdown = {1, times[1].median / times[0].median}. Measured on the block's passes within
+// the profile's stage and on an Adam step over the stage's parameters, at one micro-batch
+// size; a ratio, taken to hold at every size and for either optimizer.
+struct ProfileSharedCore {
+  int micro_batch_size = 0;  // 0: not measured (version 1 or 2, not the CPU, or --shared-core off)
+  InterferenceCurve forward, input_grad, weight_grad, optimizer;
+  bool measured() const { return micro_batch_size > 0; }
+};
+
 struct Profile {
   std::string backend;  // "cpu" or "cuda"
   std::string date;     // UTC, ISO 8601: "2026-11-30T07:51:38Z"
@@ -166,6 +180,7 @@ struct Profile {
   std::vector<MicroBatchProfile> micro_batches;  // by increasing size
   LinkProfile link;
   ProfileInterference interference;  // version 2, optional
+  ProfileSharedCore shared_core;      // version 3, optional
 };
 
 // The operand dtype of the profile's GEMMs, whose peak rate an MFU is against and whose
@@ -181,7 +196,7 @@ std::string profile_json_text(const Profile& p);
 // above 100 is a broken measurement, not interference.
 inline constexpr double kMinSlowdown = 0.5, kMaxSlowdown = 100;
 
-// Reads and validates everything (docs/profile-format.md): format and version (1 or 2), no
+// Reads and validates everything (docs/profile-format.md): format and version (1 to 3), no
 // unknown or missing fields, positive finite times with p10 <= median <= p90, quantiles
 // non-decreasing from min to max and as many as the repeats say, strictly increasing
 // micro-batch sizes, positive byte counts, a consistent model shape and link fit, and

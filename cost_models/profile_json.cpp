@@ -211,6 +211,27 @@ ProfileInterference read_interference(const Obj& root, const std::vector<MicroBa
   return in;
 }
 
+ProfileSharedCore read_shared_core(const Obj& root, const std::vector<MicroBatchProfile>& sizes) {
+  const Obj o = root.object("shared_core", {"micro_batch_size", "forward", "input_grad", "weight_grad", "optimizer"});
+  ProfileSharedCore s;
+  s.micro_batch_size = o.count("micro_batch_size");
+  if (std::none_of(sizes.begin(), sizes.end(), [&](const MicroBatchProfile& mb) { return mb.size == s.micro_batch_size; }))
+    fail(o.where("micro_batch_size"), "expected one of the profiled micro-batch sizes; got " +
+                                          std::to_string(s.micro_batch_size));
+  const auto turns = [&](const char* key) {
+    const Obj c = o.object(key, {"slowdown", "times"});
+    if (const json& slowdown = c.at("slowdown"); slowdown.is_array() && slowdown.size() != 2)
+      fail(c.where("slowdown"), "expected 2 slowdowns (alone: 1, and in turns); got " + std::to_string(slowdown.size()));
+    int points = 1;
+    return read_curve(o, key, points);
+  };
+  s.forward = turns("forward");
+  s.input_grad = turns("input_grad");
+  s.weight_grad = turns("weight_grad");
+  s.optimizer = turns("optimizer");
+  return s;
+}
+
 OptimizerTimes read_optimizer(const Obj& parent, const char* key) {
   const Obj o = parent.object(key, {"sgd", "adam"});
   return {read_stats(o, "sgd"), read_stats(o, "adam")};
@@ -283,15 +304,21 @@ Profile parse_profile(const std::string& text, const std::string& source) {
                                       " (written by another pipesim)");
     return static_cast<int>(v);
   }();
-  const Obj root = version >= 2 ? Obj(root_value, source, "",
-                                      {"format", "version", "backend", "date", "machine", "libraries", "settings",
-                                       "model", "dtype", "parameters", "optimizer", "micro_batches", "link",
-                                       "interference"},
-                                      version)
-                                : Obj(root_value, source, "",
-                                      {"format", "version", "backend", "date", "machine", "libraries", "settings",
-                                       "model", "dtype", "parameters", "optimizer", "micro_batches", "link"},
-                                      version);
+  // Each version's fields: 2 added interference, 3 shared_core.
+  const Obj root = version >= 3   ? Obj(root_value, source, "",
+                                        {"format", "version", "backend", "date", "machine", "libraries", "settings",
+                                         "model", "dtype", "parameters", "optimizer", "micro_batches", "link",
+                                         "interference", "shared_core"},
+                                        version)
+                   : version == 2 ? Obj(root_value, source, "",
+                                        {"format", "version", "backend", "date", "machine", "libraries", "settings",
+                                         "model", "dtype", "parameters", "optimizer", "micro_batches", "link",
+                                         "interference"},
+                                        version)
+                                  : Obj(root_value, source, "",
+                                        {"format", "version", "backend", "date", "machine", "libraries", "settings",
+                                         "model", "dtype", "parameters", "optimizer", "micro_batches", "link"},
+                                        version);
   if (root.text("format") != kProfileFormat)
     fail(root.where("format"), std::string("expected '") + kProfileFormat + "'; got " + shown(root.at("format")));
   (void)root.at("version");  // missing: one line naming it
@@ -399,6 +426,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     p.link.samples.push_back(ls);
   }
   if (root.has("interference")) p.interference = read_interference(root, p.micro_batches);
+  if (root.has("shared_core")) p.shared_core = read_shared_core(root, p.micro_batches);
   return p;
 }
 

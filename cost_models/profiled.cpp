@@ -125,6 +125,16 @@ ProfiledCostModel::ProfiledCostModel(ProfiledCostConfig config) : config_(std::m
     const auto backward = [&](std::size_t k) { return block.input_grad.times[k].median + block.weight_grad.times[k].median; };
     for (std::size_t k = 0; k < block.input_grad.times.size(); ++k) b.push_back(k == 0 ? 1.0 : backward(k) / backward(0));
   }
+  turns_.fill(1);
+  if (const ProfileSharedCore& t = p.shared_core; t.measured()) {
+    const auto turns = [](const InterferenceCurve& c) { return c.slowdown[1]; };
+    turns_[static_cast<std::size_t>(OpKind::F)] = turns(t.forward);
+    turns_[static_cast<std::size_t>(OpKind::I)] = turns(t.input_grad);
+    turns_[static_cast<std::size_t>(OpKind::W)] = turns(t.weight_grad);
+    turns_[static_cast<std::size_t>(OpKind::B)] = (t.input_grad.times[1].median + t.weight_grad.times[1].median) /
+                                                  (t.input_grad.times[0].median + t.weight_grad.times[0].median);
+    turns_[static_cast<std::size_t>(OpKind::OptStep)] = turns(t.optimizer);
+  }
   // Evaluate everything once at the configured size, so a size out of reach fails here.
   (void)stage_seconds(OpKind::F, 0, 1, config_.micro_batch_size);
   (void)stage_seconds(OpKind::B, 0, 1, config_.micro_batch_size);

@@ -92,6 +92,12 @@ class ProfiledCostModel final : public CostModel {
   const std::vector<double>& slowdown(OpKind kind) const { return slowdowns_[static_cast<std::size_t>(kind)]; }
   // All kinds at once, indexed by OpKind: a ComputePool's `slowdown` (sim/resources.hpp).
   const std::array<std::vector<double>, kNumOpKinds>& slowdowns() const { return slowdowns_; }
+  // Per kind, an op's time in turns with another device on its core over its time alone (the
+  // profile's shared_core): F, I and W the block's, B that of I + W (ratio of the sums of
+  // their medians), OptStep the optimizer step's; 1 for the other kinds, and for every kind
+  // when the profile has no turns (versions 1 and 2, CUDA, --shared-core off). A ComputePool's
+  // `turn_slowdown` (sim/resources.hpp).
+  const std::array<double, kNumOpKinds>& turn_slowdowns() const { return turns_; }
   // The profiled host's hardware threads (machine.cores): a CPU pool's cores.
   int cores() const { return config_.profile.machine.cores; }
 
@@ -105,6 +111,7 @@ class ProfiledCostModel final : public CostModel {
   const TimingStats OptimizerTimes::*step_ = &OptimizerTimes::adam;
   double optimizer_block_ = 0, optimizer_embedding_ = 0, optimizer_head_norm_ = 0, optimizer_head_weight_ = 0;
   std::array<std::vector<double>, kNumOpKinds> slowdowns_{};
+  std::array<double, kNumOpKinds> turns_{};
 };
 
 }  // namespace pipesim

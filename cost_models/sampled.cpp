@@ -46,14 +46,34 @@ struct Draw {
 
 double timing_quantile(const TimingStats& t, double q) { return t.at_quantile(std::clamp(q, 0.0, 1.0)); }
 
-double repeat_spread(const Profile& p) {
+namespace {
+
+// The median over `times` of (p90 - p10) / median.
+double median_spread(const std::vector<const TimingStats*>& times) {
   std::vector<double> spreads;
-  for (const MicroBatchProfile& mb : p.micro_batches)
-    for (const TimingStats* t : {&mb.block.forward, &mb.block.input_grad, &mb.block.weight_grad})
-      if (t->median > 0) spreads.push_back((t->p90 - t->p10) / t->median);
+  for (const TimingStats* t : times)
+    if (t->median > 0) spreads.push_back((t->p90 - t->p10) / t->median);
   if (spreads.empty()) return 0;
   std::sort(spreads.begin(), spreads.end());
   return percentile(spreads, 0.5);
+}
+
+}  // namespace
+
+double repeat_spread(const Profile& p) {
+  std::vector<const TimingStats*> times;
+  for (const MicroBatchProfile& mb : p.micro_batches)
+    for (const TimingStats* t : {&mb.block.forward, &mb.block.input_grad, &mb.block.weight_grad}) times.push_back(t);
+  return median_spread(times);
+}
+
+double turns_spread(const Profile& p) {
+  std::vector<const TimingStats*> times;
+  if (p.shared_core.measured())
+    for (const InterferenceCurve* c : {&p.shared_core.forward, &p.shared_core.input_grad, &p.shared_core.weight_grad,
+                                       &p.shared_core.optimizer})
+      for (const TimingStats& t : c->times) times.push_back(&t);
+  return median_spread(times);
 }
 
 std::uint64_t mix64(std::uint64_t x) {

@@ -55,13 +55,20 @@ SlowdownCurves beyond_noise(SlowdownCurves curves, double noise) {
   return curves;
 }
 
-SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves) {
+KindFactors beyond_noise(KindFactors turns, double noise) {
+  for (double& s : turns)
+    if (s <= 1 + noise) s = 1;  // faster after another device's op than after its own: noise
+  return turns;
+}
+
+SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves, const KindFactors& turns) {
   SharedHardware hw;
   const int per_pool = layout.backend == "cpu" ? std::max(1, layout.devices) : std::max(1, layout.devices_per_gpu);
   ComputePool each;
   each.cores = layout.backend == "cpu" ? layout.cores : layout.own_sms ? 0 : 1;
   each.queue = layout.backend == "cpu" && !layout.time_sliced;
   each.slowdown = curves;
+  if (layout.backend == "cpu") each.turn_slowdown = turns;  // a GPU's partitions: the curve says it all
   for (ComputePool& pool : consecutive_pools(layout.devices, per_pool, each))
     if (pool.devices.size() >= 2) hw.pools.push_back(std::move(pool));  // alone on its cores or GPU: nothing shared
   return hw;

@@ -6,7 +6,9 @@
 //          cores, queued (4 device threads on 2 cores: an op whose thread finds both cores
 //          taken waits for one) or time-sliced (each at half speed while all four compute),
 //          and the profile's interference curve (memory bandwidth and caches shared by
-//          threads on different cores).
+//          threads on different cores); with more threads than cores, the profile's
+//          shared-core turns (each core alternates between devices, each with its own
+//          weights through the core's caches).
 //   cuda   the devices of one GPU (virtual devices, docs/gpu.md) form a pool: with their own
 //          SMs each (--sm-partition on / auto) they slow each other by the profile's
 //          interference curve only; sharing all SMs (off) an op runs at 1/k of its speed
@@ -52,12 +54,20 @@ Tick kernel_time_slice(int cores);
 ExecutorLayout executor_layout(const std::string& backend, int devices, const std::string& sm_partition,
                                Tick typical_op);
 
-// The description for the engine; `curves` from the profile (empty: no interference).
-SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves);
+// The description for the engine; `curves` from the profile (empty: no interference), and
+// `turns` its shared-core turns (cpu, more device threads than cores: ops that follow another
+// device's on their core).
+SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves,
+                               const KindFactors& turns = kNoSlowdown);
 
 // `curves` with every factor within `noise` of 1 (a profile's repeat spread, (p90 - p10) /
 // median) taken as 1: a slowdown the profile cannot tell from its own noise is not applied
 // (on a quiet 2-core VM gpt-small's measured curve is 1.00 +- 0.13 at spreads of 0.05-0.2).
 SlowdownCurves beyond_noise(SlowdownCurves curves, double noise);
+// `turns` with every factor up to 1 + `noise` taken as 1: an op cannot gain from following
+// another device's op on its core (its caches hold the other device's data), so a factor
+// below 1 is the measurement's noise (gpt-small's forward measured x0.948 in 5 turns on the
+// 2-vCPU VM).
+KindFactors beyond_noise(KindFactors turns, double noise);
 
 }  // namespace pipesim

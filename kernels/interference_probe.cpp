@@ -7,7 +7,6 @@
 #include <memory>
 #include <mutex>
 #include <ostream>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -17,16 +16,9 @@ namespace pipesim {
 namespace {
 
 using profile_runs::at_least_one_ns;
+using profile_runs::fixed;
 using profile_runs::pass_profile;
 using profile_runs::RunBudget;
-
-std::string fixed(double value, int decimals) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(decimals);
-  s << value;
-  return s.str();
-}
 
 // `count` neighbours looping stage passes of `blocks` blocks (as a pipeline's other devices
 // run: a stage's weights and activations through the shared caches), each on a thread of

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "cost_models/profile.hpp"
@@ -62,6 +64,15 @@ inline PassProfile pass_profile(const std::vector<PassTimes>& runs, const Worklo
 inline double at_least_one_ns(double s) { return std::max(s, 1e-9); }
 inline PassTimes at_least_one_ns(PassTimes t) {
   return {at_least_one_ns(t.forward), at_least_one_ns(t.input_grad), at_least_one_ns(t.weight_grad)};
+}
+
+// `value` with `decimals` digits after the point, for the progress lines.
+inline std::string fixed(double value, int decimals) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(decimals);
+  s << value;
+  return s.str();
 }
 
 }  // namespace pipesim::profile_runs

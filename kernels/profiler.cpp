@@ -11,6 +11,7 @@
 #include "core/units.hpp"
 #include "kernels/cpu_profile_backend.hpp"
 #include "kernels/interference_probe.hpp"
+#include "kernels/shared_core_probe.hpp"
 #include "kernels/profile_runs.hpp"
 #include "core/error.hpp"
 
@@ -203,6 +204,8 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
     // The curve at the middle size, right after its passes alone, on the same (warm) workload.
     if (neighbours > 0 && k == sizes.size() / 2)
       p.interference = interference_curves(model, o, backend, *w, mb, neighbours, stage_blocks);
+    if (o.shared_core && backend.name() == "cpu" && k == sizes.size() / 2)
+      p.shared_core = shared_core_turns(model, o, backend, *w, b, stage_blocks, std::int64_t{stage_blocks} * p.parameters.block);
   }
 
   // Each group within a stage of stage_blocks blocks, as the passes are timed, and after a

@@ -52,6 +52,9 @@ struct ProfileOptions {
   // max_neighbours() up to 3 (past the curve's end its last value holds); 0: no curve.
   // Negative or more than max_neighbours() is an InputError.
   std::optional<int> neighbours;
+  // CPU: time the stage's passes and optimizer step in turns with another device's on one
+  // core (kernels/shared_core_probe.hpp), what a run with more device threads than cores does.
+  bool shared_core = true;
 };
 
 // The neighbours a profile's curve gets by default: min(max_neighbours, 3).

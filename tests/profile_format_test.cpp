@@ -1,6 +1,7 @@
-// Version 2 of the profile file (cost_models/profile.hpp, docs/profile-format.md): every
-// timed quantity's quantiles and TimingStats::at_quantile, the interference curves, their
-// validation one malformed class at a time, and version-1 files still reading.
+// Versions 2 and 3 of the profile file (cost_models/profile.hpp, docs/profile-format.md):
+// every timed quantity's quantiles and TimingStats::at_quantile, the interference curves,
+// the shared-core turns, their validation one malformed class at a time, and version-1 and
+// version-2 files still reading.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -31,7 +32,8 @@ InterferenceCurve curve(double seconds, std::vector<double> slowdown) {
   return c;
 }
 
-// A valid version-2 profile of gpt-tiny at sizes 1 and 2 with a curve of 2 neighbours.
+// A valid version-3 profile of gpt-tiny at sizes 1 and 2 with a curve of 2 neighbours and
+// shared-core turns.
 Profile sample() {
   Profile p = synthetic_profile(find_model("gpt-tiny"), {1, 2}, spread);
   ProfileInterference& in = p.interference;
@@ -39,6 +41,12 @@ Profile sample() {
   in.block = {curve(2e-4, {1, 1.1, 1.25}), curve(4e-4, {1, 1.05, 1.2}), curve(2e-4, {1, 1.02, 1.1})};
   in.embedding = {curve(2e-6, {1, 0.98, 1.3}), {}, curve(4e-6, {1, 1, 1})};
   in.head = {curve(6e-5, {1, 1.3, 1.6}), curve(4e-5, {1, 1.1, 1.2}), curve(4e-5, {1, 1.1, 1.2})};
+  ProfileSharedCore& turns = p.shared_core;
+  turns.micro_batch_size = 2;
+  turns.forward = curve(2e-4, {1, 1.05});
+  turns.input_grad = curve(4e-4, {1, 1.08});
+  turns.weight_grad = curve(2e-4, {1, 1.02});
+  turns.optimizer = curve(1e-4, {1, 1.3});
   return p;
 }
 
@@ -97,7 +105,7 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   const Profile p = sample();
   const std::string text = profile_json_text(p);
   const J j = J::parse(text);
-  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["version"], 3);
   EXPECT_EQ(j["micro_batches"][0]["block"]["forward"]["quantiles_s"].size(), 4u);
   EXPECT_EQ(j["interference"]["block"]["forward"]["slowdown"].size(), 3u);
   const Profile back = parse_profile(text, "v2.json");
@@ -110,12 +118,35 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   EXPECT_EQ(back.interference.block.forward.slowdown[0], 1);
   EXPECT_NEAR(back.interference.head.forward.slowdown[2], 1.6, 1e-12);
   EXPECT_TRUE(back.interference.embedding.input_grad.slowdown.empty());
+  ASSERT_TRUE(back.shared_core.measured());
+  EXPECT_EQ(back.shared_core.micro_batch_size, 2);
+  EXPECT_NEAR(back.shared_core.optimizer.slowdown[1], 1.3, 1e-12);
+  EXPECT_EQ(back.shared_core.input_grad.times[1].median, p.shared_core.input_grad.times[1].median);
   // Without a curve there is no "interference" field, and none reads back.
   Profile flat = p;
   flat.interference = {};
   const std::string flat_text = profile_json_text(flat);
   EXPECT_FALSE(J::parse(flat_text).contains("interference"));
   EXPECT_FALSE(parse_profile(flat_text, "flat.json").interference.measured());
+  // Without turns, no "shared_core" either.
+  flat.shared_core = {};
+  const std::string no_turns = profile_json_text(flat);
+  EXPECT_FALSE(J::parse(no_turns).contains("shared_core"));
+  EXPECT_FALSE(parse_profile(no_turns, "flat.json").shared_core.measured());
+}
+
+// A version-2 file (interference, no turns) still reads, and may not hold version 3's field.
+TEST(ProfileVersion2, StillReadsWithoutTurns) {
+  J v2 = J::parse(profile_json_text(sample()));
+  v2["version"] = 2;
+  J turns = v2["shared_core"];
+  v2.erase("shared_core");
+  const Profile p = parse_profile(v2.dump(), "v2.json");
+  EXPECT_TRUE(p.interference.measured());
+  EXPECT_FALSE(p.shared_core.measured());
+  v2["shared_core"] = turns;
+  EXPECT_THAT(error_of([&] { parse_profile(v2.dump(), "v2.json"); }),
+              HasSubstr("v2.json: /: unknown field 'shared_core' (expected format, version,"));
 }
 
 // The version-1 profile committed with the CPU validation (docs/validation/), as a
@@ -133,9 +164,9 @@ TEST(ProfileVersion1, StillReadsWithoutQuantilesOrCurve) {
   EXPECT_TRUE(f.quantiles.empty());
   EXPECT_EQ(f.at_quantile(0.5), f.median);
   EXPECT_EQ(f.at_quantile(0.9), f.p90);
-  // Written again, it is a version-2 file (still without quantiles), which reads back the same.
+  // Written again, it is a version-3 file (still without quantiles), which reads back the same.
   const std::string again = profile_json_text(p);
-  EXPECT_EQ(J::parse(again)["version"], 2);
+  EXPECT_EQ(J::parse(again)["version"], 3);
   EXPECT_EQ(profile_json_text(parse_profile(again, "again.json")), again);
   // A version-1 file has none of version 2's fields.
   J v1 = J::parse(text.str());
@@ -155,14 +186,14 @@ struct Broken {
   std::string error;  // after "bad.json: "
 };
 
-TEST(ProfileVersion2, EveryMalformedNewFieldHasItsOneLineError) {
+TEST(ProfileVersion3, EveryMalformedNewFieldHasItsOneLineError) {
   const J good = J::parse(profile_json_text(sample()));
   auto set = [](const char* ptr, J value) { return [=](J& j) { j[J::json_pointer(ptr)] = value; }; };
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const char* bf = "/micro_batches/0/block/forward";
   const double q0 = good[J::json_pointer(std::string(bf) + "/quantiles_s/0")].get<double>();
   const std::vector<Broken> cases = {
-      {"/version", set("/version", 3), "/version: this pipesim reads versions 1 to 2; got 3 (written by another pipesim)"},
+      {"/version", set("/version", 4), "/version: this pipesim reads versions 1 to 3; got 4 (written by another pipesim)"},
       {"/version", set("/version", 0), "/version: expected an integer in 1..2147483647; got 0"},
       {"quantiles", set("/micro_batches/0/block/forward/quantiles_s", J::array()),
        "/micro_batches/0/block/forward/quantiles_s: expected a non-empty array; got an array"},
@@ -196,6 +227,17 @@ TEST(ProfileVersion2, EveryMalformedNewFieldHasItsOneLineError) {
        "/interference/head/forward/times/1/median_s: expected a positive number of seconds; got -1"},
       {"interference", set("/interference/embedding/input_grad", J::object()),
        "/interference/embedding: unknown field 'input_grad' (expected forward, weight_grad)"},
+      {"shared_core", set("/shared_core/micro_batch_size", 4),
+       "/shared_core/micro_batch_size: expected one of the profiled micro-batch sizes; got 4"},
+      {"shared_core", erase("/shared_core", "optimizer"), "/shared_core: missing field 'optimizer'"},
+      {"shared_core", set("/shared_core/forward/slowdown", J::array({1, 1.05, 1.1})),
+       "/shared_core/forward/slowdown: expected 2 slowdowns (alone: 1, and in turns); got 3"},
+      {"shared_core", set("/shared_core/optimizer/slowdown/1", 1.5),
+       "/shared_core/optimizer/slowdown/1: expected times[1].median_s / times[0].median_s = 1.3; got 1.5"},
+      {"shared_core", set("/shared_core/input_grad/slowdown/1", 200),
+       "/shared_core/input_grad/slowdown/1: expected a slowdown in 0.5..100; got 200"},
+      {"shared_core", set("/shared_core/weight_grad/turns", 1),
+       "/shared_core/weight_grad: unknown field 'turns' (expected slowdown, times)"},
   };
   for (const Broken& b : cases) {
     J j = good;

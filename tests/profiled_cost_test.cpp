@@ -219,6 +219,31 @@ TEST(ProfiledCost, SlowdownCurvesForTheEnginesPools) {
   EXPECT_EQ(m.compute_time(make_op(OpKind::F, 0, 0), OpScale{}), model_at(1).compute_time(make_op(OpKind::F, 0, 0), OpScale{}));
 }
 
+TEST(ProfiledCost, TurnSlowdownsForTheEnginesPools) {
+  ProfiledCostConfig c;
+  c.profile = synthetic(find_model("gpt-tiny"));
+  c.source = "tiny.json";
+  {
+    const ProfiledCostModel none(c);  // no turns in the profile
+    for (double f : none.turn_slowdowns()) EXPECT_EQ(f, 1);
+  }
+  ProfileSharedCore& t = c.profile.shared_core;
+  t.micro_batch_size = 2;
+  t.forward = two_points(200e-6, 220e-6);
+  t.input_grad = two_points(100e-6, 130e-6);
+  t.weight_grad = two_points(50e-6, 50e-6);
+  t.optimizer = two_points(80e-6, 120e-6);
+  const ProfiledCostModel m(c);
+  const auto turn = [&](OpKind k) { return m.turn_slowdowns()[static_cast<std::size_t>(k)]; };
+  EXPECT_DOUBLE_EQ(turn(OpKind::F), 1.1);
+  EXPECT_DOUBLE_EQ(turn(OpKind::I), 1.3);
+  EXPECT_DOUBLE_EQ(turn(OpKind::W), 1);
+  EXPECT_DOUBLE_EQ(turn(OpKind::B), (130.0 + 50) / (100 + 50));  // I + W
+  EXPECT_DOUBLE_EQ(turn(OpKind::OptStep), 1.5);
+  EXPECT_EQ(turn(OpKind::GradSync), 1);
+  EXPECT_EQ(turn(OpKind::SendF), 1);
+}
+
 TEST(ProfileFile, RoundTrip) {
   const Profile p = synthetic(find_model("gpt-tiny"));
   const std::string path = testing_cli::temp_path("roundtrip.profile.json");
@@ -262,9 +287,10 @@ TEST(ProfileFile, EveryMalformedClassHasItsOneLineError) {
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const std::vector<Broken> cases = {
       {"/format", set("/format", "other"), "/format: expected 'pipesim-profile'; got 'other'"},
-      {"/version", set("/version", 3), "/version: this pipesim reads versions 1 to 2; got 3 (written by another pipesim)"},
+      {"/version", set("/version", 4), "/version: this pipesim reads versions 1 to 3; got 4 (written by another pipesim)"},
       {"/extra", set("/extra", 1), "/: unknown field 'extra' (expected format, version, backend, date, machine, "
-                                   "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link, interference)"},
+                                   "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link, interference, "
+                                   "shared_core)"},
       {"/date", erase("", "date"), "/: missing field 'date'"},
       {"/backend", set("/backend", "tpu"), "/backend: expected 'cpu' or 'cuda'; got 'tpu'"},
       {"/date", set("/date", "yesterday"), "/date: expected a UTC date like 2026-11-30T07:51:38Z; got 'yesterday'"},

@@ -105,6 +105,7 @@ ProfileOptions options() {
   o.min_time_s = 0;  // exactly `repeats`
   o.warmup = 1;
   o.link_sizes = {4096, 1 << 20};
+  o.shared_core = false;  // the turns: tests/profiler_test.cpp
   return o;
 }
 
@@ -166,6 +167,11 @@ TEST(InterferenceCurve, NeighbourCountRules) {
   {
     FakeBackend one_core(0, 0.25);  // nothing fits beside the timed device: no curve by default
     EXPECT_FALSE(profile_model(tiny, options(), one_core).interference.measured());
+    // ... but the turns of two devices on its one core are measured, with no neighbour made.
+    ProfileOptions turns = options();
+    turns.shared_core = true;
+    EXPECT_TRUE(profile_model(tiny, turns, one_core).shared_core.measured());
+    EXPECT_EQ(one_core.slots_seen, 0);
   }
   EXPECT_EQ(default_neighbours(0), 0);
   EXPECT_EQ(default_neighbours(1), 1);

@@ -367,6 +367,39 @@ TEST(Profiler, BlockIsTimedWithinAStage) {
   EXPECT_EQ(parse_profile(profile_json_text(p), "stage.json").settings.stage_blocks, 3);
 }
 
+// The shared-core turns (kernels/shared_core_probe.hpp): on the CPU the profile holds, at the
+// middle micro-batch size, each pass's and the optimizer step's times alone and in turns with
+// another device on one core, as many as the other measurements get; --shared-core off (or
+// another backend) leaves them out.
+TEST(Profiler, SharedCoreTurnsAreTimedOnTheCpu) {
+  const std::unique_ptr<ProfileBackend> cpu = make_profile_backend("cpu", "wall");
+  ProfileOptions o = tiny_options();
+  o.micro_batch_sizes = {1, 2, 4};
+  o.neighbours = 0;
+  o.stage_blocks = 2;
+  std::ostringstream log;
+  o.progress = &log;
+  const Profile p = profile_model(find_model("gpt-tiny"), o, *cpu);
+  const ProfileSharedCore& t = p.shared_core;
+  ASSERT_TRUE(t.measured()) << log.str();
+  EXPECT_EQ(t.micro_batch_size, 2);
+  for (const InterferenceCurve* c : {&t.forward, &t.input_grad, &t.weight_grad, &t.optimizer}) {
+    ASSERT_EQ(c->slowdown.size(), 2u);
+    EXPECT_EQ(c->slowdown[0], 1);
+    EXPECT_DOUBLE_EQ(c->slowdown[1], c->times[1].median / c->times[0].median);
+    EXPECT_GE(c->slowdown[1], kMinSlowdown);
+    EXPECT_LE(c->slowdown[1], kMaxSlowdown);
+  }
+  EXPECT_EQ(t.forward.times[0].repeats, 2 * o.repeats);  // a stage of 2 blocks, per turn
+  EXPECT_EQ(t.optimizer.times[1].repeats, o.repeats);
+  EXPECT_THAT(log.str(), HasSubstr("profile: in turns with another device on one core (micro-batch size 2): block F x"));
+  const Profile back = parse_profile(profile_json_text(p), "turns.json");
+  EXPECT_EQ(back.shared_core.optimizer.slowdown, t.optimizer.slowdown);
+  o.shared_core = false;
+  o.micro_batch_sizes = {1};
+  EXPECT_FALSE(profile_model(find_model("gpt-tiny"), o, *cpu).shared_core.measured());
+}
+
 // The optimizer's groups are stepped within a stage of the passes' stage_blocks blocks: the
 // probe steps copies of the group adding up to the stage (a small stage stays in the caches
 // from one step to the next, a large one streams from memory, as in the executor's OptStep).
@@ -376,8 +409,10 @@ TEST(Profiler, OptimizerIsTimedWithinAStage) {
   o.stage_blocks = 3;
   const Profile p = profile_model(find_model("gpt-tiny"), o, backend);
   const std::int64_t stage = 3 * p.parameters.block;
+  // The shared-core turns first: a stage's step for each of the two devices in turns.
   EXPECT_THAT(backend.optimizer_asks,
-              testing::ElementsAre(testing::Pair(p.parameters.block, stage), testing::Pair(p.parameters.embedding, stage),
+              testing::ElementsAre(testing::Pair(stage, stage), testing::Pair(stage, stage),
+                                   testing::Pair(p.parameters.block, stage), testing::Pair(p.parameters.embedding, stage),
                                    testing::Pair(p.parameters.head_norm, stage),
                                    testing::Pair(p.parameters.head_weight, stage)));
   // The copies: the stage's parameters rounded up to whole groups, at least one, at most

@@ -30,6 +30,10 @@ TEST(SharedLayout, CpuThreadsShareOnePoolOverTheUsableCores) {
   EXPECT_EQ(hw.pools[0].cores, 2);
   EXPECT_TRUE(hw.pools[0].queue);
   EXPECT_EQ(hw.pools[0].slowdown[static_cast<std::size_t>(OpKind::F)], (std::vector<double>{1.0, 1.2}));
+  for (double f : hw.pools[0].turn_slowdown) EXPECT_EQ(f, 1);  // no turns given
+  KindFactors turns = kNoSlowdown;
+  turns[static_cast<std::size_t>(OpKind::B)] = 1.1;
+  EXPECT_EQ(shared_hardware(layout, curves, turns).pools[0].turn_slowdown, turns);
   layout.time_sliced = true;
   EXPECT_FALSE(shared_hardware(layout, curves).pools[0].queue);
   // One device alone shares nothing.
@@ -58,6 +62,24 @@ TEST(SharedLayout, VirtualDevicesOfOneGpuFormAPool) {
   EXPECT_FALSE(own.pools[0].queue);
   layout.own_sms = false;
   EXPECT_EQ(shared_hardware(layout, {}).pools[0].cores, 1);  // all SMs: 1/k each
+  // A GPU's partitions do not take turns on a CPU core: its curve holds what they share.
+  KindFactors turns = kNoSlowdown;
+  turns[static_cast<std::size_t>(OpKind::F)] = 1.2;
+  EXPECT_EQ(shared_hardware(layout, {}, turns).pools[0].turn_slowdown, kNoSlowdown);
+}
+
+// Turn slowdowns the profile cannot tell from its noise, or below 1, are not applied.
+TEST(SharedLayout, TurnsWithinTheNoiseAreOne) {
+  KindFactors turns = kNoSlowdown;
+  turns[static_cast<std::size_t>(OpKind::F)] = 1.04;
+  turns[static_cast<std::size_t>(OpKind::B)] = 1.12;
+  turns[static_cast<std::size_t>(OpKind::OptStep)] = 0.93;
+  const KindFactors kept = beyond_noise(turns, 0.05);
+  EXPECT_EQ(kept[static_cast<std::size_t>(OpKind::F)], 1);
+  EXPECT_EQ(kept[static_cast<std::size_t>(OpKind::B)], 1.12);
+  EXPECT_EQ(kept[static_cast<std::size_t>(OpKind::OptStep)], 1);  // faster in turns: noise, at any spread
+  EXPECT_EQ(beyond_noise(turns, 0)[static_cast<std::size_t>(OpKind::OptStep)], 1);
+  EXPECT_EQ(beyond_noise(turns, 0)[static_cast<std::size_t>(OpKind::F)], 1.04);
 }
 
 }  // namespace

@@ -44,9 +44,14 @@ TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
             "amdp's cores computed 88.89 % of the time, predicted 99.23 %: for the rest they were idle or "
             "busy outside the devices' ops (message hand-offs, wake-ups, the GradSync's copies, other "
             "programs), which the simulator charges to no core (docs/shared-hardware.md)");
-  EXPECT_EQ(core_use_line("amdp", 4, {2, 0.9923, 0.8889}),
+  CoreUse use{2, 0.9923, 0.8889};
+  use.profile_turns[static_cast<std::size_t>(OpKind::F)] = 1.034;
+  use.profile_turns[static_cast<std::size_t>(OpKind::OptStep)] = 1.166;
+  use.turns[static_cast<std::size_t>(OpKind::OptStep)] = 1.166;
+  EXPECT_EQ(core_use_line("amdp", 4, use),
             "amdp: core use (4 device threads on 2 cores): predicted 99.23 %, measured 88.89 % of the cores' "
-            "time in the counted iterations");
+            "time in the counted iterations; an op after another device's on its core: F x1.034, B x1.000, OPT "
+            "x1.166 in the profile, F x1.000, B x1.000, OPT x1.166 predicted (beyond its noise)");
 }
 
 using testing::ElementsAre;

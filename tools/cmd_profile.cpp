@@ -36,6 +36,7 @@ struct ProfileFlags {
   std::string clock;  // empty: the backend's default
   int virtual_devices = 1;
   std::optional<int> neighbours;  // unset: the backend's default
+  std::string shared_core = "on";
   bool quiet = false;
   std::string max_memory;
 };
@@ -113,6 +114,16 @@ std::string interference_text(const ProfileInterference& in) {
   return out.str();
 }
 
+std::string shared_core_text(const ProfileSharedCore& s) {
+  if (!s.measured())
+    return "in turns on one core: not in the profile (--shared-core off, not the CPU, or a measurement the progress "
+           "lines on stderr report)\n";
+  return "in turns with another device on one core (micro-batch size " + std::to_string(s.micro_batch_size) +
+         "): block F " + format_fixed(s.forward.slowdown[1], 3) + " x, I " + format_fixed(s.input_grad.slowdown[1], 3) +
+         " x, W " + format_fixed(s.weight_grad.slowdown[1], 3) + " x; optimizer step " +
+         format_fixed(s.optimizer.slowdown[1], 3) + " x\n";
+}
+
 // "10" or "10-1000": the fewest and the most timed runs of the profile's measurements
 // (--min-time gives short ops more).
 std::string repeats_text(const Profile& p) {
@@ -169,6 +180,7 @@ std::string summary(const Profile& p, const std::string& path) {
       << "                    block W " << fit_text(model.fit(Piece::Block, Measure::WeightGrad)) << "\n"
       << "                    head F  " << fit_text(model.fit(Piece::Head, Measure::Forward)) << "\n";
   out << interference_text(p.interference);
+  out << shared_core_text(p.shared_core);
   out << "\nprofile written to " << path << " (use it with: pipesim simulate --cost " << path << ")\n";
   return out.str();
 }
@@ -204,6 +216,11 @@ void add_profile_command(CLI::App& app) {
                   "Interference curve: time the passes again with 1..K other devices busy (cpu: threads on other "
                   "cores, at most cores - 1; cuda: the other SM groups of --virtual-devices); 0: no curve "
                   "[default: the most there are, up to 3]");
+  cmd->add_option("--shared-core", f->shared_core,
+                  "cpu: time the stage's passes and optimizer step again in turns with another device's on one core "
+                  "(what a run with more device threads than cores does); off: not")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   cmd->add_option("--out", f->out, "The profile file to write (JSON)")->required();
   cmd->add_flag("--quiet", f->quiet, "No progress lines on stderr");
   cmd->add_option("--max-memory", f->max_memory,
@@ -225,6 +242,7 @@ void add_profile_command(CLI::App& app) {
     if (cmd->count("--stage-blocks") && f->stage_blocks < 1)
       throw InputError("--stage-blocks: expected 1 or more, got " + std::to_string(f->stage_blocks));
     o.neighbours = f->neighbours;
+    o.shared_core = f->shared_core == "on";
     if (!f->link_sizes.empty()) o.link_sizes = parse_link_sizes(f->link_sizes);
     o.progress = f->quiet ? nullptr : &std::cerr;
     std::unique_ptr<ProfileBackend> backend = make_profile_backend(f->backend, f->clock, f->virtual_devices);

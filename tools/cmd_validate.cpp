@@ -114,6 +114,11 @@ ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, c
   // The block timed within a stage as the schedules' stages hold it (the fewest blocks of them).
   po.stage_blocks = model.layers;
   for (const Schedule& s : schedules) po.stage_blocks = std::min(po.stage_blocks, default_stage_blocks(model, s.num_stages));
+  // The shared-core turns only where a schedule has more device threads than cores: the one
+  // prediction that uses them (executor/shared_layout.hpp).
+  po.shared_core = false;
+  if (f.backend == "cpu")
+    for (const Schedule& s : schedules) po.shared_core = po.shared_core || s.num_devices > usable_cores();
   return po;
 }
 
@@ -177,11 +182,14 @@ Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& 
   v.warmup = warmup;
   // The contention the run will have: its device threads on this machine's cores, or its
   // virtual devices on one GPU (executor/shared_layout.hpp), with the profile's interference
-  // curve where it stands out of the profile's noise.
+  // curve and shared-core turns where they stand out of the profile's noise.
   const Tick forward = costs.compute_time(make_op(OpKind::F, 0, 0), scale_of(v.schedule));
   ExecutorLayout layout = executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward);
   if (f.core_sharing != "auto") layout.time_sliced = f.core_sharing == "slice";
-  v.hardware = shared_hardware(layout, beyond_noise(costs.slowdowns(), repeat_spread(costs.config().profile)));
+  const Profile& profile = costs.config().profile;
+  const double noise = repeat_spread(profile);
+  v.hardware = shared_hardware(layout, beyond_noise(costs.slowdowns(), noise),
+                               beyond_noise(costs.turn_slowdowns(), std::max(noise, turns_spread(profile))));
   v.speeds_before = speeds;
   if (!speeds.slowdown.empty()) {
     v.hardware.device_slowdown = device_slowdowns(v.schedule.num_devices, speeds.slowdown);
@@ -201,6 +209,8 @@ Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& 
     const IterationWindow m = iteration_window(v.measured_run.result, warmup);
     v.core_use = CoreUse{layout.cores, core_use(v.predicted_timeline, p.start, p.end, layout.cores),
                          core_use(v.measured_run.timeline, m.start, m.end, layout.cores)};
+    v.core_use->profile_turns = costs.turn_slowdowns();
+    v.core_use->turns = v.hardware.pools.front().turn_slowdown;
   }
   v.replay = replay_on_measured(v.schedule, costs, v.measured_run.timeline, v.hardware, warmup,
                                 v.predicted.time_per_iteration, v.measured.time_per_iteration);

@@ -34,10 +34,20 @@ double core_use(const Timeline& timeline, Tick begin, Tick end, int cores) {
   return filled / (static_cast<double>(end - begin) * cores);
 }
 
+namespace {
+
+std::string turns_text(const KindFactors& turns) {
+  const auto x = [&](OpKind k) { return "x" + format_fixed(turns[static_cast<std::size_t>(k)], 3); };
+  return "F " + x(OpKind::F) + ", B " + x(OpKind::B) + ", OPT " + x(OpKind::OptStep);
+}
+
+}  // namespace
+
 std::string core_use_line(const std::string& schedule, int devices, const CoreUse& use) {
   return schedule + ": core use (" + std::to_string(devices) + " device threads on " + std::to_string(use.cores) +
          " cores): predicted " + format_percent(use.predicted) + ", measured " + format_percent(use.measured) +
-         " of the cores' time in the counted iterations";
+         " of the cores' time in the counted iterations; an op after another device's on its core: " +
+         turns_text(use.profile_turns) + " in the profile, " + turns_text(use.turns) + " predicted (beyond its noise)";
 }
 
 std::string core_use_warning(const std::string& schedule, const CoreUse& use, double tolerance) {

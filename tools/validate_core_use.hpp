@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/units.hpp"
+#include "sim/resources.hpp"
 #include "sim/timeline.hpp"
 
 namespace pipesim {
@@ -19,6 +20,9 @@ struct CoreUse {
   int cores = 0;
   double predicted = 0;  // shares of cores x the counted iterations' span
   double measured = 0;
+  // An op's slowdown after another device's op on its core: the profile's shared-core
+  // turns (1 where it has none), and the prediction's (those out of the profile's noise).
+  KindFactors profile_turns = kNoSlowdown, turns = kNoSlowdown;
 };
 
 // The share of `cores` x [begin, end) during which compute ops of `timeline` ran, at most

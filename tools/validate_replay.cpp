@@ -156,12 +156,14 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
   }
   const ReplayedCostModel replayed(costs, op_times.kept(), hand_offs, collectives.kept());
   // The same hardware, less what the measured times hold already: each core's speed, the
-  // interference of the neighbours, and a time-sliced core's sharing (an op's wall time is
-  // stretched by the others sharing its core). A queue's wait for a core is not in them.
+  // interference of the neighbours, a core's turns between devices, and a time-sliced core's
+  // sharing (an op's wall time is stretched by the others sharing its core). A queue's wait
+  // for a core is not in them.
   SharedHardware same = hardware;
   same.device_slowdown.clear();
   for (ComputePool& pool : same.pools) {
     pool.slowdown = SlowdownCurves{};
+    pool.turn_slowdown = kNoSlowdown;
     if (!pool.queue) pool.cores = 0;
   }
   const auto replay = [&](const CostModel& model) {

@@ -215,6 +215,13 @@ bool stalled_hand_offs(const Replay& r) {
   return r.hand_offs > 0 && static_cast<double>(r.hand_off_mean) > kStalledHandOffs * static_cast<double>(r.hand_off_median);
 }
 
+// An op's slowdown after another device's on its core, by kind (CoreUse).
+nlohmann::ordered_json turns_json(const KindFactors& turns) {
+  return {{"F", turns[static_cast<std::size_t>(OpKind::F)]},
+          {"B", turns[static_cast<std::size_t>(OpKind::B)]},
+          {"OPT", turns[static_cast<std::size_t>(OpKind::OptStep)]}};
+}
+
 }  // namespace
 
 std::string replay_advice(const std::vector<Validation>& all, double tolerance) {
@@ -267,7 +274,9 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
                       {"drift", speed_drift(v.speeds_before, v.speeds_after)}};
   j["core_use"] = v.core_use ? nlohmann::ordered_json{{"cores", v.core_use->cores},
                                                       {"predicted", v.core_use->predicted},
-                                                      {"measured", v.core_use->measured}}
+                                                      {"measured", v.core_use->measured},
+                                                      {"profile_turn_slowdown", turns_json(v.core_use->profile_turns)},
+                                                      {"turn_slowdown", turns_json(v.core_use->turns)}}
                              : nlohmann::ordered_json(nullptr);
   j["replay"] = {{"time_per_iteration_s", static_cast<double>(v.replay.time_per_iteration) * 1e-9},
                  {"simulator_part", v.replay.simulator_part},
