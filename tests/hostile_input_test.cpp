@@ -165,6 +165,8 @@ std::vector<Case> cases() {
        {"p.json"}, 2, "cores - 1 (past the cores the simulator shares them itself); got 100000"},
       {"profile_negative_neighbours", "outputs", {}, "$P profile --model gpt-tiny --out p.json --neighbours -2",
        {"p.json"}, 2, "--neighbours: expected 0 or more, got -2"},
+      {"profile_shared_core_not_on_or_off", "outputs", {}, "$P profile --model gpt-tiny --out p.json --shared-core maybe",
+       {"p.json"}, 2, "--shared-core: maybe not in {on,off}"},
       {"profile_min_time_without_unit", "outputs", {}, "$P profile --model gpt-tiny --out p.json --min-time 25",
        {"p.json"}, 2, "--min-time: expected a duration with a unit such as 1ms, 250us, 2.5s"},
       {"profile_stage_blocks_beyond_layers", "outputs", {}, "$P profile --model gpt-tiny --out p.json --stage-blocks 9",

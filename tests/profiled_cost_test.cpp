@@ -369,6 +369,16 @@ TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
   ASSERT_EQ(none.code, 0) << none.out;
   EXPECT_THAT(none.out, HasSubstr("interference: none in the profile (--neighbours 0, "));
   EXPECT_FALSE(read_profile_file(path + ".none").interference.measured());
+  // The turns on one core: measured by default on the CPU, a line each way.
+  if (read_profile_file(path).shared_core.measured())
+    EXPECT_THAT(p.out, HasSubstr("in turns with another device on one core (micro-batch size 2): block F "));
+  else
+    EXPECT_THAT(p.out, HasSubstr("in turns on one core: not in the profile"));
+  const Result off = run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 1 --warmup 0 --link-sizes 4KiB,64KiB "
+                         "--neighbours 0 --shared-core off --quiet --out " + path + ".off");
+  ASSERT_EQ(off.code, 0) << off.out;
+  EXPECT_THAT(off.out, HasSubstr("in turns on one core: not in the profile (--shared-core off, "));
+  EXPECT_FALSE(read_profile_file(path + ".off").shared_core.measured());
 
   const Result s = run("simulate --schedule 1f1b -p 4 -m 8 --cost " + path + " --micro-batch-size 2");
   ASSERT_EQ(s.code, 0) << s.out;

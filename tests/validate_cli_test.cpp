@@ -294,11 +294,17 @@ TEST(ValidateCli, CoreUseWhereDevicesOutnumberCores) {
     EXPECT_GT(use[way].get<double>(), 0) << way;
     EXPECT_LE(use[way].get<double>(), 1) << way;
   }
+  // The shared-core turns: the profile's, and the prediction's (none below 1).
+  for (const char* kind : {"F", "B", "OPT"}) {
+    EXPECT_GE(use["profile_turn_slowdown"][kind].get<double>(), 0.5) << kind;  // a profile's least
+    EXPECT_GE(use["turn_slowdown"][kind].get<double>(), 1) << kind;
+  }
   const std::string report = temp_path("validate_core_use.html");
   const Result table = run(common + " --report " + report);
   ASSERT_EQ(table.code, 0) << table.out;
   const std::string line = "amdp: core use (4 device threads on " + std::to_string(cores) + " cores)";
   EXPECT_THAT(table.out, HasSubstr(line));
+  EXPECT_THAT(table.out, HasSubstr("an op after another device's on its core: F x"));
   EXPECT_THAT(slurp(report), HasSubstr(line));  // and on the page, beside the error table
 }
 
