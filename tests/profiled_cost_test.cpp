@@ -244,6 +244,44 @@ TEST(ProfiledCost, TurnSlowdownsForTheEnginesPools) {
   EXPECT_EQ(turn(OpKind::SendF), 1);
 }
 
+// simulate --cost with --share-cores: the profile's interference curve and shared-core turns
+// on the pool (as validate predicts), unless --interference gives a curve of its own.
+TEST(ProfiledCost, SharedCoresTakeTheProfilesInterferenceAndTurns) {
+  Profile p = synthetic(find_model("gpt-tiny"));
+  ProfileInterference& in = p.interference;
+  in.micro_batch_size = 2;
+  in.block = {two_points(200e-6, 300e-6), two_points(100e-6, 150e-6), two_points(50e-6, 75e-6)};
+  in.embedding = {two_points(1e-6, 1e-6), {}, two_points(1e-6, 1e-6)};
+  in.head = {two_points(6e-5, 6e-5), two_points(4e-5, 4e-5), two_points(4e-5, 4e-5)};
+  ProfileSharedCore& t = p.shared_core;
+  t.micro_batch_size = 2;
+  t.forward = two_points(200e-6, 400e-6);
+  t.input_grad = two_points(100e-6, 200e-6);
+  t.weight_grad = two_points(50e-6, 100e-6);
+  t.optimizer = two_points(80e-6, 160e-6);
+  const std::string path = testing_cli::temp_path("interference.profile.json");
+  std::ofstream(path, std::ios::binary) << profile_json_text(p);
+  const auto makespan = [&](const std::string& flags) {
+    const testing_cli::Result r =
+        testing_cli::run("simulate --schedule 1f1b -p 2 -m 4 --model gpt-tiny --micro-batch-size 2 --json --cost " + path +
+                         " " + flags);
+    EXPECT_EQ(r.code, 0) << r.out;
+    return nlohmann::json::parse(r.out)["makespan_s"].get<double>();
+  };
+  const double alone = makespan("");
+  // A core each: the curve with the other device busy (x1.5), no turns.
+  EXPECT_GT(makespan("--share-cores 2 --core-sharing queue"), 1.2 * alone);
+  EXPECT_DOUBLE_EQ(makespan("--share-cores 2 --core-sharing queue --interference 1"), alone);
+  // One core for both: their turns (x2), against the same queue without.
+  EXPECT_GT(makespan("--share-cores 1 --core-sharing queue"),
+            1.5 * makespan("--share-cores 1 --core-sharing queue --interference 1"));
+  const testing_cli::Result text =
+      testing_cli::run("simulate --schedule 1f1b -p 2 -m 4 --model gpt-tiny --micro-batch-size 2 --share-cores 1 --cost " + path);
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_THAT(text.out, HasSubstr("shared        the devices share 1 cores (time-sliced); the profile's interference "
+                                  "curve and shared-core turns, where beyond its noise\n"));
+}
+
 TEST(ProfileFile, RoundTrip) {
   const Profile p = synthetic(find_model("gpt-tiny"));
   const std::string path = testing_cli::temp_path("roundtrip.profile.json");

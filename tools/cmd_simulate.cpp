@@ -189,8 +189,9 @@ ModelRunOutput run_with_costs(const CLI::App& cmd, const ScheduleOptions& so, co
   StaticMemoryFn held;  // what a trace's memory counters add to the activations
   if (costs.machine)
     held = [&costs](const Schedule& s, const SimResult& r) { return static_memory(*costs.machine, s, r); };
-  const std::optional<SharedHardware> hardware =
+  std::optional<SharedHardware> hardware =
       shared_hardware_from_flags(flags.sharing, schedule.num_devices, costs.node_of_device);
+  if (hardware) apply_profile_interference(*hardware, flags.sharing, setup.measured());
   ModelRunOutput out{run_one(std::move(schedule), *costs.model, costs.label, trace, flags, keep, held,
                              hardware ? &*hardware : nullptr),
                      std::nullopt, hardware};
@@ -303,7 +304,7 @@ void add_simulate_command(CLI::App& app) {
       if (!advice.empty()) j["fit_advice"] = fit_advice_json(advice);
       if (!intervals.empty()) j["prediction_interval"] = interval_json(intervals.front().second);
       j["cost_model"] = setup->label();
-      if (const std::string shared = sharing_summary(out->show.sharing); !shared.empty()) j["shared_hardware"] = shared;
+      if (const std::string shared = sharing_summary(out->show.sharing, setup->measured()); !shared.empty()) j["shared_hardware"] = shared;
       std::cout << json_text(j) << "\n";
     } else {
       if (!cost_label.empty()) std::cout << "cost model    " << one_line(cost_label) << "\n";
@@ -311,7 +312,7 @@ void add_simulate_command(CLI::App& app) {
         std::cout << model_settings_line(run.schedule.num_devices, run.schedule.microbatches, run.schedule.iterations,
                                          *ho, *assessment);
       std::cout << summary_text(run.metrics);
-      if (const std::string shared = sharing_summary(out->show.sharing); !shared.empty())
+      if (const std::string shared = sharing_summary(out->show.sharing, setup->measured()); !shared.empty())
         std::cout << "shared        " << shared << "\n";
       std::cout << "\n" << device_table(run.metrics);
       if (!intervals.empty()) std::cout << "\n" << interval_table(intervals);
@@ -414,10 +415,10 @@ void add_compare_command(CLI::App& app) {
         if (!intervals.empty()) j["schedules"].back()["prediction_interval"] = interval_json(intervals[i].second);
       }
       j["cost_model"] = setup->label();
-      if (const std::string shared = sharing_summary(out->show.sharing); !shared.empty()) j["shared_hardware"] = shared;
+      if (const std::string shared = sharing_summary(out->show.sharing, setup->measured()); !shared.empty()) j["shared_hardware"] = shared;
       std::cout << json_text(j) << "\n";
     } else {
-      if (const std::string shared = sharing_summary(out->show.sharing); !shared.empty())
+      if (const std::string shared = sharing_summary(out->show.sharing, setup->measured()); !shared.empty())
         std::cout << "shared: " << shared << "\n";
       if (!cost_label.empty()) {
         std::cout << "p=" << so->params.p << " m=" << so->params.m << " v=" << so->params.v << " iterations="

@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
+#include "cost_models/sampled.hpp"
+#include "executor/shared_layout.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/table.hpp"
 
@@ -47,7 +49,21 @@ std::vector<double> interference_curve(const std::string& text) {
 
 }  // namespace
 
-std::string sharing_summary(const SharingOptions& o) {
+bool profile_interference(const SharingOptions& o, const ProfiledCostModel* measured) {
+  return measured && o.share_cores > 0 && o.interference.empty();
+}
+
+void apply_profile_interference(SharedHardware& hardware, const SharingOptions& o, const ProfiledCostModel* measured) {
+  if (!profile_interference(o, measured)) return;
+  const Profile& profile = measured->config().profile;
+  const double noise = repeat_spread(profile);
+  for (ComputePool& pool : hardware.pools) {
+    pool.slowdown = beyond_noise(measured->slowdowns(), noise);
+    pool.turn_slowdown = beyond_noise(measured->turn_slowdowns(), std::max(noise, turns_spread(profile)));
+  }
+}
+
+std::string sharing_summary(const SharingOptions& o, const ProfiledCostModel* measured) {
   std::vector<std::string> parts;
   const std::string host = o.devices_per_host > 0 ? "each host of " + std::to_string(o.devices_per_host) + " devices"
                                                   : "the devices";
@@ -57,6 +73,8 @@ std::string sharing_summary(const SharingOptions& o) {
   if (!o.interference.empty())
     parts.push_back("interference x" + o.interference + " with 0, 1, ... neighbours busy" +
                     (o.share_cores > 0 ? "" : " (" + host + ")"));
+  if (profile_interference(o, measured))
+    parts.push_back("the profile's interference curve and shared-core turns, where beyond its noise");
   if (o.nics_per_node > 0)
     parts.push_back("transfers between nodes share " + std::to_string(o.nics_per_node) + " NIC(s) per node" +
                     (o.devices_per_node > 0 ? " (nodes of " + std::to_string(o.devices_per_node) + " devices)" : ""));

@@ -8,6 +8,7 @@
 //   --devices-per-host N     hosts of N devices each (default: all on one)
 //   --core-sharing slice|queue   time-sliced (processor sharing, default) or queued
 //   --interference 1,1.1,1.2 slowdown of an op with 0, 1, 2, ... other devices of its host busy
+//                            (without it, with --cost: the profile's curve and turns)
 //   --nics-per-node N        transfers between nodes share N NICs per node, max-min
 //   --devices-per-node N     the nodes, for a model that does not place devices itself
 //   --overlap-slowdown X     a device computing while a transfer of its own is on the wire:
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cost_models/profiled.hpp"
 #include "sim/resources.hpp"
 #include "tools/cli_app.hpp"
 
@@ -41,9 +43,19 @@ void add_sharing_flags(CLI::App& app, SharingOptions& options);
 std::optional<SharedHardware> shared_hardware_from_flags(const SharingOptions& options, int devices,
                                                          const std::vector<int>& model_nodes);
 
+// Whether the description takes its interference from a measured profile (--cost): devices
+// sharing cores (--share-cores) without a curve of the flags' own (--interference).
+bool profile_interference(const SharingOptions& options, const ProfiledCostModel* measured);
+// With profile_interference(): every pool of `hardware` gets the profile's interference curve
+// and shared-core turns where they stand out of its noise, as `validate` predicts
+// (executor/shared_layout.hpp's beyond_noise).
+void apply_profile_interference(SharedHardware& hardware, const SharingOptions& options,
+                                const ProfiledCostModel* measured);
+
 // What the flags share, for people (the line `simulate` prints as "shared", compare above its
 // table, and both as --json's "shared_hardware"): "each host's devices share 2 cores
 // (time-sliced); interference x1,1.1 with 0, 1, ... neighbours busy". Empty: nothing.
-std::string sharing_summary(const SharingOptions& options);
+// `measured`: the profile of --cost, whose interference profile_interference() may take.
+std::string sharing_summary(const SharingOptions& options, const ProfiledCostModel* measured = nullptr);
 
 }  // namespace pipesim
