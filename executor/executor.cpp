@@ -336,6 +336,7 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
 
   assemble_measurement(schedule, graph, logs, state.collectives, run.timeline, run.result);
   for (const auto& b : backends) run.backend_stats.push_back(b->stats());
+  for (const DeviceLog& log : logs) run.thread_cpu.push_back(log.cpu);
   for (auto& log : logs) run.losses.insert(run.losses.end(), log.losses.begin(), log.losses.end());
   run.iteration_loss = iteration_means(run.losses);
   run.complete = !state.fault;

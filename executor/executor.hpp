@@ -87,6 +87,16 @@ struct ValidationPoint {
   Tick time = 0;  // when the last stage of pipeline 0 reached that version (0 for the start)
 };
 
+// A device thread's CPU time over its run (from its first op to its last: waits for messages
+// and cores cost none) and within its compute ops (F, I, W, B and the optimizer step, each
+// from its clock's start to its end). The rest, total - ops, is the thread's work outside
+// its ops: messages' copies and hand-offs, a GradSync's copies and sum, weight versions kept,
+// wake-ups, which the simulator puts on no core.
+struct ThreadCpu {
+  double total_s = 0;
+  double ops_s = 0;
+};
+
 struct MeasuredRun {
   Timeline timeline;  // the simulator's records, with measured times (ns since the start)
   SimResult result;   // makespan, per-device stats, iteration ends, critical path, staleness
@@ -99,6 +109,7 @@ struct MeasuredRun {
   int hardware_threads = 0;           // std::thread::hardware_concurrency()
   std::vector<std::string> warnings;  // e.g. more devices than cores
   std::vector<BackendStats> backend_stats;  // per device: how its backend launched its ops
+  std::vector<ThreadCpu> thread_cpu;        // per device
   bool complete = false;
 };
 

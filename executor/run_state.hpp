@@ -84,6 +84,7 @@ struct DeviceLog {
   std::vector<LossRecord> losses;
   std::int32_t peak_weight_versions = 0;
   std::vector<WeightSnapshot> snapshots;
+  ThreadCpu cpu;  // the device thread's CPU time, in all and within its compute ops
 };
 
 struct Fault {

@@ -1,4 +1,6 @@
 // The device worker: one thread running one device's op list in order (executor.hpp).
+#include <time.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -10,6 +12,13 @@
 
 namespace pipesim {
 namespace {
+
+// The calling thread's CPU time, in seconds (ThreadCpu).
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 // Weight versions of one replica as the executor drives them: which version each op
 // uses (weight_version_used, sim/versions.hpp: the engine's rule) and which older versions
@@ -44,6 +53,7 @@ class Worker {
   }
 
   void run() {
+    const double cpu = thread_cpu_s();
     for (std::size_t i = 0; i < list_.size(); ++i) {
       if (s_.stop.load()) throw ChannelAborted();  // torn down: start nothing new
       status_.index.store(static_cast<int>(i));
@@ -51,6 +61,7 @@ class Worker {
       run_op(static_cast<int>(i));
       s_.progress.fetch_add(1);
     }
+    log_.cpu.total_s = thread_cpu_s() - cpu;
     status_.phase.store(static_cast<int>(Phase::Done));
   }
 
@@ -142,6 +153,7 @@ class Worker {
     const OpArgs args{op, version_for(op, v)};
     double loss = 0;
     bool has_loss = false;
+    const double cpu = thread_cpu_s();
     const Tick start = s_.now();
     std::unique_ptr<Payload> out;
     switch (op.kind) {
@@ -155,6 +167,7 @@ class Worker {
       default: PIPESIM_ASSERT(false);
     }
     const Tick end = s_.now();
+    log_.cpu.ops_s += thread_cpu_s() - cpu;
     // Versions: pin what later ops of this micro-batch need, release what they no longer do.
     const WeightPolicy policy = s_.schedule.weight_policy;
     if (policy == WeightPolicy::Stash) {
@@ -285,6 +298,7 @@ class Worker {
       sync->finished[sync->position(sync_id)] = copied;
       if (++sync->imported == static_cast<int>(sync->members.size())) sync->reduced.reset();
     }
+    const double cpu = thread_cpu_s();
     const Tick start = s_.now();
     if (v.uses_left.count(v.current)) {
       backend_.keep_version(op.pipeline, op.stage);
@@ -293,6 +307,7 @@ class Worker {
     backend_.optimizer_step(op.pipeline, op.stage);
     ++v.current;
     const Tick end = s_.now();
+    log_.cpu.ops_s += thread_cpu_s() - cpu;
     log_.peak_weight_versions = std::max(log_.peak_weight_versions, static_cast<std::int32_t>(backend_.versions_held()));
     log_.ops.push_back(OpRecord{OpRef{d_, index}, op, start, end, -1});
     snapshot(op.pipeline, op.stage, v.current, end);

@@ -37,6 +37,24 @@ TEST(Executor, CommOpsCarryTheMessagesAndChangeNoNumber) {
   }
 }
 
+// Each device thread's CPU time (MeasuredRun::thread_cpu): within its compute ops at most
+// their wall time (one compute thread per device), and in all at least that.
+TEST(Executor, ThreadCpuHoldsTheOpsAndWhatTheThreadDidBesides) {
+  const Schedule s = make("amdp", 4, 4, 2);  // GradSyncs, optimizer steps, weight versions
+  const MeasuredRun r = run_schedule(s, tiny(), quick());
+  ASSERT_TRUE(r.complete);
+  ASSERT_EQ(r.thread_cpu.size(), 4u);
+  std::vector<double> wall(4, 0);
+  for (const OpRecord& o : r.timeline.ops)
+    if (is_compute(o.op.kind)) wall[static_cast<std::size_t>(o.ref.device)] += static_cast<double>(o.end - o.start) * 1e-9;
+  for (std::size_t d = 0; d < 4; ++d) {
+    const ThreadCpu& c = r.thread_cpu[d];
+    EXPECT_GT(c.ops_s, 0) << d;
+    EXPECT_LE(c.ops_s, c.total_s) << d;
+    EXPECT_LE(c.ops_s, wall[d] + 1e-3) << d;  // the clocks' granularity aside
+  }
+}
+
 // validate pins device threads to cores (RunOptions::pin_cores): a pinned run computes the
 // same numbers, and a core the process may not use is a warning of the run, not a failure.
 TEST(Executor, PinnedThreadsComputeTheSameAndARefusedCoreIsAWarning) {

@@ -299,6 +299,8 @@ TEST(ValidateCli, CoreUseWhereDevicesOutnumberCores) {
     EXPECT_GE(use["profile_turn_slowdown"][kind].get<double>(), 0.5) << kind;  // a profile's least
     EXPECT_GE(use["turn_slowdown"][kind].get<double>(), 1) << kind;
   }
+  EXPECT_GE(use["thread_cpu_outside_ops"].get<double>(), 0);  // the threads' work besides their ops
+  EXPECT_LT(use["thread_cpu_outside_ops"].get<double>(), 1);
   const std::string report = temp_path("validate_core_use.html");
   const Result table = run(common + " --report " + report);
   ASSERT_EQ(table.code, 0) << table.out;

@@ -50,8 +50,15 @@ TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
   use.turns[static_cast<std::size_t>(OpKind::OptStep)] = 1.166;
   EXPECT_EQ(core_use_line("amdp", 4, use),
             "amdp: core use (4 device threads on 2 cores): predicted 99.23 %, measured 88.89 % of the cores' "
-            "time in the counted iterations; an op after another device's on its core: F x1.034, B x1.000, OPT "
+            "time in the counted iterations;\n  an op after another device's on its core: F x1.034, B x1.000, OPT "
             "x1.166 in the profile, F x1.000, B x1.000, OPT x1.166 predicted (beyond its noise)");
+  use.outside_ops = outside_ops_share({{1.0, 0.9}, {2.0, 1.7}, {0.5, 0.6}});  // 0.1 + 0.3 + 0 of 3.5
+  EXPECT_DOUBLE_EQ(use.outside_ops, 0.4 / 3.5);
+  EXPECT_THAT(core_use_line("amdp", 4, use),
+              testing::EndsWith(";\n  the device threads spent 11.43 % of their CPU time outside their ops (on no core in "
+                                "the simulation)"));
+  EXPECT_EQ(outside_ops_share({}), -1);
+  EXPECT_EQ(outside_ops_share({{0, 0}}), -1);
 }
 
 using testing::ElementsAre;

@@ -210,6 +210,7 @@ Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& 
     v.core_use = CoreUse{layout.cores, core_use(v.predicted_timeline, p.start, p.end, layout.cores),
                          core_use(v.measured_run.timeline, m.start, m.end, layout.cores)};
     v.core_use->profile_turns = costs.turn_slowdowns();
+    v.core_use->outside_ops = outside_ops_share(v.measured_run.thread_cpu);
     v.core_use->turns = v.hardware.pools.front().turn_slowdown;
   }
   v.replay = replay_on_measured(v.schedule, costs, v.measured_run.timeline, v.hardware, warmup,

@@ -43,11 +43,23 @@ std::string turns_text(const KindFactors& turns) {
 
 }  // namespace
 
+double outside_ops_share(const std::vector<ThreadCpu>& threads) {
+  double total = 0, outside = 0;
+  for (const ThreadCpu& t : threads) {
+    total += t.total_s;
+    outside += std::max(0.0, t.total_s - t.ops_s);
+  }
+  return total > 0 ? outside / total : -1;
+}
+
 std::string core_use_line(const std::string& schedule, int devices, const CoreUse& use) {
   return schedule + ": core use (" + std::to_string(devices) + " device threads on " + std::to_string(use.cores) +
          " cores): predicted " + format_percent(use.predicted) + ", measured " + format_percent(use.measured) +
-         " of the cores' time in the counted iterations; an op after another device's on its core: " +
-         turns_text(use.profile_turns) + " in the profile, " + turns_text(use.turns) + " predicted (beyond its noise)";
+         " of the cores' time in the counted iterations;\n  an op after another device's on its core: " +
+         turns_text(use.profile_turns) + " in the profile, " + turns_text(use.turns) + " predicted (beyond its noise)" +
+         (use.outside_ops >= 0 ? ";\n  the device threads spent " + format_percent(use.outside_ops) +
+                                     " of their CPU time outside their ops (on no core in the simulation)"
+                               : "");
 }
 
 std::string core_use_warning(const std::string& schedule, const CoreUse& use, double tolerance) {

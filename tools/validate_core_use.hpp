@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/units.hpp"
+#include "executor/executor.hpp"
 #include "sim/resources.hpp"
 #include "sim/timeline.hpp"
 
@@ -23,7 +24,14 @@ struct CoreUse {
   // An op's slowdown after another device's op on its core: the profile's shared-core
   // turns (1 where it has none), and the prediction's (those out of the profile's noise).
   KindFactors profile_turns = kNoSlowdown, turns = kNoSlowdown;
+  // The share of the device threads' CPU time outside their ops (MeasuredRun::thread_cpu):
+  // work the simulator puts on no core. Negative: not measured.
+  double outside_ops = -1;
 };
+
+// outside_ops of a run's threads: the sum of (total - ops) over the sum of total; -1 when
+// they took no CPU time at all (or none was measured).
+double outside_ops_share(const std::vector<ThreadCpu>& threads);
 
 // The share of `cores` x [begin, end) during which compute ops of `timeline` ran, at most
 // `cores` of them counted at once (the executor's records are wall-clock: an op preempted by
@@ -31,7 +39,8 @@ struct CoreUse {
 double core_use(const Timeline& timeline, Tick begin, Tick end, int cores);
 
 // "amdp: core use (4 device threads on 2 cores): predicted 99.23 %, measured 88.89 % of the
-// cores' time in the counted iterations"
+// cores' time in the counted iterations;" and, indented on lines of their own, the turns
+// (profile's, predicted) and the threads' CPU time outside their ops where measured.
 std::string core_use_line(const std::string& schedule, int devices, const CoreUse& use);
 
 // The warning when the measured use is below the predicted by more than `tolerance` (a

@@ -276,7 +276,11 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
                                                       {"predicted", v.core_use->predicted},
                                                       {"measured", v.core_use->measured},
                                                       {"profile_turn_slowdown", turns_json(v.core_use->profile_turns)},
-                                                      {"turn_slowdown", turns_json(v.core_use->turns)}}
+                                                      {"turn_slowdown", turns_json(v.core_use->turns)},
+                                                      {"thread_cpu_outside_ops",
+                                                       v.core_use->outside_ops >= 0
+                                                           ? nlohmann::ordered_json(v.core_use->outside_ops)
+                                                           : nlohmann::ordered_json(nullptr)}}
                              : nlohmann::ordered_json(nullptr);
   j["replay"] = {{"time_per_iteration_s", static_cast<double>(v.replay.time_per_iteration) * 1e-9},
                  {"simulator_part", v.replay.simulator_part},
