@@ -57,6 +57,9 @@ TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
   EXPECT_THAT(core_use_line("amdp", 4, use),
               testing::EndsWith(";\n  the device threads spent 11.43 % of their CPU time outside their ops (on no core in "
                                 "the simulation)"));
+  EXPECT_THAT(core_use_warning("amdp", use, 0.05),
+              testing::HasSubstr("which the simulator charges to no core (the device threads' own share: 11.43 % of "
+                                 "their CPU time) (docs/shared-hardware.md)"));
   EXPECT_EQ(outside_ops_share({}), -1);
   EXPECT_EQ(outside_ops_share({{0, 0}}), -1);
 }

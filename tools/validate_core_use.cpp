@@ -67,7 +67,10 @@ std::string core_use_warning(const std::string& schedule, const CoreUse& use, do
   return schedule + "'s cores computed " + format_percent(use.measured) + " of the time, predicted " +
          format_percent(use.predicted) +
          ": for the rest they were idle or busy outside the devices' ops (message hand-offs, wake-ups, the "
-         "GradSync's copies, other programs), which the simulator charges to no core (docs/shared-hardware.md)";
+         "GradSync's copies, other programs), which the simulator charges to no core" +
+         (use.outside_ops >= 0 ? " (the device threads' own share: " + format_percent(use.outside_ops) + " of their CPU time)"
+                               : std::string()) +
+         " (docs/shared-hardware.md)";
 }
 
 }  // namespace pipesim
