@@ -6,6 +6,7 @@
 
 #include "core/cpu_affinity.hpp"
 #include "core/error.hpp"
+#include "cost_models/sampled.hpp"
 #include "executor/backend_factory.hpp"
 
 namespace pipesim {
@@ -59,6 +60,12 @@ KindFactors beyond_noise(KindFactors turns, double noise) {
   for (double& s : turns)
     if (s <= 1 + noise) s = 1;  // faster after another device's op than after its own: noise
   return turns;
+}
+
+ProfileSlowdowns profile_slowdowns(const ProfiledCostModel& costs) {
+  const Profile& profile = costs.config().profile;
+  const double noise = repeat_spread(profile);
+  return {beyond_noise(costs.slowdowns(), noise), beyond_noise(costs.turn_slowdowns(), std::max(noise, turns_spread(profile)))};
 }
 
 SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves, const KindFactors& turns) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "cost_models/profiled.hpp"
 #include "sim/resources.hpp"
 
 namespace pipesim {
@@ -69,5 +70,15 @@ SlowdownCurves beyond_noise(SlowdownCurves curves, double noise);
 // below 1 is the measurement's noise (gpt-small's forward measured x0.948 in 5 turns on the
 // 2-vCPU VM).
 KindFactors beyond_noise(KindFactors turns, double noise);
+
+// A profile's interference curve and shared-core turns as a prediction applies them, the
+// one rule for `validate` and `simulate --cost --share-cores`: the curve beyond the profile's
+// repeat spread, the turns beyond the larger of that and their own spread
+// (cost_models/sampled.hpp), none of them below 1.
+struct ProfileSlowdowns {
+  SlowdownCurves curves;
+  KindFactors turns = kNoSlowdown;
+};
+ProfileSlowdowns profile_slowdowns(const ProfiledCostModel& costs);
 
 }  // namespace pipesim

@@ -186,10 +186,8 @@ Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& 
   const Tick forward = costs.compute_time(make_op(OpKind::F, 0, 0), scale_of(v.schedule));
   ExecutorLayout layout = executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward);
   if (f.core_sharing != "auto") layout.time_sliced = f.core_sharing == "slice";
-  const Profile& profile = costs.config().profile;
-  const double noise = repeat_spread(profile);
-  v.hardware = shared_hardware(layout, beyond_noise(costs.slowdowns(), noise),
-                               beyond_noise(costs.turn_slowdowns(), std::max(noise, turns_spread(profile))));
+  const ProfileSlowdowns slowdowns = profile_slowdowns(costs);
+  v.hardware = shared_hardware(layout, slowdowns.curves, slowdowns.turns);
   v.speeds_before = speeds;
   if (!speeds.slowdown.empty()) {
     v.hardware.device_slowdown = device_slowdowns(v.schedule.num_devices, speeds.slowdown);

@@ -7,7 +7,6 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
-#include "cost_models/sampled.hpp"
 #include "executor/shared_layout.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/table.hpp"
@@ -55,11 +54,10 @@ bool profile_interference(const SharingOptions& o, const ProfiledCostModel* meas
 
 void apply_profile_interference(SharedHardware& hardware, const SharingOptions& o, const ProfiledCostModel* measured) {
   if (!profile_interference(o, measured)) return;
-  const Profile& profile = measured->config().profile;
-  const double noise = repeat_spread(profile);
+  const ProfileSlowdowns slowdowns = profile_slowdowns(*measured);
   for (ComputePool& pool : hardware.pools) {
-    pool.slowdown = beyond_noise(measured->slowdowns(), noise);
-    pool.turn_slowdown = beyond_noise(measured->turn_slowdowns(), std::max(noise, turns_spread(profile)));
+    pool.slowdown = slowdowns.curves;
+    pool.turn_slowdown = slowdowns.turns;
   }
 }
 

@@ -48,7 +48,7 @@ std::optional<SharedHardware> shared_hardware_from_flags(const SharingOptions& o
 bool profile_interference(const SharingOptions& options, const ProfiledCostModel* measured);
 // With profile_interference(): every pool of `hardware` gets the profile's interference curve
 // and shared-core turns where they stand out of its noise, as `validate` predicts
-// (executor/shared_layout.hpp's beyond_noise).
+// (executor/shared_layout.hpp's profile_slowdowns).
 void apply_profile_interference(SharedHardware& hardware, const SharingOptions& options,
                                 const ProfiledCostModel* measured);
 
