@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
 #include <limits>
 #include <sstream>
 
@@ -37,7 +36,7 @@ std::string shown(const json& v) {
 class Obj {
  public:
   // `version`: the file's format version, which says which fields there may be.
-  Obj(const json& value, std::string source, std::string path, std::initializer_list<const char*> allowed,
+  Obj(const json& value, std::string source, std::string path, const std::vector<const char*>& allowed,
       int version = kProfileVersion)
       : source_(std::move(source)), path_(std::move(path)), version_(version) {
     if (!value.is_object()) fail(where(), "expected an object; got " + shown(value));
@@ -63,11 +62,11 @@ class Obj {
     if (!has(key)) fail(where(), std::string("missing field '") + key + "'");
     return object_->at(key);
   }
-  Obj object(const char* key, std::initializer_list<const char*> allowed) const {
+  Obj object(const char* key, const std::vector<const char*>& allowed) const {
     return Obj(at(key), source_, child(key), allowed, version_);
   }
   // Element i of the array `array` (the value of field `key`).
-  Obj element(const json& array, const char* key, std::size_t i, std::initializer_list<const char*> allowed) const {
+  Obj element(const json& array, const char* key, std::size_t i, const std::vector<const char*>& allowed) const {
     return Obj(array[i], source_, child(key) + "/" + std::to_string(i), allowed, version_);
   }
   // A non-empty array of finite numbers in [min, max] (`each` says so: "a slowdown in
@@ -194,13 +193,19 @@ InterferenceCurve read_curve(const Obj& parent, const char* key, int& neighbours
   return c;
 }
 
+// `o`'s micro_batch_size, which must be one of the profiled `sizes` (the interference
+// curve's and the turns' size).
+int profiled_size(const Obj& o, const std::vector<MicroBatchProfile>& sizes) {
+  const int b = o.count("micro_batch_size");
+  if (std::none_of(sizes.begin(), sizes.end(), [&](const MicroBatchProfile& mb) { return mb.size == b; }))
+    fail(o.where("micro_batch_size"), "expected one of the profiled micro-batch sizes; got " + std::to_string(b));
+  return b;
+}
+
 ProfileInterference read_interference(const Obj& root, const std::vector<MicroBatchProfile>& sizes) {
   const Obj o = root.object("interference", {"micro_batch_size", "block", "embedding", "head"});
   ProfileInterference in;
-  in.micro_batch_size = o.count("micro_batch_size");
-  if (std::none_of(sizes.begin(), sizes.end(), [&](const MicroBatchProfile& mb) { return mb.size == in.micro_batch_size; }))
-    fail(o.where("micro_batch_size"), "expected one of the profiled micro-batch sizes; got " +
-                                          std::to_string(in.micro_batch_size));
+  in.micro_batch_size = profiled_size(o, sizes);
   int k = -1;
   const Obj block = o.object("block", {"forward", "input_grad", "weight_grad"});
   in.block = {read_curve(block, "forward", k), read_curve(block, "input_grad", k), read_curve(block, "weight_grad", k)};
@@ -214,10 +219,7 @@ ProfileInterference read_interference(const Obj& root, const std::vector<MicroBa
 ProfileSharedCore read_shared_core(const Obj& root, const std::vector<MicroBatchProfile>& sizes) {
   const Obj o = root.object("shared_core", {"micro_batch_size", "forward", "input_grad", "weight_grad", "optimizer"});
   ProfileSharedCore s;
-  s.micro_batch_size = o.count("micro_batch_size");
-  if (std::none_of(sizes.begin(), sizes.end(), [&](const MicroBatchProfile& mb) { return mb.size == s.micro_batch_size; }))
-    fail(o.where("micro_batch_size"), "expected one of the profiled micro-batch sizes; got " +
-                                          std::to_string(s.micro_batch_size));
+  s.micro_batch_size = profiled_size(o, sizes);
   const auto turns = [&](const char* key) {
     const Obj c = o.object(key, {"slowdown", "times"});
     if (const json& slowdown = c.at("slowdown"); slowdown.is_array() && slowdown.size() != 2)
@@ -305,20 +307,11 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     return static_cast<int>(v);
   }();
   // Each version's fields: 2 added interference, 3 shared_core.
-  const Obj root = version >= 3   ? Obj(root_value, source, "",
-                                        {"format", "version", "backend", "date", "machine", "libraries", "settings",
-                                         "model", "dtype", "parameters", "optimizer", "micro_batches", "link",
-                                         "interference", "shared_core"},
-                                        version)
-                   : version == 2 ? Obj(root_value, source, "",
-                                        {"format", "version", "backend", "date", "machine", "libraries", "settings",
-                                         "model", "dtype", "parameters", "optimizer", "micro_batches", "link",
-                                         "interference"},
-                                        version)
-                                  : Obj(root_value, source, "",
-                                        {"format", "version", "backend", "date", "machine", "libraries", "settings",
-                                         "model", "dtype", "parameters", "optimizer", "micro_batches", "link"},
-                                        version);
+  std::vector<const char*> fields = {"format", "version", "backend", "date", "machine", "libraries", "settings",
+                                     "model", "dtype", "parameters", "optimizer", "micro_batches", "link"};
+  if (version >= 2) fields.push_back("interference");
+  if (version >= 3) fields.push_back("shared_core");
+  const Obj root(root_value, source, "", fields, version);
   if (root.text("format") != kProfileFormat)
     fail(root.where("format"), std::string("expected '") + kProfileFormat + "'; got " + shown(root.at("format")));
   (void)root.at("version");  // missing: one line naming it
