@@ -74,6 +74,15 @@ class CostModel {
   virtual std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const = 0;
   // An allreduce of `bytes` over `participants` devices (one of them: no cost).
   virtual Tick allreduce_time(int participants, std::int64_t bytes) const = 0;
+  // The work a GradSync member does on its own device's compute, before it joins the
+  // collective: copying its replica's gradient out and the sum back in. A CPU executor's
+  // device thread does both between its ops (on a core it may share); 0 (the default): a
+  // copy engine or the collective itself does them, and GradSync holds no compute.
+  virtual Tick grad_sync_work(const Op& grad_sync, OpScale scale) const {
+    (void)grad_sync;
+    (void)scale;
+    return 0;
+  }
 
   // True when every answer about an op depends only on its kind, pipeline and stage and the
   // scale, never on its micro-batch: then a run may ask once per (kind, pipeline, stage) and

@@ -8,8 +8,12 @@
 // (FIFO behind earlier transfers), the latency part is pipelined. Sends and receives
 // overlap compute. GradSync is a collective on the participants' communication streams:
 // it starts when every participant has reached it (and its comm stream is free), and does
-// not stall its device unless the schedule says blocking_grad_sync. OptStep bumps the
-// weight version of its stage replica on its device.
+// not stall its device unless the schedule says blocking_grad_sync. Where the cost model
+// says a member has work of its own (CostModel::grad_sync_work: a CPU thread copying its
+// gradient out and the sum back in), the member's device does it first, as a compute op
+// that holds the device (and a core of its pool) but counts as no op's busy time, and joins
+// the collective at its end. OptStep bumps the weight version of its stage replica on its
+// device.
 //
 // Communication ops in a list (docs/schedule-format.md): a SEND is posted where it stands
 // once its producer has ended, a RECV is posted where it stands; neither takes device time

@@ -109,11 +109,12 @@ SimResult EventLoop::run() {
     if (dev.last_compute != kNoSlot && dev.free_at >= st.released) st.cause = dev.last_compute;
     st.released = now;
     if (!is_compute(op.kind)) [[unlikely]] {
-      if (op.kind == OpKind::GradSync) {
-        arrive_collective(id, now);
-        if (s_.blocking_grad_sync) dev.blocked = true;
-      } else {
+      if (op.kind != OpKind::GradSync) {
         run_comm(id, d);
+      } else if (const Tick work = costs_.grad_sync_work(op, scale_); work > 0) {
+        start_sync_work(id, d, work, now);  // joins the collective when it ends
+      } else {
+        join_collective(id, d, now);
       }
       continue;
     }
@@ -162,6 +163,8 @@ SimResult EventLoop::run() {
   DeviceState& dev = dev_[static_cast<std::size_t>(d)];
   const Slot& st = slots_[id];
   const Op& op = op_of(id);
+  if (op.kind == OpKind::GradSync) [[unlikely]]
+    return finish_sync_work(id, d);
   dev.busy = false;
   dev.free_at = now_;
   dev.last_compute = id;
@@ -190,6 +193,33 @@ SimResult EventLoop::run() {
 }
 
 [[gnu::noinline]] void EventLoop::finish_compute(SlotId id) { handle(OpFinish{id}); }
+
+// A GradSync member's own work (CostModel::grad_sync_work): it holds the device as a compute
+// op does, on its pool's cores where it has one, but it is no op's busy time and ends in no
+// op record; at its end the member joins the collective.
+[[gnu::noinline]] void EventLoop::start_sync_work(SlotId id, int d, Tick work, Tick now) {
+  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+  dev.busy = true;
+  if (sharing_ && sharing_->shares_compute(d)) {
+    sharing_->start_compute(d, OpKind::GradSync, work, now, static_cast<std::uint32_t>(id));
+    push_changes();
+  } else {
+    queue_.push(later(now, work), OpFinish{id});
+  }
+}
+
+[[gnu::noinline]] void EventLoop::finish_sync_work(SlotId id, int d) {
+  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+  dev.busy = false;
+  dev.free_at = now_;
+  join_collective(id, d, now_);
+  try_start(d, now_);
+}
+
+void EventLoop::join_collective(SlotId id, int d, Tick now) {
+  arrive_collective(id, now);
+  if (s_.blocking_grad_sync) dev_[static_cast<std::size_t>(d)].blocked = true;
+}
 
 [[gnu::noinline]] void EventLoop::report_progress() {
   progress_->report(ops_done_);

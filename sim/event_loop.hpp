@@ -135,6 +135,11 @@ class EventLoop {
   inline void change_memory(int d, const Op& op, Tick now);
   inline void handle(const OpFinish& e);
   void finish_compute(SlotId id);  // handle(OpFinish), out of line, for the shared path
+  // A GradSync member's own work (CostModel::grad_sync_work) on its device, then the
+  // collective; join_collective: the member arrives (and blocks, if the schedule says so).
+  void start_sync_work(SlotId id, int d, Tick work, Tick now);
+  void finish_sync_work(SlotId id, int d);
+  void join_collective(SlotId id, int d, Tick now);
   void report_progress();
   std::vector<OpRef> critical_path() const;
 

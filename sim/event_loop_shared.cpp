@@ -50,8 +50,12 @@ namespace pipesim {
   if (kind == Sharing::Kind::Compute) {
     // The op ran from when it had a core (a queued pool: after waiting for one) to now.
     const SlotId id{payload};
-    // An op that waited for a core was held up last by the op that gave it the core.
-    if (core_from != ~0u && running_since > slots_[id].released) slots_[id].cause = SlotId{core_from};
+    if (op_of(id).kind == OpKind::GradSync) return finish_sync_work(id, device_of(id));  // no op's busy time
+    // An op that waited for a core was held up last by the op that gave it the core. Not by a
+    // GradSync's work: that member's cause becomes its collective's last arrival, which may
+    // come after this op (the critical path would loop); the op keeps its own cause then.
+    if (core_from != ~0u && running_since > slots_[id].released && op_of(SlotId{core_from}).kind != OpKind::GradSync)
+      slots_[id].cause = SlotId{core_from};
     slots_[id].released = running_since;
     DeviceState& dev = dev_[static_cast<std::size_t>(device_of(id))];
     dev.busy_time = later(dev.busy_time, now_ - running_since);

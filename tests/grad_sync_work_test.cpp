@@ -1,0 +1,148 @@
+// A GradSync member's own work (CostModel::grad_sync_work, sim/engine.hpp): the member's
+// device does it before it joins the collective, holding the device and, in a pool, a core;
+// it counts as no op's busy time and ends in no op record of its own. Closed forms on the
+// data-parallel pair (tests/sync_pair.hpp), on the fast path and in a queued pool.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "cost_models/uniform.hpp"
+#include "schedules/generator.hpp"
+#include "sim/engine.hpp"
+#include "sim/resources.hpp"
+#include "sim/timeline.hpp"
+#include "tests/generated.hpp"
+#include "tests/sync_pair.hpp"
+
+namespace pipesim {
+namespace {
+
+constexpr Tick kMs = 1'000'000;
+
+// The uniform model, and `work[pipeline]` of GradSync work per member.
+class WithSyncWork final : public CostModel {
+ public:
+  WithSyncWork(const UniformCostConfig& c, std::map<int, Tick> work) : base_(c), work_(std::move(work)) {}
+  Tick compute_time(const Op& op, OpScale s) const override { return base_.compute_time(op, s); }
+  ActivationCost activation(const Op& op, OpScale s) const override { return base_.activation(op, s); }
+  std::int64_t message_bytes(const Op& op, OpScale s) const override { return base_.message_bytes(op, s); }
+  TransferCost transfer(int a, int b, std::int64_t bytes) const override { return base_.transfer(a, b, bytes); }
+  std::int64_t grad_bytes(const Op& op, OpScale s) const override { return base_.grad_bytes(op, s); }
+  Tick allreduce_time(int n, std::int64_t bytes) const override { return base_.allreduce_time(n, bytes); }
+  Tick grad_sync_work(const Op& op, OpScale) const override {
+    const auto it = work_.find(op.pipeline);
+    return it == work_.end() ? 0 : it->second;
+  }
+
+ private:
+  UniformCostModel base_;
+  std::map<int, Tick> work_;
+};
+
+// F and B 1 ms each, a 10 ms allreduce.
+UniformCostConfig pair_costs() {
+  UniformCostConfig c;
+  c.stage.fwd = kMs;
+  c.stage.bwd = kMs;
+  c.grad_bytes = 10'000'000;
+  c.link_bandwidth = 1e9;
+  return c;
+}
+
+std::pair<Tick, Tick> span(Tick start, Tick end) { return {start, end}; }
+
+// Each op's (start, end) by (device, index).
+std::map<std::pair<int, int>, std::pair<Tick, Tick>> times(const Timeline& t) {
+  std::map<std::pair<int, int>, std::pair<Tick, Tick>> out;
+  for (const OpRecord& r : t.ops) out[{r.ref.device, r.ref.index}] = {r.start, r.end};
+  return out;
+}
+
+TEST(GradSyncWork, HoldsTheDeviceBeforeTheMemberJoinsTheCollective) {
+  // F 0-1, B 1-2, the member's work 2-2.5 ms; the collective 2.5-12.5 ms; F1 2.5-3.5, B1 -4.5.
+  const Schedule s = testing_schedules::sync_pair();
+  TimelineRecorder rec;
+  const SimResult r = simulate(s, WithSyncWork(pair_costs(), {{0, kMs / 2}, {1, kMs / 2}}), &rec);
+  ASSERT_EQ(rec.timeline.collectives.size(), 1u);
+  EXPECT_EQ(rec.timeline.collectives[0].start, 2'500'000);
+  EXPECT_EQ(rec.timeline.collectives[0].end, 12'500'000);
+  const auto t = times(rec.timeline);
+  EXPECT_EQ(t.at({0, 2}), span(2 * kMs, 12'500'000));  // the GradSync: reached at 2 ms
+  EXPECT_EQ(t.at({0, 3}), span(2'500'000, 3'500'000));
+  EXPECT_EQ(t.at({1, 4}), span(3'500'000, 4'500'000));
+  EXPECT_EQ(r.makespan, 12'500'000);
+  EXPECT_EQ(r.devices[0].busy, 4 * kMs);  // the copies are no op's busy time
+  EXPECT_EQ(rec.timeline.ops.size(), s.total_ops());
+}
+
+TEST(GradSyncWork, TheSlowerMembersWorkStartsTheCollective) {
+  const Schedule s = testing_schedules::sync_pair();
+  TimelineRecorder rec;
+  simulate(s, WithSyncWork(pair_costs(), {{1, kMs}}), &rec);
+  ASSERT_EQ(rec.timeline.collectives.size(), 1u);
+  EXPECT_EQ(rec.timeline.collectives[0].start, 3 * kMs);
+  const auto t = times(rec.timeline);
+  EXPECT_EQ(t.at({0, 3}).first, 2 * kMs);  // device 0 has no work of its own: goes on at once
+  EXPECT_EQ(t.at({1, 3}).first, 3 * kMs);
+}
+
+TEST(GradSyncWork, ABlockingSyncWaitsForTheCollectiveAfterTheWork) {
+  Schedule s = testing_schedules::sync_pair();
+  s.blocking_grad_sync = true;
+  TimelineRecorder rec;
+  const SimResult r = simulate(s, WithSyncWork(pair_costs(), {{0, kMs / 2}, {1, kMs / 2}}), &rec);
+  EXPECT_EQ(times(rec.timeline).at({0, 3}), span(12'500'000, 13'500'000));
+  EXPECT_EQ(r.makespan, 14'500'000);
+}
+
+TEST(GradSyncWork, TakesACoreOfItsPoolInTurnWithTheOps) {
+  // Both devices on one core, ops queued in arrival order: F0 0-1 (device 0), 1-2 (device 1),
+  // B0 2-3, 3-4; the members' work 4-4.5 and 4.5-5 ms; the collective from 5 ms. Device 0's
+  // F1, ready at 4.5 ms, waits for device 1's work: 5-6 ms.
+  const Schedule s = testing_schedules::sync_pair();
+  SharedHardware hw;
+  ComputePool pool;
+  pool.devices = {0, 1};
+  pool.cores = 1;
+  pool.queue = true;
+  hw.pools.push_back(pool);
+  TimelineRecorder rec;
+  const SimResult r = simulate(s, WithSyncWork(pair_costs(), {{0, kMs / 2}, {1, kMs / 2}}), &rec, nullptr, &hw);
+  ASSERT_EQ(rec.timeline.collectives.size(), 1u);
+  EXPECT_EQ(rec.timeline.collectives[0].start, 5 * kMs);
+  const auto t = times(rec.timeline);
+  EXPECT_EQ(t.at({0, 3}), span(5 * kMs, 6 * kMs));
+  EXPECT_EQ(t.at({1, 3}), span(6 * kMs, 7 * kMs));
+  EXPECT_EQ(r.devices[0].busy + r.devices[1].busy, 8 * kMs);
+  EXPECT_EQ(r.makespan, 15 * kMs);
+}
+
+TEST(GradSyncWork, TheFastPathAndASharedPoolWithCoresToSpareAgreeForEveryGenerator) {
+  // Every generator with the members' work (300 ns, every pipeline's): on the fast path, and
+  // with every device in one pool without a core limit (the shared path, nothing slowed).
+  UniformCostConfig c;
+  c.stage.fwd = 1000;
+  c.stage.bwd = 2000;
+  c.grad_bytes = 1000;
+  c.link_bandwidth = 1e9;
+  const WithSyncWork model(c, {{0, 300}, {1, 300}, {2, 300}, {3, 300}});
+  int with_collectives = 0;
+  for (const GeneratorInfo& g : generators()) {
+    const Schedule s = testing_schedules::generated(std::string(g.name).c_str(), 4, 8, 2);
+    TimelineRecorder fast, shared;
+    const SimResult a = simulate(s, model, &fast);
+    SharedHardware hw;
+    ComputePool pool;
+    for (int d = 0; d < s.num_devices; ++d) pool.devices.push_back(d);
+    hw.pools.push_back(pool);
+    const SimResult b = simulate(s, model, &shared, nullptr, &hw);
+    EXPECT_EQ(a.makespan, b.makespan) << g.name;
+    EXPECT_EQ(times(fast.timeline), times(shared.timeline)) << g.name;
+    for (std::size_t d = 0; d < a.devices.size(); ++d) EXPECT_EQ(a.devices[d].busy, b.devices[d].busy) << g.name;
+    with_collectives += fast.timeline.collectives.empty() ? 0 : 1;
+  }
+  EXPECT_GE(with_collectives, 3);  // the test saw members' work (AMDP, Chimera, ...)
+}
+
+}  // namespace
+}  // namespace pipesim
