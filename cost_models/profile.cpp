@@ -58,6 +58,14 @@ ojson shared_core_json(const ProfileSharedCore& s) {
   return j;
 }
 
+ojson gradient_copies_json(const ProfileGradientCopies& g) {
+  ojson j;
+  j["parameters"] = g.parameters;
+  j["copy_out"] = stats_json(g.copy_out);
+  j["copy_in"] = stats_json(g.copy_in);
+  return j;
+}
+
 ojson optimizer_json(const OptimizerTimes& o) {
   ojson j;
   j["sgd"] = stats_json(o.sgd);
@@ -173,6 +181,7 @@ std::string profile_json_text(const Profile& p) {
   for (const LinkSample& s : p.link.samples) samples.push_back({{"bytes", s.bytes}, {"time", stats_json(s.time)}});
   if (p.interference.measured()) j["interference"] = interference_json(p.interference);
   if (p.shared_core.measured()) j["shared_core"] = shared_core_json(p.shared_core);
+  if (p.gradient_copies.measured()) j["gradient_copies"] = gradient_copies_json(p.gradient_copies);
   return j.dump(2) + "\n";
 }
 

@@ -11,13 +11,15 @@
 //   │                                                   head F I W; their bytes; message bytes
 //   ├── link           samples of bytes -> seconds, and latency + bytes / bandwidth fitted
 //   ├── interference   (optional) per pass, the slowdown with k = 0..K neighbours busy
-//   └── shared_core    (optional, version 3, CPU) per pass and the optimizer step, the
+//   ├── shared_core    (optional, version 3, CPU) per pass and the optimizer step, the
 //                      slowdown in turns with another device on one core
+//   └── gradient_copies (optional, version 4, CPU) a stage's gradient copied out to a
+//                      fresh buffer and a sum copied back in: a GradSync member's own work
 //
 // Times are seconds; every timed quantity is the median of `repeats` runs after warm-up,
 // with its 10th and 90th percentiles and (version 2) its quantile function: the sample
 // distribution. Bytes are exact counts. Version 1 files (no quantiles, no interference)
-// and version 2 files (no shared_core) still read.
+// version 2 files (no shared_core) and version 3 files (no gradient_copies) still read.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,7 +29,7 @@
 namespace pipesim {
 
 inline constexpr const char* kProfileFormat = "pipesim-profile";
-inline constexpr int kProfileVersion = 3;
+inline constexpr int kProfileVersion = 4;
 inline constexpr int kOldestProfileVersion = 1;  // read too: no quantiles, no interference
 
 // The most quantiles a TimingStats keeps: up to this many repeats it keeps them all.
@@ -167,6 +169,18 @@ struct ProfileSharedCore {
   bool measured() const { return micro_batch_size > 0; }
 };
 
+// What a GradSync member does on its own device, between its ops, where the executor does it
+// there (the CPU's device threads): its replica's gradient of `parameters` fp32 numbers copied
+// out to a freshly allocated buffer for the collective (copy_out), and the sum copied back
+// into the gradient before the OptStep (copy_in). Measured on a stage of the profile's
+// stage_blocks blocks, each copy after a stage pass where the profile's optimizer steps had
+// one; taken to scale with the parameters copied.
+struct ProfileGradientCopies {
+  std::int64_t parameters = 0;  // 0: not measured (versions 1-3, not the CPU, or --gradient-copies off)
+  TimingStats copy_out, copy_in;
+  bool measured() const { return parameters > 0; }
+};
+
 struct Profile {
   std::string backend;  // "cpu" or "cuda"
   std::string date;     // UTC, ISO 8601: "2026-11-30T07:51:38Z"
@@ -181,6 +195,7 @@ struct Profile {
   LinkProfile link;
   ProfileInterference interference;  // version 2, optional
   ProfileSharedCore shared_core;      // version 3, optional
+  ProfileGradientCopies gradient_copies;  // version 4, optional
 };
 
 // The operand dtype of the profile's GEMMs, whose peak rate an MFU is against and whose
@@ -196,12 +211,13 @@ std::string profile_json_text(const Profile& p);
 // above 100 is a broken measurement, not interference.
 inline constexpr double kMinSlowdown = 0.5, kMaxSlowdown = 100;
 
-// Reads and validates everything (docs/profile-format.md): format and version (1 to 3), no
+// Reads and validates everything (docs/profile-format.md): format and version (1 to 4), no
 // unknown or missing fields, positive finite times with p10 <= median <= p90, quantiles
 // non-decreasing from min to max and as many as the repeats say, strictly increasing
 // micro-batch sizes, positive byte counts, a consistent model shape and link fit, and
 // interference curves of one length with slowdown[0] = 1, every slowdown in
-// kMinSlowdown..kMaxSlowdown and equal to its times' median ratio. Every
+// kMinSlowdown..kMaxSlowdown and equal to its times' median ratio, gradient copies of a
+// whole number of blocks' parameters (at least one). Every
 // problem is an InputError of one line: "<source>: /micro_batches/1/block/forward/median_s: ...".
 Profile parse_profile(const std::string& json_text, const std::string& source);
 Profile read_profile_file(const std::string& path);

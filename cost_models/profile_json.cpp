@@ -234,6 +234,18 @@ ProfileSharedCore read_shared_core(const Obj& root, const std::vector<MicroBatch
   return s;
 }
 
+ProfileGradientCopies read_gradient_copies(const Obj& root, std::int64_t block_parameters) {
+  const Obj o = root.object("gradient_copies", {"parameters", "copy_out", "copy_in"});
+  ProfileGradientCopies g;
+  g.parameters = o.bytes("parameters");
+  if (g.parameters % block_parameters != 0)
+    fail(o.where("parameters"), "expected a whole number of blocks of " + std::to_string(block_parameters) +
+                                    " parameters (a stage's gradient); got " + std::to_string(g.parameters));
+  g.copy_out = read_stats(o, "copy_out");
+  g.copy_in = read_stats(o, "copy_in");
+  return g;
+}
+
 OptimizerTimes read_optimizer(const Obj& parent, const char* key) {
   const Obj o = parent.object(key, {"sgd", "adam"});
   return {read_stats(o, "sgd"), read_stats(o, "adam")};
@@ -306,11 +318,12 @@ Profile parse_profile(const std::string& text, const std::string& source) {
                                       " (written by another pipesim)");
     return static_cast<int>(v);
   }();
-  // Each version's fields: 2 added interference, 3 shared_core.
+  // Each version's fields: 2 added interference, 3 shared_core, 4 gradient_copies.
   std::vector<const char*> fields = {"format", "version", "backend", "date", "machine", "libraries", "settings",
                                      "model", "dtype", "parameters", "optimizer", "micro_batches", "link"};
   if (version >= 2) fields.push_back("interference");
   if (version >= 3) fields.push_back("shared_core");
+  if (version >= 4) fields.push_back("gradient_copies");
   const Obj root(root_value, source, "", fields, version);
   if (root.text("format") != kProfileFormat)
     fail(root.where("format"), std::string("expected '") + kProfileFormat + "'; got " + shown(root.at("format")));
@@ -420,6 +433,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   }
   if (root.has("interference")) p.interference = read_interference(root, p.micro_batches);
   if (root.has("shared_core")) p.shared_core = read_shared_core(root, p.micro_batches);
+  if (root.has("gradient_copies")) p.gradient_copies = read_gradient_copies(root, p.parameters.block);
   return p;
 }
 

@@ -241,6 +241,14 @@ std::int64_t ProfiledCostModel::grad_bytes(const Op& grad_sync, OpScale scale) c
   return stage_parameters(grad_sync.stage, scale.num_stages) * kElementBytes;
 }
 
+Tick ProfiledCostModel::grad_sync_work(const Op& grad_sync, OpScale scale) const {
+  const ProfileGradientCopies& g = config_.profile.gradient_copies;
+  if (!g.measured()) return 0;
+  const double per_parameter = (g.copy_out.expected() + g.copy_in.expected()) / static_cast<double>(g.parameters);
+  return to_ticks(per_parameter * static_cast<double>(stage_parameters(grad_sync.stage, scale.num_stages)),
+                  config_.source);
+}
+
 Tick ProfiledCostModel::allreduce_time(int participants, std::int64_t bytes) const {
   if (participants <= 1 || bytes <= 0) return 0;
   const LinkProfile& link = config_.profile.link;

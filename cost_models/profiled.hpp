@@ -13,7 +13,9 @@
 //                 weight where the stage holds them) (+ the tied-embedding gradient sum)
 //   memory        activation / held-after-I bytes measured from the kernels' caches
 //   links         the fitted latency + bytes / bandwidth; allreduce: a ring over it
-//   GradSync      the stage's fp32 parameters
+//   GradSync      the stage's fp32 parameters; a member's own work (grad_sync_work): the
+//                 profile's gradient copies out and in, per parameter, x the stage's parameters
+//                 (none without them: a GPU's or an older profile)
 //   interference  slowdown(kind): the block's measured curve (F, I, W; B the curve of I + W),
 //                 slowdown[j] with j other devices of the host busy, for the engine's
 //                 shared-hardware pools (sim/resources.hpp); empty without a curve
@@ -62,6 +64,7 @@ class ProfiledCostModel final : public CostModel {
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
   std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
+  Tick grad_sync_work(const Op& grad_sync, OpScale scale) const override;
   bool same_for_every_microbatch() const override { return true; }
 
   const ProfiledCostConfig& config() const { return config_; }

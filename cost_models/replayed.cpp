@@ -50,6 +50,11 @@ Tick ReplayedCostModel::allreduce_time(int participants, std::int64_t bytes) con
   return it == collectives_.end() ? base().allreduce_time(participants, bytes) : it->second;
 }
 
+Tick ReplayedCostModel::grad_sync_work(const Op& grad_sync, OpScale scale) const {
+  const auto it = ops_.find(grad_sync);
+  return it == ops_.end() ? base().grad_sync_work(grad_sync, scale) : it->second;
+}
+
 Tick ReplayedCostModel::compute_time(const Op& op, OpScale scale) const {
   const auto it = ops_.find(op);
   return it == ops_.end() ? base().compute_time(op, scale) : it->second;

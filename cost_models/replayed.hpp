@@ -13,6 +13,8 @@
 //                typical time: as the mean, one hand-off the host stalled for 2-10 ms among
 //                a link's 20-30 lengthened every message of the replay by 0.1-0.4 ms
 //                (docs/validation/README.md, "Which hand-offs")
+//   GradSync     a member's own work: the mean of its measured copies (a GradSync's entries in
+//   work         op_times); none measured: the base model's
 //   allreduce    the mean of the measured collectives over as many participants and as many
 //                bytes; none such: the base model's
 //   bytes        the base model's (RetimedCostModel)
@@ -28,7 +30,8 @@ namespace pipesim {
 
 class ReplayedCostModel final : public RetimedCostModel {
  public:
-  // `base` must outlive the model. `op_times`: each measured op and its duration;
+  // `base` must outlive the model. `op_times`: each measured op and its duration (a
+  // GradSync's: its member's own copies);
   // `hand_offs`: each measured message's (source device, destination device, hand-off);
   // `collectives`: each measured collective's ((participants, bytes), duration).
   ReplayedCostModel(const CostModel& base, const std::vector<std::pair<Op, Tick>>& op_times,
@@ -38,6 +41,7 @@ class ReplayedCostModel final : public RetimedCostModel {
   Tick compute_time(const Op& op, OpScale scale) const override;
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
+  Tick grad_sync_work(const Op& grad_sync, OpScale scale) const override;
 
  private:
   std::unordered_map<Op, Tick, OpHash> ops_;  // mean per op

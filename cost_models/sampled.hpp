@@ -57,6 +57,8 @@ class SampledCostModel final : public RetimedCostModel {
   Tick compute_time(const Op& op, OpScale scale) const override;
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
+  // The base model's: the copies' own spread is not drawn.
+  Tick grad_sync_work(const Op& grad_sync, OpScale scale) const override { return base_.grad_sync_work(grad_sync, scale); }
 
   // The factor draw `u` (0..1) scales compute op `op` by: quantile-u time / expected time.
   double compute_factor(const Op& op, OpScale scale, double u) const;

@@ -1,6 +1,7 @@
 #include "kernels/cpu_profile_backend.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -212,6 +213,35 @@ class CpuOptimizer final : public OptimizerProbe {
   std::vector<Group> groups_;
 };
 
+// A gradient copied out and the sum copied in, as the executor's CpuBackend does it
+// (export_gradients: a new vector, so its pages are fresh ones, as there; import_gradients:
+// into the gradient's own memory).
+class CpuGradientCopies final : public GradientCopyProbe {
+ public:
+  CpuGradientCopies(std::int64_t count, std::uint64_t seed, CpuClock clock) : clock_(clock) {
+    std::uint64_t state = seed;
+    grads_ = profile_random_matrix(count, 1, state);
+    sum_ = profile_random_matrix(count, 1, state);
+  }
+  double copy_out() override {
+    KVec<T>& slot = held_[next_++ % held_.size()];
+    slot = KVec<T>();  // the oldest copy is done with; the new one gets memory of its own
+    const double s = timed(clock_, [&] { slot = grads_; });
+    sink_ = sink_ + slot[0];  // the copy is used
+    return s;
+  }
+  double copy_in() override {
+    return timed(clock_, [&] { grads_ = sum_; });
+  }
+
+ private:
+  CpuClock clock_;
+  KVec<T> grads_, sum_;
+  std::array<KVec<T>, 8> held_;  // copies out still held by their collective
+  std::size_t next_ = 0;
+  volatile float sink_ = 0;
+};
+
 // A message from one device thread to another, as the executor hands it on (a copy into
 // the channel, a condition variable, a copy out), to a receiver that has waited as long as a
 // device waits for its input in a pipeline. The sender is busy before and after, as a device
@@ -343,6 +373,11 @@ std::unique_ptr<OptimizerProbe> CpuProfileBackend::optimizer(std::int64_t count,
                                                              std::uint64_t seed) {
   PIPESIM_ASSERT(count > 0 && stage_count > 0);
   return std::make_unique<CpuOptimizer>(count, stage_count, seed, clock_);
+}
+
+std::unique_ptr<GradientCopyProbe> CpuProfileBackend::gradient_copies(std::int64_t count, std::uint64_t seed) {
+  PIPESIM_ASSERT(count > 0);
+  return std::make_unique<CpuGradientCopies>(count, seed, clock_);
 }
 
 std::unique_ptr<LinkProbe> CpuProfileBackend::link(std::int64_t bytes) {

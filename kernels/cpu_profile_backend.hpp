@@ -38,6 +38,9 @@ class CpuProfileBackend final : public ProfileBackend {
   std::unique_ptr<ProfileWorkload> workload(const ModelSpec& model, int micro_batch_size, std::uint64_t seed) override;
   std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::int64_t stage_count, std::uint64_t seed) override;
   std::unique_ptr<LinkProbe> link(std::int64_t bytes) override;
+  // The executor's CpuBackend: a device thread packs its gradient into a new vector and
+  // unpacks the sum into its gradient tensors.
+  std::unique_ptr<GradientCopyProbe> gradient_copies(std::int64_t count, std::uint64_t seed) override;
   int max_neighbours() const override;  // hardware threads - 1
   std::unique_ptr<ProfileWorkload> neighbour(const ModelSpec& model, int micro_batch_size, std::uint64_t seed,
                                              int slot) override;

@@ -6,6 +6,7 @@
 //   profiler ──workload(model, b)──> ProfileWorkload   block / embedding / head passes,
 //            ──optimizer(count, stage)──> OptimizerProbe  each timed by the backend's clock
 //            ──link(bytes)─────────> LinkProbe
+//            ──gradient_copies(count)──> GradientCopyProbe   (where GradSync copies on the device)
 //            ──neighbour(model, b, slot)──> ProfileWorkload   block passes looped beside the
 //                                                              timed one (the interference curve)
 //
@@ -79,6 +80,16 @@ class LinkProbe {
   virtual double send() = 0;  // seconds from the start of the send until the data is usable at the receiver
 };
 
+// A stage replica's gradient of `count` numbers, copied as a GradSync member of the backend's
+// executor copies it on its own device: out to a freshly allocated buffer for the collective,
+// and the sum back in before the OptStep.
+class GradientCopyProbe {
+ public:
+  virtual ~GradientCopyProbe() = default;
+  virtual double copy_out() = 0;  // seconds
+  virtual double copy_in() = 0;
+};
+
 class ProfileBackend {
  public:
   virtual ~ProfileBackend() = default;
@@ -95,6 +106,13 @@ class ProfileBackend {
   virtual std::unique_ptr<OptimizerProbe> optimizer(std::int64_t count, std::int64_t stage_count,
                                                     std::uint64_t seed) = 0;
   virtual std::unique_ptr<LinkProbe> link(std::int64_t bytes) = 0;
+  // Null (the default) where the executor's GradSync copies hold no device compute (a GPU's
+  // run on its copy engines, beside the kernels): the profile then has no gradient_copies.
+  virtual std::unique_ptr<GradientCopyProbe> gradient_copies(std::int64_t count, std::uint64_t seed) {
+    (void)count;
+    (void)seed;
+    return nullptr;
+  }
 
   // The interference curve's neighbours: how many devices may run beside the timed one on
   // this host without sharing its processor (cpu: cores - 1, since past the cores the

@@ -57,6 +57,26 @@ OptimizerTimes optimizer_times(const ProfileOptions& o, ProfileBackend& backend,
   return t;
 }
 
+// A GradSync member's copies of a stage's gradient of `count` numbers (GradientCopyProbe),
+// where the backend's executor makes them on the device; after an untimed stage pass each
+// where the optimizer's steps get one (a member copies between its stage's ops).
+ProfileGradientCopies gradient_copies(const ProfileOptions& o, ProfileBackend& backend, std::int64_t count,
+                                      ProfileWorkload* between, int blocks) {
+  ProfileGradientCopies g;
+  std::unique_ptr<GradientCopyProbe> probe = backend.gradient_copies(count, o.seed);
+  if (!probe) return g;
+  const auto timed = [&](double (GradientCopyProbe::*copy)()) {
+    return summarize_timings(repeat(o, [&] {
+      if (between != nullptr) (void)between->stage_passes(blocks);
+      return at_least_one_ns(((*probe).*copy)());
+    }));
+  };
+  g.parameters = count;
+  g.copy_out = timed(&GradientCopyProbe::copy_out);
+  g.copy_in = timed(&GradientCopyProbe::copy_in);
+  return g;
+}
+
 }  // namespace
 
 int default_neighbours(int max_neighbours) { return std::clamp(max_neighbours, 0, 3); }
@@ -223,6 +243,10 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
   if (log)
     *log << "profile: optimizer per block: SGD " << ms(p.block_optimizer.sgd.median) << ", Adam "
          << ms(p.block_optimizer.adam.median) << std::endl;
+  p.gradient_copies = gradient_copies(o, backend, stage_count, between.get(), stage_blocks);
+  if (log && p.gradient_copies.measured())
+    *log << "profile: gradient copies of a stage (" << p.gradient_copies.parameters << " parameters): out "
+         << ms(p.gradient_copies.copy_out.median) << ", in " << ms(p.gradient_copies.copy_in.median) << std::endl;
 
   std::vector<std::int64_t> links = o.link_sizes.empty() ? model_link_sizes(model, sizes) : o.link_sizes;
   std::sort(links.begin(), links.end());

@@ -32,8 +32,8 @@ InterferenceCurve curve(double seconds, std::vector<double> slowdown) {
   return c;
 }
 
-// A valid version-3 profile of gpt-tiny at sizes 1 and 2 with a curve of 2 neighbours and
-// shared-core turns.
+// A valid version-4 profile of gpt-tiny at sizes 1 and 2 with a curve of 2 neighbours,
+// shared-core turns and gradient copies of a stage of 2 blocks.
 Profile sample() {
   Profile p = synthetic_profile(find_model("gpt-tiny"), {1, 2}, spread);
   ProfileInterference& in = p.interference;
@@ -47,6 +47,9 @@ Profile sample() {
   turns.input_grad = curve(4e-4, {1, 1.08});
   turns.weight_grad = curve(2e-4, {1, 1.02});
   turns.optimizer = curve(1e-4, {1, 1.3});
+  p.gradient_copies.parameters = 2 * p.parameters.block;
+  p.gradient_copies.copy_out = spread(4e-5);
+  p.gradient_copies.copy_in = spread(2e-5);
   return p;
 }
 
@@ -105,7 +108,7 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   const Profile p = sample();
   const std::string text = profile_json_text(p);
   const J j = J::parse(text);
-  EXPECT_EQ(j["version"], 3);
+  EXPECT_EQ(j["version"], 4);
   EXPECT_EQ(j["micro_batches"][0]["block"]["forward"]["quantiles_s"].size(), 4u);
   EXPECT_EQ(j["interference"]["block"]["forward"]["slowdown"].size(), 3u);
   const Profile back = parse_profile(text, "v2.json");
@@ -122,6 +125,10 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   EXPECT_EQ(back.shared_core.micro_batch_size, 2);
   EXPECT_NEAR(back.shared_core.optimizer.slowdown[1], 1.3, 1e-12);
   EXPECT_EQ(back.shared_core.input_grad.times[1].median, p.shared_core.input_grad.times[1].median);
+  ASSERT_TRUE(back.gradient_copies.measured());
+  EXPECT_EQ(back.gradient_copies.parameters, 2 * p.parameters.block);
+  EXPECT_EQ(back.gradient_copies.copy_out.median, p.gradient_copies.copy_out.median);
+  EXPECT_EQ(back.gradient_copies.copy_in.quantiles, p.gradient_copies.copy_in.quantiles);
   // Without a curve there is no "interference" field, and none reads back.
   Profile flat = p;
   flat.interference = {};
@@ -133,6 +140,25 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   const std::string no_turns = profile_json_text(flat);
   EXPECT_FALSE(J::parse(no_turns).contains("shared_core"));
   EXPECT_FALSE(parse_profile(no_turns, "flat.json").shared_core.measured());
+  // Without copies, no "gradient_copies".
+  flat.gradient_copies = {};
+  const std::string no_copies = profile_json_text(flat);
+  EXPECT_FALSE(J::parse(no_copies).contains("gradient_copies"));
+  EXPECT_FALSE(parse_profile(no_copies, "flat.json").gradient_copies.measured());
+}
+
+// A version-3 file (turns, no gradient copies) still reads, and may not hold version 4's field.
+TEST(ProfileVersion3, StillReadsWithoutGradientCopies) {
+  J v3 = J::parse(profile_json_text(sample()));
+  v3["version"] = 3;
+  J copies = v3["gradient_copies"];
+  v3.erase("gradient_copies");
+  const Profile p = parse_profile(v3.dump(), "v3.json");
+  EXPECT_TRUE(p.shared_core.measured());
+  EXPECT_FALSE(p.gradient_copies.measured());
+  v3["gradient_copies"] = copies;
+  EXPECT_THAT(error_of([&] { parse_profile(v3.dump(), "v3.json"); }),
+              HasSubstr("v3.json: /: unknown field 'gradient_copies' (expected format, version,"));
 }
 
 // A version-2 file (interference, no turns) still reads, and may not hold version 3's field.
@@ -141,6 +167,7 @@ TEST(ProfileVersion2, StillReadsWithoutTurns) {
   v2["version"] = 2;
   J turns = v2["shared_core"];
   v2.erase("shared_core");
+  v2.erase("gradient_copies");
   const Profile p = parse_profile(v2.dump(), "v2.json");
   EXPECT_TRUE(p.interference.measured());
   EXPECT_FALSE(p.shared_core.measured());
@@ -164,9 +191,9 @@ TEST(ProfileVersion1, StillReadsWithoutQuantilesOrCurve) {
   EXPECT_TRUE(f.quantiles.empty());
   EXPECT_EQ(f.at_quantile(0.5), f.median);
   EXPECT_EQ(f.at_quantile(0.9), f.p90);
-  // Written again, it is a version-3 file (still without quantiles), which reads back the same.
+  // Written again, it is a version-4 file (still without quantiles), which reads back the same.
   const std::string again = profile_json_text(p);
-  EXPECT_EQ(J::parse(again)["version"], 3);
+  EXPECT_EQ(J::parse(again)["version"], 4);
   EXPECT_EQ(profile_json_text(parse_profile(again, "again.json")), again);
   // A version-1 file has none of version 2's fields.
   J v1 = J::parse(text.str());
@@ -186,14 +213,14 @@ struct Broken {
   std::string error;  // after "bad.json: "
 };
 
-TEST(ProfileVersion3, EveryMalformedNewFieldHasItsOneLineError) {
+TEST(ProfileVersion4, EveryMalformedNewFieldHasItsOneLineError) {
   const J good = J::parse(profile_json_text(sample()));
   auto set = [](const char* ptr, J value) { return [=](J& j) { j[J::json_pointer(ptr)] = value; }; };
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const char* bf = "/micro_batches/0/block/forward";
   const double q0 = good[J::json_pointer(std::string(bf) + "/quantiles_s/0")].get<double>();
   const std::vector<Broken> cases = {
-      {"/version", set("/version", 4), "/version: this pipesim reads versions 1 to 3; got 4 (written by another pipesim)"},
+      {"/version", set("/version", 5), "/version: this pipesim reads versions 1 to 4; got 5 (written by another pipesim)"},
       {"/version", set("/version", 0), "/version: expected an integer in 1..2147483647; got 0"},
       {"quantiles", set("/micro_batches/0/block/forward/quantiles_s", J::array()),
        "/micro_batches/0/block/forward/quantiles_s: expected a non-empty array; got an array"},
@@ -238,6 +265,16 @@ TEST(ProfileVersion3, EveryMalformedNewFieldHasItsOneLineError) {
        "/shared_core/input_grad/slowdown/1: expected a slowdown in 0.5..100; got 200"},
       {"shared_core", set("/shared_core/weight_grad/turns", 1),
        "/shared_core/weight_grad: unknown field 'turns' (expected slowdown, times)"},
+      {"gradient_copies", set("/gradient_copies/parameters", 0),
+       "/gradient_copies/parameters: expected an integer in 1..9223372036854775807; got 0"},
+      {"gradient_copies", set("/gradient_copies/parameters", 49985),
+       "/gradient_copies/parameters: expected a whole number of blocks of 49984 parameters (a stage's gradient); got "
+       "49985"},
+      {"gradient_copies", erase("/gradient_copies", "copy_in"), "/gradient_copies: missing field 'copy_in'"},
+      {"gradient_copies", set("/gradient_copies/copy_out/median_s", -1),
+       "/gradient_copies/copy_out/median_s: expected a positive number of seconds; got -1"},
+      {"gradient_copies", set("/gradient_copies/sum", 1),
+       "/gradient_copies: unknown field 'sum' (expected parameters, copy_out, copy_in)"},
   };
   for (const Broken& b : cases) {
     J j = good;

@@ -154,6 +154,23 @@ TEST(ProfiledCost, OptimizerGradientsAndTiedEmbeddings) {
   EXPECT_EQ(ProfiledCostModel(c).compute_time(opt0, two), ns(4 * 7e-6 + 3e-6));
 }
 
+TEST(ProfiledCost, AGradSyncMembersWorkIsTheProfilesCopiesPerParameterTimesItsStages) {
+  const ModelSpec m = find_model("gpt-tiny");
+  EXPECT_EQ(model_at(1).grad_sync_work(grad_sync(0), OpScale{1, 1, 2}), 0);  // no copies in the profile: none
+  ProfiledCostConfig c = model_at(1).config();
+  c.profile.gradient_copies.parameters = 2 * layer_parameters(m);  // copies of a stage of 2 blocks
+  c.profile.gradient_copies.copy_out = at(30e-6);
+  c.profile.gradient_copies.copy_in = at(10e-6);
+  const ProfiledCostModel cm(c);
+  const double per_parameter = 40e-6 / static_cast<double>(2 * layer_parameters(m));
+  const OpScale two{1, 1, 2};
+  for (int stage : {0, 1}) {
+    const auto parameters = static_cast<double>(cm.stage_parameters(stage, 2));
+    EXPECT_EQ(cm.grad_sync_work(grad_sync(stage), two), ns(per_parameter * parameters)) << stage;
+  }
+  EXPECT_EQ(cm.grad_sync_work(grad_sync(0), OpScale{}), ns(per_parameter * static_cast<double>(total_parameters(m))));
+}
+
 TEST(ProfiledCost, MemoryMessagesAndLinks) {
   const ProfiledCostModel cm = model_at(2);
   const std::int64_t n = 2 * 32;
@@ -325,10 +342,10 @@ TEST(ProfileFile, EveryMalformedClassHasItsOneLineError) {
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const std::vector<Broken> cases = {
       {"/format", set("/format", "other"), "/format: expected 'pipesim-profile'; got 'other'"},
-      {"/version", set("/version", 4), "/version: this pipesim reads versions 1 to 3; got 4 (written by another pipesim)"},
+      {"/version", set("/version", 5), "/version: this pipesim reads versions 1 to 4; got 5 (written by another pipesim)"},
       {"/extra", set("/extra", 1), "/: unknown field 'extra' (expected format, version, backend, date, machine, "
                                    "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link, interference, "
-                                   "shared_core)"},
+                                   "shared_core, gradient_copies)"},
       {"/date", erase("", "date"), "/: missing field 'date'"},
       {"/backend", set("/backend", "tpu"), "/backend: expected 'cpu' or 'cuda'; got 'tpu'"},
       {"/date", set("/date", "yesterday"), "/date: expected a UTC date like 2026-11-30T07:51:38Z; got 'yesterday'"},

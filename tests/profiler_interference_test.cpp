@@ -121,6 +121,7 @@ TEST(InterferenceCurve, FollowsTheBusyNeighboursExactly) {
   EXPECT_EQ(in.micro_batch_size, 2);  // the middle of 1, 2, 4
   EXPECT_EQ(fake.slots_seen, 1 + (1 + 2) + (1 + 2 + 3));  // k = 1, 2, 3 neighbours in turn
   EXPECT_EQ(fake.busy.load(), 0);  // every neighbour stopped
+  EXPECT_FALSE(p.gradient_copies.measured());  // a backend without a copy probe: none
   for (const InterferenceCurve* c : {&in.block.forward, &in.block.input_grad, &in.block.weight_grad,
                                      &in.embedding.forward, &in.embedding.weight_grad, &in.head.forward,
                                      &in.head.input_grad, &in.head.weight_grad}) {

@@ -400,6 +400,30 @@ TEST(Profiler, SharedCoreTurnsAreTimedOnTheCpu) {
   EXPECT_FALSE(profile_model(find_model("gpt-tiny"), o, *cpu).shared_core.measured());
 }
 
+// A GradSync member's copies of a stage's gradient (its stage_blocks blocks): out to a new
+// buffer and back in, each timed, on the CPU only.
+TEST(Profiler, GradientCopiesOfAStageAreTimedOnTheCpu) {
+  const std::unique_ptr<ProfileBackend> cpu = make_profile_backend("cpu", "wall");
+  ProfileOptions o = tiny_options();
+  o.micro_batch_sizes = {1};
+  o.neighbours = 0;
+  o.shared_core = false;
+  o.stage_blocks = 2;
+  std::ostringstream log;
+  o.progress = &log;
+  const Profile p = profile_model(find_model("gpt-tiny"), o, *cpu);
+  const ProfileGradientCopies& g = p.gradient_copies;
+  ASSERT_TRUE(g.measured()) << log.str();
+  EXPECT_EQ(g.parameters, 2 * p.parameters.block);
+  for (const TimingStats* t : {&g.copy_out, &g.copy_in}) {
+    EXPECT_GT(t->median, 0);
+    EXPECT_GE(t->repeats, o.repeats);
+  }
+  EXPECT_THAT(log.str(), HasSubstr("profile: gradient copies of a stage (" + std::to_string(g.parameters) +
+                                   " parameters): out "));
+  EXPECT_EQ(parse_profile(profile_json_text(p), "copies.json").gradient_copies.copy_out.median, g.copy_out.median);
+}
+
 // The optimizer's groups are stepped within a stage of the passes' stage_blocks blocks: the
 // probe steps copies of the group adding up to the stage (a small stage stays in the caches
 // from one step to the next, a large one streams from memory, as in the executor's OptStep).
