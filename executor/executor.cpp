@@ -270,6 +270,8 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
     c->parts.resize(members.size());
     c->began.resize(members.size(), 0);
     c->finished.resize(members.size(), 0);
+    c->copied_out.resize(members.size(), 0);
+    c->copied_in.resize(members.size(), 0);
     state.collectives.push_back(std::move(c));
   }
   const auto devices = static_cast<std::size_t>(schedule.num_devices);
@@ -337,6 +339,11 @@ MeasuredRun run_schedule(const Schedule& schedule, const ModelSpec& model, const
   assemble_measurement(schedule, graph, logs, state.collectives, run.timeline, run.result);
   for (const auto& b : backends) run.backend_stats.push_back(b->stats());
   for (const DeviceLog& log : logs) run.thread_cpu.push_back(log.cpu);
+  for (const auto& c : state.collectives)
+    for (std::size_t k = 0; k < c->members.size(); ++k)
+      if (c->finished[k] > 0)  // copied out and back in
+        run.sync_work.push_back(
+            SyncWork{OpRef{graph.device_of(c->members[k]), graph.index_of(c->members[k])}, c->copied_out[k], c->copied_in[k]});
   for (auto& log : logs) run.losses.insert(run.losses.end(), log.losses.begin(), log.losses.end());
   run.iteration_loss = iteration_means(run.losses);
   run.complete = !state.fault;

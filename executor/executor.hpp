@@ -89,12 +89,21 @@ struct ValidationPoint {
 
 // A device thread's CPU time over its run (from its first op to its last: waits for messages
 // and cores cost none) and within its compute ops (F, I, W, B and the optimizer step, each
-// from its clock's start to its end). The rest, total - ops, is the thread's work outside
-// its ops: messages' copies and hand-offs, a GradSync's copies and sum, weight versions kept,
-// wake-ups, which the simulator puts on no core.
+// from its clock's start to its end), and in its GradSync copies (its gradient out, the sum
+// back in: the simulator's GradSync work, on the device's core). The rest, total - ops -
+// copies, is the thread's other work outside its ops: messages' copies and hand-offs, a
+// GradSync's sum, weight versions kept, wake-ups, which the simulator puts on no core.
 struct ThreadCpu {
   double total_s = 0;
   double ops_s = 0;
+  double copies_s = 0;
+};
+
+// A GradSync member's own copies on its device thread (ns): its gradient out to the
+// collective, and the sum back in at its OptStep.
+struct SyncWork {
+  OpRef member;
+  Tick copy_out = 0, copy_in = 0;
 };
 
 struct MeasuredRun {
@@ -110,6 +119,9 @@ struct MeasuredRun {
   std::vector<std::string> warnings;  // e.g. more devices than cores
   std::vector<BackendStats> backend_stats;  // per device: how its backend launched its ops
   std::vector<ThreadCpu> thread_cpu;        // per device
+  // Each GradSync member's copies, for those that made both: the work CostModel::grad_sync_work
+  // predicts.
+  std::vector<SyncWork> sync_work;
   bool complete = false;
 };
 

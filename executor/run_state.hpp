@@ -42,6 +42,9 @@ struct Collective {
   // out (began) to when it had copied the sum back in (finished, at its OptStep; 0: not
   // yet), so the copies count as the sync's, as the cost model's allreduce does.
   std::vector<Tick> began, finished;
+  // By member position, the member's own copies on its thread: its gradient out and the sum
+  // back in (ns; MeasuredRun::sync_work).
+  std::vector<Tick> copied_out, copied_in;
   int arrived = 0;
   bool done = false;
   std::unique_ptr<GradientBuffer> reduced;  // sum of the parts (in part 0's memory), once done

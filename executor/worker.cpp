@@ -242,10 +242,14 @@ class Worker {
     Collective& c = *s_.collectives[static_cast<std::size_t>(s_.graph.collective_of[at(id)])];
     const std::size_t pos = c.position(id);
     const Tick began = s_.now();
+    const double cpu = thread_cpu_s();
     std::unique_ptr<GradientBuffer> mine = backend_.export_gradients(op.pipeline, op.stage);
+    const Tick exported = s_.now();
+    log_.cpu.copies_s += thread_cpu_s() - cpu;
     {
       std::unique_lock lock(c.mutex);
       c.began[pos] = began;
+      c.copied_out[pos] = exported - began;
       c.parts[pos] = std::move(mine);
       if (++c.arrived == static_cast<int>(c.members.size())) {
         c.start = s_.now();
@@ -292,10 +296,14 @@ class Worker {
     if (sync) wait_collective(sync_id, *sync);
     ReplicaVersions& v = versions(op);
     if (sync) {  // the sum copied in: the end of this member's GradSync
+      const Tick importing = s_.now();
+      const double copy_cpu = thread_cpu_s();
       backend_.import_gradients(op.pipeline, op.stage, *sync->reduced);  // read-only once done
       const Tick copied = s_.now();
+      log_.cpu.copies_s += thread_cpu_s() - copy_cpu;
       std::lock_guard lock(sync->mutex);
       sync->finished[sync->position(sync_id)] = copied;
+      sync->copied_in[sync->position(sync_id)] = copied - importing;
       if (++sync->imported == static_cast<int>(sync->members.size())) sync->reduced.reset();
     }
     const double cpu = thread_cpu_s();

@@ -3,6 +3,8 @@
 // and all activation memory is given back.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -38,7 +40,8 @@ TEST(Executor, CommOpsCarryTheMessagesAndChangeNoNumber) {
 }
 
 // Each device thread's CPU time (MeasuredRun::thread_cpu): within its compute ops at most
-// their wall time (one compute thread per device), and in all at least that.
+// their wall time (one compute thread per device), and in all at least that and its GradSync
+// copies; each GradSync member's copies (MeasuredRun::sync_work) within its record.
 TEST(Executor, ThreadCpuHoldsTheOpsAndWhatTheThreadDidBesides) {
   const Schedule s = make("amdp", 4, 4, 2);  // GradSyncs, optimizer steps, weight versions
   const MeasuredRun r = run_schedule(s, tiny(), quick());
@@ -52,7 +55,22 @@ TEST(Executor, ThreadCpuHoldsTheOpsAndWhatTheThreadDidBesides) {
     EXPECT_GT(c.ops_s, 0) << d;
     EXPECT_LE(c.ops_s, c.total_s) << d;
     EXPECT_LE(c.ops_s, wall[d] + 1e-3) << d;  // the clocks' granularity aside
+    EXPECT_GT(c.copies_s, 0) << d;
+    EXPECT_LE(c.ops_s + c.copies_s, c.total_s + 1e-3) << d;
   }
+  std::size_t members = 0;
+  std::map<std::pair<int, int>, const OpRecord*> syncs;
+  for (const OpRecord& o : r.timeline.ops)
+    if (o.op.kind == OpKind::GradSync) syncs[{o.ref.device, o.ref.index}] = &o;
+  for (const SyncWork& w : r.sync_work) {
+    const auto it = syncs.find({w.member.device, w.member.index});
+    ASSERT_NE(it, syncs.end()) << w.member.device << " " << w.member.index;
+    EXPECT_GT(w.copy_out, 0);
+    EXPECT_GT(w.copy_in, 0);
+    EXPECT_LE(w.copy_out + w.copy_in, it->second->end - it->second->start);
+    ++members;
+  }
+  EXPECT_EQ(members, syncs.size());  // every member copied out and back in
 }
 
 // validate pins device threads to cores (RunOptions::pin_cores): a pinned run computes the

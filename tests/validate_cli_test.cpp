@@ -301,6 +301,14 @@ TEST(ValidateCli, CoreUseWhereDevicesOutnumberCores) {
   }
   EXPECT_GE(use["thread_cpu_outside_ops"].get<double>(), 0);  // the threads' work besides their ops
   EXPECT_LT(use["thread_cpu_outside_ops"].get<double>(), 1);
+  EXPECT_GT(use["thread_cpu_grad_sync_copies"].get<double>(), 0);  // AMDP's GradSync copies
+  EXPECT_LT(use["thread_cpu_grad_sync_copies"].get<double>(), 1);
+  // Each member's copies, the profile's (its gradient_copies) and the run's.
+  const auto copies = json_of(measured)["replay"]["grad_sync_copies"];
+  ASSERT_TRUE(copies.is_object()) << measured.out;
+  EXPECT_GT(copies["members"].get<int>(), 0);
+  EXPECT_GT(copies["predicted_s"].get<double>(), 0);
+  EXPECT_GT(copies["measured_s"].get<double>(), 0);
   const std::string report = temp_path("validate_core_use.html");
   const Result table = run(common + " --report " + report);
   ASSERT_EQ(table.code, 0) << table.out;

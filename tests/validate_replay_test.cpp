@@ -220,6 +220,45 @@ TEST(ValidateReplay, AWarmUpGradSyncMovesNothing) {
   EXPECT_NE(replay_with_slow(timeline.collectives.size() - 1), time);
 }
 
+// A run whose GradSync members each copied for 700 ns (400 out, 300 in): the replay takes
+// the copies as the members' work, whatever the cost model says of them, and reports their
+// mean against the cost model's.
+TEST(ValidateReplay, GradSyncCopiesAreTheMembersWork) {
+  UniformCostConfig c;
+  c.stage = StageCosts{1000, 2000, 0};
+  c.optimizer = 500;
+  c.grad_bytes = 1 << 20;
+  c.link_bandwidth = 1e12;
+  const UniformCostModel costs(c);  // no work of its own
+  class Copying final : public CostModel {
+   public:
+    explicit Copying(const UniformCostModel& base) : base_(base) {}
+    Tick compute_time(const Op& op, OpScale s) const override { return base_.compute_time(op, s); }
+    ActivationCost activation(const Op& op, OpScale s) const override { return base_.activation(op, s); }
+    std::int64_t message_bytes(const Op& op, OpScale s) const override { return base_.message_bytes(op, s); }
+    TransferCost transfer(int a, int b, std::int64_t bytes) const override { return base_.transfer(a, b, bytes); }
+    std::int64_t grad_bytes(const Op& op, OpScale s) const override { return base_.grad_bytes(op, s); }
+    Tick allreduce_time(int n, std::int64_t bytes) const override { return base_.allreduce_time(n, bytes); }
+    Tick grad_sync_work(const Op&, OpScale) const override { return 700; }
+
+   private:
+    const UniformCostModel& base_;
+  };
+  const Schedule s = generated("amdp", 4, 4, 3);
+  const auto [timeline, time] = own_run(s, Copying(costs));
+  ASSERT_NE(own_run(s, costs).time, time);
+  std::vector<SyncWork> copies;
+  for (const OpRecord& r : timeline.ops)
+    if (r.op.kind == OpKind::GradSync) copies.push_back(SyncWork{r.ref, 400, 300});
+  ASSERT_FALSE(copies.empty());
+  const Replay r = replay_on_measured(s, costs, timeline, SharedHardware{}, 1, 0, 1, copies);
+  EXPECT_EQ(r.time_per_iteration, time);
+  EXPECT_EQ(r.sync_members, static_cast<int>(copies.size() * 2 / 3));  // the 2 counted iterations' of 3
+  EXPECT_EQ(r.sync_work_predicted, 0);
+  EXPECT_EQ(r.sync_work_measured, 700);
+  EXPECT_NE(replay_on_measured(s, costs, timeline, SharedHardware{}, 1, 0, 1).time_per_iteration, time);
+}
+
 // The cost model's part splits at a replay with the run's ops and the cost model's links:
 // a model with other op times and slower links than the run's gets each its share.
 TEST(ValidateReplay, TheCostModelsPartSplitsIntoOpsAndLinks) {

@@ -41,9 +41,9 @@ TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
   EXPECT_EQ(core_use_warning("amdp", {2, 0.99, 0.95}, 0.05), "");
   EXPECT_EQ(core_use_warning("amdp", {2, 0.99, 1.0}, 0.05), "");  // more than predicted: not this
   EXPECT_EQ(core_use_warning("amdp", {2, 0.9923, 0.8889}, 0.05),
-            "amdp's cores computed 88.89 % of the time, predicted 99.23 %: for the rest they were idle or "
-            "busy outside the devices' ops (message hand-offs, wake-ups, the GradSync's copies, other "
-            "programs), which the simulator charges to no core (docs/shared-hardware.md)");
+            "amdp's cores computed 88.89 % of the time, predicted 99.23 %: for the rest they were idle, in "
+            "GradSync's copies (as predicted there) or busy outside the devices' ops (message hand-offs, wake-ups, "
+            "GradSync's sum, other programs), which the simulator charges to no core (docs/shared-hardware.md)");
   CoreUse use{2, 0.9923, 0.8889};
   use.profile_turns[static_cast<std::size_t>(OpKind::F)] = 1.034;
   use.profile_turns[static_cast<std::size_t>(OpKind::OptStep)] = 1.166;
@@ -52,16 +52,21 @@ TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
             "amdp: core use (4 device threads on 2 cores): predicted 99.23 %, measured 88.89 % of the cores' "
             "time in the counted iterations;\n  an op after another device's on its core: F x1.034, B x1.000, OPT "
             "x1.166 in the profile, F x1.000, B x1.000, OPT x1.166 predicted (beyond its noise)");
-  use.outside_ops = outside_ops_share({{1.0, 0.9}, {2.0, 1.7}, {0.5, 0.6}});  // 0.1 + 0.3 + 0 of 3.5
-  EXPECT_DOUBLE_EQ(use.outside_ops, 0.4 / 3.5);
+  // (total, ops, copies): 0.1 + 0.3 + 0 outside of 3.5 (the third thread's clocks overlap), 0.05 + 0.1 copies.
+  const ThreadShares shares = thread_shares({{1.0, 0.85, 0.05}, {2.0, 1.6, 0.1}, {0.5, 0.6, 0}});
+  EXPECT_DOUBLE_EQ(shares.copies, 0.15 / 3.5);
+  EXPECT_DOUBLE_EQ(shares.outside_ops, 0.4 / 3.5);
+  use.copies = shares.copies;
+  use.outside_ops = shares.outside_ops;
   EXPECT_THAT(core_use_line("amdp", 4, use),
-              testing::EndsWith(";\n  the device threads spent 11.43 % of their CPU time outside their ops (on no core in "
-                                "the simulation)"));
+              testing::EndsWith(";\n  the device threads spent 4.29 % of their CPU time in GradSync's copies (on their "
+                                "core in the simulation) and 11.43 % outside their ops and those (on no core in the "
+                                "simulation)"));
   EXPECT_THAT(core_use_warning("amdp", use, 0.05),
               testing::HasSubstr("which the simulator charges to no core (the device threads' own share: 11.43 % of "
                                  "their CPU time) (docs/shared-hardware.md)"));
-  EXPECT_EQ(outside_ops_share({}), -1);
-  EXPECT_EQ(outside_ops_share({{0, 0}}), -1);
+  EXPECT_EQ(thread_shares({}).outside_ops, -1);
+  EXPECT_EQ(thread_shares({{0, 0, 0}}).copies, -1);
 }
 
 using testing::ElementsAre;

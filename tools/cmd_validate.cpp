@@ -208,11 +208,14 @@ Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& 
     v.core_use = CoreUse{layout.cores, core_use(v.predicted_timeline, p.start, p.end, layout.cores),
                          core_use(v.measured_run.timeline, m.start, m.end, layout.cores)};
     v.core_use->profile_turns = costs.turn_slowdowns();
-    v.core_use->outside_ops = outside_ops_share(v.measured_run.thread_cpu);
+    const ThreadShares shares = thread_shares(v.measured_run.thread_cpu);
+    v.core_use->copies = shares.copies;
+    v.core_use->outside_ops = shares.outside_ops;
     v.core_use->turns = v.hardware.pools.front().turn_slowdown;
   }
   v.replay = replay_on_measured(v.schedule, costs, v.measured_run.timeline, v.hardware, warmup,
-                                v.predicted.time_per_iteration, v.measured.time_per_iteration);
+                                v.predicted.time_per_iteration, v.measured.time_per_iteration,
+                                v.measured_run.sync_work);
   v.pass = passes(v.report.time_per_iteration_error, f.tolerance());
   return v;
 }

@@ -43,13 +43,15 @@ std::string turns_text(const KindFactors& turns) {
 
 }  // namespace
 
-double outside_ops_share(const std::vector<ThreadCpu>& threads) {
-  double total = 0, outside = 0;
+ThreadShares thread_shares(const std::vector<ThreadCpu>& threads) {
+  double total = 0, copies = 0, outside = 0;
   for (const ThreadCpu& t : threads) {
     total += t.total_s;
-    outside += std::max(0.0, t.total_s - t.ops_s);
+    copies += t.copies_s;
+    outside += std::max(0.0, t.total_s - t.ops_s - t.copies_s);
   }
-  return total > 0 ? outside / total : -1;
+  if (!(total > 0)) return {};
+  return {copies / total, outside / total};
 }
 
 std::string core_use_line(const std::string& schedule, int devices, const CoreUse& use) {
@@ -57,8 +59,10 @@ std::string core_use_line(const std::string& schedule, int devices, const CoreUs
          " cores): predicted " + format_percent(use.predicted) + ", measured " + format_percent(use.measured) +
          " of the cores' time in the counted iterations;\n  an op after another device's on its core: " +
          turns_text(use.profile_turns) + " in the profile, " + turns_text(use.turns) + " predicted (beyond its noise)" +
-         (use.outside_ops >= 0 ? ";\n  the device threads spent " + format_percent(use.outside_ops) +
-                                     " of their CPU time outside their ops (on no core in the simulation)"
+         (use.outside_ops >= 0 ? ";\n  the device threads spent " + format_percent(use.copies) +
+                                     " of their CPU time in GradSync's copies (on their core in the simulation) and " +
+                                     format_percent(use.outside_ops) +
+                                     " outside their ops and those (on no core in the simulation)"
                                : "");
 }
 
@@ -66,8 +70,8 @@ std::string core_use_warning(const std::string& schedule, const CoreUse& use, do
   if (!(use.predicted - use.measured > tolerance)) return "";
   return schedule + "'s cores computed " + format_percent(use.measured) + " of the time, predicted " +
          format_percent(use.predicted) +
-         ": for the rest they were idle or busy outside the devices' ops (message hand-offs, wake-ups, the "
-         "GradSync's copies, other programs), which the simulator charges to no core" +
+         ": for the rest they were idle, in GradSync's copies (as predicted there) or busy outside the devices' ops "
+         "(message hand-offs, wake-ups, GradSync's sum, other programs), which the simulator charges to no core" +
          (use.outside_ops >= 0 ? " (the device threads' own share: " + format_percent(use.outside_ops) + " of their CPU time)"
                                : std::string()) +
          " (docs/shared-hardware.md)";

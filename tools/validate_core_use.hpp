@@ -1,8 +1,8 @@
 #pragma once
 // Core use: how much of the cores' time the devices' compute ops filled, predicted and
 // measured, where more device threads than cores share them (`validate` on the CPU: AMDP at
-// p = 4 on 2 cores). The simulator puts only ops on a core; a device thread's other work
-// (its messages' hand-offs and wake-ups, a GradSync's copies and sum) takes core time from
+// p = 4 on 2 cores). The simulator puts ops and GradSync's copies on a core; a device
+// thread's other work (its messages' hand-offs and wake-ups, a GradSync's sum) takes core time from
 // the other devices' ops there, and the run's cores compute less of the time than
 // predicted: 77-93 % against 99 % for AMDP gpt-tiny on the 2-vCPU VM of
 // docs/validation/cpu-history.md ("Where AMDP gpt-tiny's time goes"). Validate reports both and warns when they differ by more
@@ -24,14 +24,19 @@ struct CoreUse {
   // An op's slowdown after another device's op on its core: the profile's shared-core
   // turns (1 where it has none), and the prediction's (those out of the profile's noise).
   KindFactors profile_turns = kNoSlowdown, turns = kNoSlowdown;
-  // The share of the device threads' CPU time outside their ops (MeasuredRun::thread_cpu):
-  // work the simulator puts on no core. Negative: not measured.
+  // Shares of the device threads' CPU time (MeasuredRun::thread_cpu) in GradSync's copies
+  // (the simulator's GradSync work, on a core), and outside their ops and those copies: work
+  // the simulator puts on no core. Negative: not measured.
+  double copies = -1;
   double outside_ops = -1;
 };
 
-// outside_ops of a run's threads: the sum of (total - ops) over the sum of total; -1 when
-// they took no CPU time at all (or none was measured).
-double outside_ops_share(const std::vector<ThreadCpu>& threads);
+// Those shares of a run's threads: the sums of copies and of (total - ops - copies) over the
+// sum of total; both -1 when they took no CPU time at all (or none was measured).
+struct ThreadShares {
+  double copies = -1, outside_ops = -1;
+};
+ThreadShares thread_shares(const std::vector<ThreadCpu>& threads);
 
 // The share of `cores` x [begin, end) during which compute ops of `timeline` ran, at most
 // `cores` of them counted at once (the executor's records are wall-clock: an op preempted by

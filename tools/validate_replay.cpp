@@ -130,7 +130,8 @@ std::vector<std::pair<std::pair<int, int>, Tick>> measured_hand_offs(const Sched
 }
 
 Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, const Timeline& measured,
-                          const SharedHardware& hardware, int warmup, Tick predicted_time, Tick measured_time) {
+                          const SharedHardware& hardware, int warmup, Tick predicted_time, Tick measured_time,
+                          const std::vector<SyncWork>& sync_work) {
   // A micro-batch op at its own time; a stage op (OptStep, GradSync: the same Op in every
   // iteration) at the mean over the counted iterations, or over all where none is counted
   // (the first GradSync pays for fresh pages: gpt-small Chimera's took 68 ms, later ones 16 ms).
@@ -141,6 +142,20 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
   CountedFirst<Op, std::unordered_set<Op, OpHash>> op_times;
   for (const OpRecord& r : measured.ops)
     if (is_compute(r.op.kind)) op_times.add(r.op, r.end - r.start, !is_stage_op(r.op.kind) || counted(r.ref));
+  // A GradSync member's copies, out and in, as its GradSync's work (the same Op every iteration).
+  std::map<std::pair<int, int>, Tick> copy_in;
+  Tick predicted_work = 0, measured_work = 0;
+  int members = 0;
+  for (const SyncWork& w : sync_work) {
+    const Op& op = schedule.ops[static_cast<std::size_t>(w.member.device)][static_cast<std::size_t>(w.member.index)];
+    PIPESIM_ASSERT(op.kind == OpKind::GradSync);
+    op_times.add(op, w.copy_out + w.copy_in, counted(w.member));
+    copy_in[{w.member.device, w.member.index}] = w.copy_in;
+    if (!counted(w.member)) continue;
+    ++members;
+    predicted_work += costs.grad_sync_work(op, scale_of(schedule));
+    measured_work += w.copy_out + w.copy_in;
+  }
   const auto hand_offs = measured_hand_offs(schedule, measured, hardware, warmup);
   std::map<std::pair<int, int>, Tick> member_end;
   for (const OpRecord& r : measured.ops)
@@ -151,7 +166,10 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
     Tick end = c.end;
     if (steps_right_after(schedule, c))
       for (const OpRef& m : c.participants)
-        if (const auto it = member_end.find({m.device, m.index}); it != member_end.end()) end = std::max(end, it->second);
+        if (const auto it = member_end.find({m.device, m.index}); it != member_end.end()) {
+          const auto in = copy_in.find({m.device, m.index});  // replayed as the member's work
+          end = std::max(end, it->second - (in == copy_in.end() ? 0 : in->second));
+        }
     collectives.add({static_cast<int>(c.participants.size()), c.bytes}, end - c.start, counted(c.participants.front()));
   }
   const ReplayedCostModel replayed(costs, op_times.kept(), hand_offs, collectives.kept());
@@ -172,6 +190,11 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
   };
   Replay r;
   r.time_per_iteration = replay(replayed);
+  r.sync_members = members;
+  if (members > 0) {
+    r.sync_work_predicted = predicted_work / members;
+    r.sync_work_measured = measured_work / members;
+  }
   // The run's ops with the cost model's messages and collectives: which of the two the cost
   // model's part is.
   const Tick ops_only = replay(ReplayedCostModel(costs, op_times.kept(), {}, {}));

@@ -7,8 +7,9 @@
 // at its measured time (a stage op, the same Op in every iteration, at the mean of the
 // counted iterations'), every link at the median of its measured hand-offs and every
 // GradSync at the counted iterations' mean for its size (from the last member's arrival to
-// the last member's having the sum back where each member's OptStep follows right after it,
-// else to the sum's end), on the same shared hardware as the prediction less what the
+// the last member's having the sum back, less its copy in, where each member's OptStep
+// follows right after it, else to the sum's end) and each member's own copies (out and in,
+// MeasuredRun::sync_work) at their mean, as its GradSync's work, on the same shared hardware as the prediction less what the
 // measured times hold already (each core's speed, the interference curves, a time-sliced
 // core's sharing; a queue's wait for a core is not in them and stays); then
 //
@@ -19,7 +20,8 @@
 // and the cost model's part splits again, at a replay with the run's compute ops but the
 // cost model's messages and collectives (ops_only):
 //
-//   (predicted - replayed) / measured = (predicted - ops_only) / measured    its op times
+//   (predicted - replayed) / measured = (predicted - ops_only) / measured    its op times (and
+//                                                                            GradSync's copies)
 //                                     + (ops_only - replayed) / measured     its links and collectives
 //
 // A message's hand-off is seen where its consumer waited for it: the consumer's device had
@@ -32,6 +34,7 @@
 
 #include "core/units.hpp"
 #include "cost_models/cost_model.hpp"
+#include "executor/executor.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/metrics.hpp"
 #include "sim/resources.hpp"
@@ -50,6 +53,10 @@ struct Replay {
   int hand_offs = 0;            // messages of the counted iterations whose hand-off was seen
   Tick hand_off_median = 0;     // their median (a link's is what the replay takes), 0 without any
   Tick hand_off_mean = 0;       // their mean: above the median by the hand-offs the host stalled
+  // GradSync members of the counted iterations that copied out and back in (sync_work), and
+  // the mean of a member's copies: the cost model's (grad_sync_work) and the run's.
+  int sync_members = 0;
+  Tick sync_work_predicted = 0, sync_work_measured = 0;
 };
 
 // Each seen hand-off of `measured` as ((source device, destination device), time), links
@@ -62,8 +69,10 @@ std::vector<std::pair<std::pair<int, int>, Tick>> measured_hand_offs(const Sched
 
 // The replay of `schedule` on `measured` (a run of it) over `costs`, on `hardware` without its
 // device speeds, interference curves and time-slicing; `warmup` iterations left out as for
-// `predicted` and `measured_time`.
+// `predicted` and `measured_time`; `sync_work`: the run's GradSync copies (none: the cost
+// model's).
 Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, const Timeline& measured,
-                          const SharedHardware& hardware, int warmup, Tick predicted_time, Tick measured_time);
+                          const SharedHardware& hardware, int warmup, Tick predicted_time, Tick measured_time,
+                          const std::vector<SyncWork>& sync_work = {});
 
 }  // namespace pipesim

@@ -193,7 +193,7 @@ std::string replay_table(const std::vector<Validation>& all) {
   Table t;
   t.add_column("schedule", Table::Align::Left);
   for (const char* c : {"replayed", "measured", "simulator's part", "cost model's part", "op times", "links, collectives",
-                        "hand-offs seen", "median", "mean"})
+                        "hand-offs seen", "median", "mean", "GradSync copies pred.", "meas."})
     t.add_column(c);
   for (const Validation& v : all) {
     const Replay& r = v.replay;
@@ -201,7 +201,9 @@ std::string replay_table(const std::vector<Validation>& all) {
                signed_percent(r.simulator_part), signed_percent(r.cost_part), signed_percent(r.cost_ops_part),
                signed_percent(r.cost_comm_part), std::to_string(r.hand_offs),
                r.hand_offs > 0 ? format_duration(r.hand_off_median) : "-",
-               r.hand_offs > 0 ? format_duration(r.hand_off_mean) : "-"});
+               r.hand_offs > 0 ? format_duration(r.hand_off_mean) : "-",
+               r.sync_members > 0 ? format_duration(r.sync_work_predicted) : "-",
+               r.sync_members > 0 ? format_duration(r.sync_work_measured) : "-"});
   }
   return t.render();
 }
@@ -277,6 +279,10 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
                                                       {"measured", v.core_use->measured},
                                                       {"profile_turn_slowdown", turns_json(v.core_use->profile_turns)},
                                                       {"turn_slowdown", turns_json(v.core_use->turns)},
+                                                      {"thread_cpu_grad_sync_copies",
+                                                       v.core_use->copies >= 0
+                                                           ? nlohmann::ordered_json(v.core_use->copies)
+                                                           : nlohmann::ordered_json(nullptr)},
                                                       {"thread_cpu_outside_ops",
                                                        v.core_use->outside_ops >= 0
                                                            ? nlohmann::ordered_json(v.core_use->outside_ops)
@@ -289,7 +295,12 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
                  {"cost_model_comm_part", v.replay.cost_comm_part},
                  {"hand_offs", v.replay.hand_offs},
                  {"hand_off_median_s", static_cast<double>(v.replay.hand_off_median) * 1e-9},
-                 {"hand_off_mean_s", static_cast<double>(v.replay.hand_off_mean) * 1e-9}};
+                 {"hand_off_mean_s", static_cast<double>(v.replay.hand_off_mean) * 1e-9},
+                 {"grad_sync_copies", v.replay.sync_members > 0
+                                          ? nlohmann::ordered_json{{"members", v.replay.sync_members},
+                                                                   {"predicted_s", static_cast<double>(v.replay.sync_work_predicted) * 1e-9},
+                                                                   {"measured_s", static_cast<double>(v.replay.sync_work_measured) * 1e-9}}
+                                          : nlohmann::ordered_json(nullptr)}};
   j["makespan_error"] = r.makespan_error;
   j["bubble_ratio"] = {{"predicted", v.predicted.bubble_ratio}, {"measured", v.measured.bubble_ratio}};
   j["peak_activation_bytes"] = {{"predicted", max_peak_activation_bytes(v.predicted)}, {"measured", max_peak_activation_bytes(v.measured)}};
