@@ -163,8 +163,6 @@ SimResult EventLoop::run() {
   DeviceState& dev = dev_[static_cast<std::size_t>(d)];
   const Slot& st = slots_[id];
   const Op& op = op_of(id);
-  if (op.kind == OpKind::GradSync) [[unlikely]]
-    return finish_sync_work(id, d);
   dev.busy = false;
   dev.free_at = now_;
   dev.last_compute = id;
@@ -204,9 +202,11 @@ SimResult EventLoop::run() {
     sharing_->start_compute(d, OpKind::GradSync, work, now, static_cast<std::uint32_t>(id));
     push_changes();
   } else {
-    queue_.push(later(now, work), OpFinish{id});
+    queue_.push(later(now, work), SyncWorkFinish{id});
   }
 }
+
+void EventLoop::handle(const SyncWorkFinish& e) { finish_sync_work(e.sync, device_of(e.sync)); }
 
 [[gnu::noinline]] void EventLoop::finish_sync_work(SlotId id, int d) {
   DeviceState& dev = dev_[static_cast<std::size_t>(d)];

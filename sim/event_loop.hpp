@@ -138,6 +138,7 @@ class EventLoop {
   // A GradSync member's own work (CostModel::grad_sync_work) on its device, then the
   // collective; join_collective: the member arrives (and blocks, if the schedule says so).
   void start_sync_work(SlotId id, int d, Tick work, Tick now);
+  void handle(const SyncWorkFinish& e);
   void finish_sync_work(SlotId id, int d);
   void join_collective(SlotId id, int d, Tick now);
   void report_progress();

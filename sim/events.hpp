@@ -16,6 +16,12 @@ struct OpFinish {
   SlotId op;
 };
 
+// A GradSync member's own work (CostModel::grad_sync_work) ends on its device: the member
+// joins its collective.
+struct SyncWorkFinish {
+  SlotId sync;
+};
+
 // A message from `from` (its producer: a compute op, or a send) reaches `to` (its
 // consumer, or a receive) on another device. `record`: where the transfer's record waits
 // for the observer (EventLoop::in_flight_), or kNoRecord when the run keeps no records.
@@ -40,7 +46,7 @@ struct ActivityFinish {
   std::uint32_t generation;
 };
 
-using Event = std::variant<OpFinish, TransferArrive, CollectiveFinish, ActivityFinish>;
+using Event = std::variant<OpFinish, TransferArrive, CollectiveFinish, ActivityFinish, SyncWorkFinish>;
 
 // An event and the simulated time it happens at (what EventQueue::pop returns).
 struct TimedEvent {
