@@ -192,35 +192,6 @@ SimResult EventLoop::run() {
 
 [[gnu::noinline]] void EventLoop::finish_compute(SlotId id) { handle(OpFinish{id}); }
 
-// A GradSync member's own work (CostModel::grad_sync_work): it holds the device as a compute
-// op does, on its pool's cores where it has one, but it is no op's busy time and ends in no
-// op record; at its end the member joins the collective.
-[[gnu::noinline]] void EventLoop::start_sync_work(SlotId id, int d, Tick work, Tick now) {
-  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-  dev.busy = true;
-  if (sharing_ && sharing_->shares_compute(d)) {
-    sharing_->start_compute(d, OpKind::GradSync, work, now, static_cast<std::uint32_t>(id));
-    push_changes();
-  } else {
-    queue_.push(later(now, work), SyncWorkFinish{id});
-  }
-}
-
-void EventLoop::handle(const SyncWorkFinish& e) { finish_sync_work(e.sync, device_of(e.sync)); }
-
-[[gnu::noinline]] void EventLoop::finish_sync_work(SlotId id, int d) {
-  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-  dev.busy = false;
-  dev.free_at = now_;
-  join_collective(id, d, now_);
-  try_start(d, now_);
-}
-
-void EventLoop::join_collective(SlotId id, int d, Tick now) {
-  arrive_collective(id, now);
-  if (s_.blocking_grad_sync) dev_[static_cast<std::size_t>(d)].blocked = true;
-}
-
 [[gnu::noinline]] void EventLoop::report_progress() {
   progress_->report(ops_done_);
   next_report_ = ops_done_ + std::max<std::uint64_t>(1, progress_->every);

@@ -8,7 +8,8 @@
 //                                   (try_start, start_ops, handle(OpFinish)), the results
 //   sim/event_loop_transfers.cpp    an op's end releasing its successors, messages on links
 //                                   (send, handle(TransferArrive)), SEND/RECV ops (run_comm)
-//   sim/event_loop_collectives.cpp  GradSync collectives (arrive_collective,
+//   sim/event_loop_collectives.cpp  GradSync: a member's own work (start_sync_work,
+//                                   handle(SyncWorkFinish)), collectives (arrive_collective,
 //                                   handle(CollectiveFinish))
 //   sim/event_loop_shared.cpp       shared hardware (sim/resources.hpp): compute and transfers
 //                                   as Sharing activities (handle(ActivityFinish))
@@ -135,12 +136,6 @@ class EventLoop {
   inline void change_memory(int d, const Op& op, Tick now);
   inline void handle(const OpFinish& e);
   void finish_compute(SlotId id);  // handle(OpFinish), out of line, for the shared path
-  // A GradSync member's own work (CostModel::grad_sync_work) on its device, then the
-  // collective; join_collective: the member arrives (and blocks, if the schedule says so).
-  void start_sync_work(SlotId id, int d, Tick work, Tick now);
-  void handle(const SyncWorkFinish& e);
-  void finish_sync_work(SlotId id, int d);
-  void join_collective(SlotId id, int d, Tick now);
   void report_progress();
   std::vector<OpRef> critical_path() const;
 
@@ -164,6 +159,12 @@ class EventLoop {
   void start_transfer(SlotId from, SlotId to, int src, int dst);
 
   // ---- GradSync collectives (sim/event_loop_collectives.cpp) ------------------------------
+  // A GradSync member's own work (CostModel::grad_sync_work) on its device, then the
+  // collective; join_collective: the member arrives (and blocks, if the schedule says so).
+  void start_sync_work(SlotId id, int d, Tick work, Tick now);
+  void handle(const SyncWorkFinish& e);
+  void finish_sync_work(SlotId id, int d);
+  void join_collective(SlotId id, int d, Tick now);
   void arrive_collective(SlotId id, Tick now);
   void start_ready_collectives();
   void handle(const CollectiveFinish& e);

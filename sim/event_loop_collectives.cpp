@@ -1,6 +1,8 @@
-// GradSync collectives in the event loop (sim/event_loop.hpp): a collective starts when
-// every participant has reached its GradSync and the participants' communication streams
-// are free, runs for the cost model's all-reduce time, and then ends every participant at
+// GradSync collectives in the event loop (sim/event_loop.hpp): a member first does its own
+// work where the cost model has some (grad_sync_work: start_sync_work,
+// handle(SyncWorkFinish)), then joins; a collective starts when every participant has
+// joined and the participants' communication streams are free, runs for the cost model's
+// all-reduce time, and then ends every participant at
 // once (their op records, their successors). It does not stall a device unless the
 // schedule says blocking_grad_sync (start_ops). On shared hardware with overlap the
 // streams are FIFOs of activities (start_ready_collectives).
@@ -11,6 +13,35 @@
 #include "core/error.hpp"
 
 namespace pipesim {
+
+// A GradSync member's own work (CostModel::grad_sync_work): it holds the device as a compute
+// op does, on its pool's cores where it has one, but it is no op's busy time and ends in no
+// op record; at its end the member joins the collective.
+[[gnu::noinline]] void EventLoop::start_sync_work(SlotId id, int d, Tick work, Tick now) {
+  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+  dev.busy = true;
+  if (sharing_ && sharing_->shares_compute(d)) {
+    sharing_->start_compute(d, OpKind::GradSync, work, now, static_cast<std::uint32_t>(id));
+    push_changes();
+  } else {
+    queue_.push(later(now, work), SyncWorkFinish{id});
+  }
+}
+
+void EventLoop::handle(const SyncWorkFinish& e) { finish_sync_work(e.sync, device_of(e.sync)); }
+
+[[gnu::noinline]] void EventLoop::finish_sync_work(SlotId id, int d) {
+  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+  dev.busy = false;
+  dev.free_at = now_;
+  join_collective(id, d, now_);
+  try_start(d, now_);
+}
+
+void EventLoop::join_collective(SlotId id, int d, Tick now) {
+  arrive_collective(id, now);
+  if (s_.blocking_grad_sync) dev_[static_cast<std::size_t>(d)].blocked = true;
+}
 
 void EventLoop::arrive_collective(SlotId id, Tick now) {
   const auto c = static_cast<std::size_t>(slots_[id].of.collective);
