@@ -2,8 +2,10 @@
 """Summarises bench/cpu-validation-rounds.sh's JSON: one line per case and round (predicted,
 measured, error, inside the interval, the core-speed drift during the run, and where the
 JSON has it the error split: the simulator's part and the cost model's, this one split into
-its op times and its links and collectives, docs/validation/README.md), then the counts within the tolerance and inside the interval,
-and the simulator's part within the tolerance.
+its op times and its links and collectives, docs/validation/README.md; a GradSync member's
+copies predicted and measured; with more threads than cores the threads' CPU shares in those
+copies and outside their ops and copies), then the counts within the tolerance and inside
+the interval, and the simulator's part within the tolerance.
 
     bench/cpu-validation-summary.py OUT
 """
@@ -37,6 +39,13 @@ for rdir in sorted(glob.glob(os.path.join(out, "round*"))):
                 parts = f"  simulator {r['simulator_part']*100:+6.1f} %  cost model {r['cost_model_part']*100:+6.1f} %"
                 if "cost_model_ops_part" in r:  # its op times and its links and collectives
                     parts += f" (ops {r['cost_model_ops_part']*100:+6.1f} %, comm {r['cost_model_comm_part']*100:+5.1f} %)"
+                c = r.get("grad_sync_copies")
+                if c:  # a member's copies out and in, the profile's and the run's
+                    parts += f"  copies {c['predicted_s']*1e6:.0f}/{c['measured_s']*1e6:.0f} us"
+            use = s.get("core_use")
+            if use and use.get("thread_cpu_grad_sync_copies") is not None:
+                parts += (f"  threads' CPU: copies {use['thread_cpu_grad_sync_copies']*100:.1f} %,"
+                          f" other {use['thread_cpu_outside_ops']*100:.1f} %")
             print(f"{os.path.basename(rdir)}  {model:9} {s['schedule']:8} predicted {s['predicted']['time_per_iteration_s']*1e3:9.2f} ms"
                   f"  measured {s['measured']['time_per_iteration_s']*1e3:9.2f} ms  error {err*100:+6.1f} %"
                   f"  {'inside' if s['inside_interval'] else 'outside'}  drift {drift*100:4.1f} %{parts}")
