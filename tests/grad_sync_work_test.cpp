@@ -117,6 +117,60 @@ TEST(GradSyncWork, TakesACoreOfItsPoolInTurnWithTheOps) {
   EXPECT_EQ(r.makespan, 15 * kMs);
 }
 
+// Each op's duration varies with its micro-batch, pipeline and a seed (as a sampled
+// model's draws do), and every GradSync member has work.
+class Varied final : public CostModel {
+ public:
+  Varied(const UniformCostConfig& c, std::uint64_t seed, Tick work) : base_(c), seed_(seed), work_(work) {}
+  Tick compute_time(const Op& op, OpScale s) const override {
+    const std::uint64_t h = (seed_ * 0x9E3779B97F4A7C15ull) ^ (static_cast<std::uint64_t>(op.microbatch) * 1315423911ull) ^
+                            (static_cast<std::uint64_t>(op.pipeline * 31 + op.stage) * 2654435761ull) ^
+                            static_cast<std::uint64_t>(op.kind);
+    return base_.compute_time(op, s) * (8 + static_cast<Tick>((h >> 17) % 9)) / 10;
+  }
+  ActivationCost activation(const Op& op, OpScale s) const override { return base_.activation(op, s); }
+  std::int64_t message_bytes(const Op& op, OpScale s) const override { return base_.message_bytes(op, s); }
+  TransferCost transfer(int a, int b, std::int64_t bytes) const override { return base_.transfer(a, b, bytes); }
+  std::int64_t grad_bytes(const Op& op, OpScale s) const override { return base_.grad_bytes(op, s); }
+  Tick allreduce_time(int n, std::int64_t bytes) const override { return base_.allreduce_time(n, bytes); }
+  Tick grad_sync_work(const Op&, OpScale) const override { return work_; }
+
+ private:
+  UniformCostModel base_;
+  std::uint64_t seed_;
+  Tick work_;
+};
+
+TEST(GradSyncWork, TheCriticalPathThroughAQueuedPoolEndsAtItsFirstOp) {
+  // AMDP's 4 devices on 2 queued cores (validate's layout on the 2-vCPU VM), each member with
+  // work: an op that got its core from a member's work must not name it as its cause (that
+  // member's cause becomes its collective's last arrival, which may come after the op: the
+  // critical path looped, an invariant failure in `validate`'s intervals).
+  UniformCostConfig c;
+  c.stage.fwd = 1000;
+  c.stage.bwd = 2000;
+  c.optimizer = 500;
+  c.grad_bytes = 1000;
+  c.link_bandwidth = 1e9;
+  c.link_latency = 60;
+  c.message_bytes = 1000;
+  SharedHardware hw;
+  ComputePool pool;
+  pool.devices = {0, 1, 2, 3};
+  pool.cores = 2;
+  pool.queue = true;
+  hw.pools.push_back(pool);
+  const Schedule s = testing_schedules::generated("amdp", 4, 4, 6);
+  int runs = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed)
+    for (Tick work : {Tick{100}, Tick{700}, Tick{2500}}) {
+      const SimResult r = simulate(s, Varied(c, seed, work), nullptr, nullptr, &hw);
+      EXPECT_FALSE(r.critical_path.empty());
+      ++runs;
+    }
+  EXPECT_EQ(runs, 120);
+}
+
 TEST(GradSyncWork, TheFastPathAndASharedPoolWithCoresToSpareAgreeForEveryGenerator) {
   // Every generator with the members' work (300 ns, every pipeline's): on the fast path, and
   // with every device in one pool without a core limit (the shared path, nothing slowed).
