@@ -14,6 +14,7 @@
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "sim/resources.hpp"
+#include "tests/forwarding_cost_model.hpp"
 
 namespace pipesim {
 namespace {
@@ -233,18 +234,9 @@ TEST(Breakdown, TiedEmbeddingsGradientSumIsGradientSync) {
 
 // A uniform model that does not claim its answers are the same for every micro-batch: the
 // ready pass gives op records, not their totals.
-class UnsharedUniform final : public CostModel {
+class UnsharedUniform final : public testing_costs::ForwardingCostModel {
  public:
-  explicit UnsharedUniform(const UniformCostModel& m) : m_(m) {}
-  Tick compute_time(const Op& op, OpScale s) const override { return m_.compute_time(op, s); }
-  ActivationCost activation(const Op& op, OpScale s) const override { return m_.activation(op, s); }
-  std::int64_t message_bytes(const Op& op, OpScale s) const override { return m_.message_bytes(op, s); }
-  TransferCost transfer(int src, int dst, std::int64_t bytes) const override { return m_.transfer(src, dst, bytes); }
-  std::int64_t grad_bytes(const Op& op, OpScale s) const override { return m_.grad_bytes(op, s); }
-  Tick allreduce_time(int participants, std::int64_t bytes) const override { return m_.allreduce_time(participants, bytes); }
-
- private:
-  const UniformCostModel& m_;
+  using ForwardingCostModel::ForwardingCostModel;
 };
 
 bool has_grad_sync(const Schedule& s) {

@@ -13,29 +13,23 @@
 #include "sim/timeline.hpp"
 #include "tests/generated.hpp"
 #include "tests/sync_pair.hpp"
+#include "tests/forwarding_cost_model.hpp"
 
 namespace pipesim {
 namespace {
 
 constexpr Tick kMs = 1'000'000;
 
-// The uniform model, and `work[pipeline]` of GradSync work per member.
-class WithSyncWork final : public CostModel {
+// `base`, and `work[pipeline]` of GradSync work per member.
+class WithSyncWork final : public testing_costs::ForwardingCostModel {
  public:
-  WithSyncWork(const UniformCostConfig& c, std::map<int, Tick> work) : base_(c), work_(std::move(work)) {}
-  Tick compute_time(const Op& op, OpScale s) const override { return base_.compute_time(op, s); }
-  ActivationCost activation(const Op& op, OpScale s) const override { return base_.activation(op, s); }
-  std::int64_t message_bytes(const Op& op, OpScale s) const override { return base_.message_bytes(op, s); }
-  TransferCost transfer(int a, int b, std::int64_t bytes) const override { return base_.transfer(a, b, bytes); }
-  std::int64_t grad_bytes(const Op& op, OpScale s) const override { return base_.grad_bytes(op, s); }
-  Tick allreduce_time(int n, std::int64_t bytes) const override { return base_.allreduce_time(n, bytes); }
+  WithSyncWork(const CostModel& base, std::map<int, Tick> work) : ForwardingCostModel(base), work_(std::move(work)) {}
   Tick grad_sync_work(const Op& op, OpScale) const override {
     const auto it = work_.find(op.pipeline);
     return it == work_.end() ? 0 : it->second;
   }
 
  private:
-  UniformCostModel base_;
   std::map<int, Tick> work_;
 };
 
@@ -51,6 +45,27 @@ UniformCostConfig pair_costs() {
 
 std::pair<Tick, Tick> span(Tick start, Tick end) { return {start, end}; }
 
+// Devices 0 .. devices - 1 on `cores` cores, an op waiting for a core of its own.
+SharedHardware queued_pool(int devices, double cores) {
+  SharedHardware hw;
+  ComputePool pool;
+  for (int d = 0; d < devices; ++d) pool.devices.push_back(d);
+  pool.cores = cores;
+  pool.queue = true;
+  hw.pools.push_back(pool);
+  return hw;
+}
+
+// F 1 us, B 2 us, a 1 us allreduce.
+UniformCostConfig short_ops() {
+  UniformCostConfig c;
+  c.stage.fwd = 1000;
+  c.stage.bwd = 2000;
+  c.grad_bytes = 1000;
+  c.link_bandwidth = 1e9;
+  return c;
+}
+
 // Each op's (start, end) by (device, index).
 std::map<std::pair<int, int>, std::pair<Tick, Tick>> times(const Timeline& t) {
   std::map<std::pair<int, int>, std::pair<Tick, Tick>> out;
@@ -62,7 +77,7 @@ TEST(GradSyncWork, HoldsTheDeviceBeforeTheMemberJoinsTheCollective) {
   // F 0-1, B 1-2, the member's work 2-2.5 ms; the collective 2.5-12.5 ms; F1 2.5-3.5, B1 -4.5.
   const Schedule s = testing_schedules::sync_pair();
   TimelineRecorder rec;
-  const SimResult r = simulate(s, WithSyncWork(pair_costs(), {{0, kMs / 2}, {1, kMs / 2}}), &rec);
+  const SimResult r = simulate(s, WithSyncWork(UniformCostModel(pair_costs()), {{0, kMs / 2}, {1, kMs / 2}}), &rec);
   ASSERT_EQ(rec.timeline.collectives.size(), 1u);
   EXPECT_EQ(rec.timeline.collectives[0].start, 2'500'000);
   EXPECT_EQ(rec.timeline.collectives[0].end, 12'500'000);
@@ -78,7 +93,7 @@ TEST(GradSyncWork, HoldsTheDeviceBeforeTheMemberJoinsTheCollective) {
 TEST(GradSyncWork, TheSlowerMembersWorkStartsTheCollective) {
   const Schedule s = testing_schedules::sync_pair();
   TimelineRecorder rec;
-  simulate(s, WithSyncWork(pair_costs(), {{1, kMs}}), &rec);
+  simulate(s, WithSyncWork(UniformCostModel(pair_costs()), {{1, kMs}}), &rec);
   ASSERT_EQ(rec.timeline.collectives.size(), 1u);
   EXPECT_EQ(rec.timeline.collectives[0].start, 3 * kMs);
   const auto t = times(rec.timeline);
@@ -90,7 +105,7 @@ TEST(GradSyncWork, ABlockingSyncWaitsForTheCollectiveAfterTheWork) {
   Schedule s = testing_schedules::sync_pair();
   s.blocking_grad_sync = true;
   TimelineRecorder rec;
-  const SimResult r = simulate(s, WithSyncWork(pair_costs(), {{0, kMs / 2}, {1, kMs / 2}}), &rec);
+  const SimResult r = simulate(s, WithSyncWork(UniformCostModel(pair_costs()), {{0, kMs / 2}, {1, kMs / 2}}), &rec);
   EXPECT_EQ(times(rec.timeline).at({0, 3}), span(12'500'000, 13'500'000));
   EXPECT_EQ(r.makespan, 14'500'000);
 }
@@ -100,14 +115,9 @@ TEST(GradSyncWork, TakesACoreOfItsPoolInTurnWithTheOps) {
   // B0 2-3, 3-4; the members' work 4-4.5 and 4.5-5 ms; the collective from 5 ms. Device 0's
   // F1, ready at 4.5 ms, waits for device 1's work: 5-6 ms.
   const Schedule s = testing_schedules::sync_pair();
-  SharedHardware hw;
-  ComputePool pool;
-  pool.devices = {0, 1};
-  pool.cores = 1;
-  pool.queue = true;
-  hw.pools.push_back(pool);
+  const SharedHardware hw = queued_pool(2, 1);
   TimelineRecorder rec;
-  const SimResult r = simulate(s, WithSyncWork(pair_costs(), {{0, kMs / 2}, {1, kMs / 2}}), &rec, nullptr, &hw);
+  const SimResult r = simulate(s, WithSyncWork(UniformCostModel(pair_costs()), {{0, kMs / 2}, {1, kMs / 2}}), &rec, nullptr, &hw);
   ASSERT_EQ(rec.timeline.collectives.size(), 1u);
   EXPECT_EQ(rec.timeline.collectives[0].start, 5 * kMs);
   const auto t = times(rec.timeline);
@@ -119,24 +129,18 @@ TEST(GradSyncWork, TakesACoreOfItsPoolInTurnWithTheOps) {
 
 // Each op's duration varies with its micro-batch, pipeline and a seed (as a sampled
 // model's draws do), and every GradSync member has work.
-class Varied final : public CostModel {
+class Varied final : public testing_costs::ForwardingCostModel {
  public:
-  Varied(const UniformCostConfig& c, std::uint64_t seed, Tick work) : base_(c), seed_(seed), work_(work) {}
+  Varied(const CostModel& base, std::uint64_t seed, Tick work) : ForwardingCostModel(base), seed_(seed), work_(work) {}
   Tick compute_time(const Op& op, OpScale s) const override {
     const std::uint64_t h = (seed_ * 0x9E3779B97F4A7C15ull) ^ (static_cast<std::uint64_t>(op.microbatch) * 1315423911ull) ^
                             (static_cast<std::uint64_t>(op.pipeline * 31 + op.stage) * 2654435761ull) ^
                             static_cast<std::uint64_t>(op.kind);
-    return base_.compute_time(op, s) * (8 + static_cast<Tick>((h >> 17) % 9)) / 10;
+    return base().compute_time(op, s) * (8 + static_cast<Tick>((h >> 17) % 9)) / 10;
   }
-  ActivationCost activation(const Op& op, OpScale s) const override { return base_.activation(op, s); }
-  std::int64_t message_bytes(const Op& op, OpScale s) const override { return base_.message_bytes(op, s); }
-  TransferCost transfer(int a, int b, std::int64_t bytes) const override { return base_.transfer(a, b, bytes); }
-  std::int64_t grad_bytes(const Op& op, OpScale s) const override { return base_.grad_bytes(op, s); }
-  Tick allreduce_time(int n, std::int64_t bytes) const override { return base_.allreduce_time(n, bytes); }
   Tick grad_sync_work(const Op&, OpScale) const override { return work_; }
 
  private:
-  UniformCostModel base_;
   std::uint64_t seed_;
   Tick work_;
 };
@@ -146,25 +150,17 @@ TEST(GradSyncWork, TheCriticalPathThroughAQueuedPoolEndsAtItsFirstOp) {
   // work: an op that got its core from a member's work must not name it as its cause (that
   // member's cause becomes its collective's last arrival, which may come after the op: the
   // critical path looped, an invariant failure in `validate`'s intervals).
-  UniformCostConfig c;
-  c.stage.fwd = 1000;
-  c.stage.bwd = 2000;
+  UniformCostConfig c = short_ops();
   c.optimizer = 500;
-  c.grad_bytes = 1000;
-  c.link_bandwidth = 1e9;
   c.link_latency = 60;
   c.message_bytes = 1000;
-  SharedHardware hw;
-  ComputePool pool;
-  pool.devices = {0, 1, 2, 3};
-  pool.cores = 2;
-  pool.queue = true;
-  hw.pools.push_back(pool);
+  const UniformCostModel uniform(c);
+  const SharedHardware hw = queued_pool(4, 2);
   const Schedule s = testing_schedules::generated("amdp", 4, 4, 6);
   int runs = 0;
   for (std::uint64_t seed = 0; seed < 40; ++seed)
     for (Tick work : {Tick{100}, Tick{700}, Tick{2500}}) {
-      const SimResult r = simulate(s, Varied(c, seed, work), nullptr, nullptr, &hw);
+      const SimResult r = simulate(s, Varied(uniform, seed, work), nullptr, nullptr, &hw);
       EXPECT_FALSE(r.critical_path.empty());
       ++runs;
     }
@@ -174,12 +170,8 @@ TEST(GradSyncWork, TheCriticalPathThroughAQueuedPoolEndsAtItsFirstOp) {
 TEST(GradSyncWork, TheFastPathAndASharedPoolWithCoresToSpareAgreeForEveryGenerator) {
   // Every generator with the members' work (300 ns, every pipeline's): on the fast path, and
   // with every device in one pool without a core limit (the shared path, nothing slowed).
-  UniformCostConfig c;
-  c.stage.fwd = 1000;
-  c.stage.bwd = 2000;
-  c.grad_bytes = 1000;
-  c.link_bandwidth = 1e9;
-  const WithSyncWork model(c, {{0, 300}, {1, 300}, {2, 300}, {3, 300}});
+  const UniformCostModel uniform(short_ops());
+  const WithSyncWork model(uniform, {{0, 300}, {1, 300}, {2, 300}, {3, 300}});
   int with_collectives = 0;
   for (const GeneratorInfo& g : generators()) {
     const Schedule s = testing_schedules::generated(std::string(g.name).c_str(), 4, 8, 2);

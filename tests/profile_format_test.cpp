@@ -147,33 +147,33 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   EXPECT_FALSE(parse_profile(no_copies, "flat.json").gradient_copies.measured());
 }
 
+// The sample written as `version`, without the field that version lacks (`field`) and those
+// added later: it reads, and with `field` put back that field is unknown.
+Profile as_older_version(int version, const char* field, const std::vector<const char*>& later) {
+  J j = J::parse(profile_json_text(sample()));
+  j["version"] = version;
+  const J kept = j[field];
+  j.erase(field);
+  for (const char* f : later) j.erase(f);
+  const Profile p = parse_profile(j.dump(), "old.json");
+  j[field] = kept;
+  EXPECT_THAT(error_of([&] { parse_profile(j.dump(), "old.json"); }),
+              HasSubstr("old.json: /: unknown field '" + std::string(field) + "' (expected format, version,"));
+  return p;
+}
+
 // A version-3 file (turns, no gradient copies) still reads, and may not hold version 4's field.
 TEST(ProfileVersion3, StillReadsWithoutGradientCopies) {
-  J v3 = J::parse(profile_json_text(sample()));
-  v3["version"] = 3;
-  J copies = v3["gradient_copies"];
-  v3.erase("gradient_copies");
-  const Profile p = parse_profile(v3.dump(), "v3.json");
+  const Profile p = as_older_version(3, "gradient_copies", {});
   EXPECT_TRUE(p.shared_core.measured());
   EXPECT_FALSE(p.gradient_copies.measured());
-  v3["gradient_copies"] = copies;
-  EXPECT_THAT(error_of([&] { parse_profile(v3.dump(), "v3.json"); }),
-              HasSubstr("v3.json: /: unknown field 'gradient_copies' (expected format, version,"));
 }
 
 // A version-2 file (interference, no turns) still reads, and may not hold version 3's field.
 TEST(ProfileVersion2, StillReadsWithoutTurns) {
-  J v2 = J::parse(profile_json_text(sample()));
-  v2["version"] = 2;
-  J turns = v2["shared_core"];
-  v2.erase("shared_core");
-  v2.erase("gradient_copies");
-  const Profile p = parse_profile(v2.dump(), "v2.json");
+  const Profile p = as_older_version(2, "shared_core", {"gradient_copies"});
   EXPECT_TRUE(p.interference.measured());
   EXPECT_FALSE(p.shared_core.measured());
-  v2["shared_core"] = turns;
-  EXPECT_THAT(error_of([&] { parse_profile(v2.dump(), "v2.json"); }),
-              HasSubstr("v2.json: /: unknown field 'shared_core' (expected format, version,"));
 }
 
 // The version-1 profile committed with the CPU validation (docs/validation/), as a

@@ -371,14 +371,21 @@ TEST(Profiler, BlockIsTimedWithinAStage) {
 // middle micro-batch size, each pass's and the optimizer step's times alone and in turns with
 // another device on one core, as many as the other measurements get; --shared-core off (or
 // another backend) leaves them out.
-TEST(Profiler, SharedCoreTurnsAreTimedOnTheCpu) {
-  const std::unique_ptr<ProfileBackend> cpu = make_profile_backend("cpu", "wall");
+// tiny_options() at `sizes`, without the interference curve, in stages of 2 blocks, logging
+// to `log`.
+ProfileOptions two_block_options(std::vector<int> sizes, std::ostringstream& log) {
   ProfileOptions o = tiny_options();
-  o.micro_batch_sizes = {1, 2, 4};
+  o.micro_batch_sizes = std::move(sizes);
   o.neighbours = 0;
   o.stage_blocks = 2;
-  std::ostringstream log;
   o.progress = &log;
+  return o;
+}
+
+TEST(Profiler, SharedCoreTurnsAreTimedOnTheCpu) {
+  const std::unique_ptr<ProfileBackend> cpu = make_profile_backend("cpu", "wall");
+  std::ostringstream log;
+  ProfileOptions o = two_block_options({1, 2, 4}, log);
   const Profile p = profile_model(find_model("gpt-tiny"), o, *cpu);
   const ProfileSharedCore& t = p.shared_core;
   ASSERT_TRUE(t.measured()) << log.str();
@@ -404,13 +411,9 @@ TEST(Profiler, SharedCoreTurnsAreTimedOnTheCpu) {
 // buffer and back in, each timed, on the CPU only.
 TEST(Profiler, GradientCopiesOfAStageAreTimedOnTheCpu) {
   const std::unique_ptr<ProfileBackend> cpu = make_profile_backend("cpu", "wall");
-  ProfileOptions o = tiny_options();
-  o.micro_batch_sizes = {1};
-  o.neighbours = 0;
-  o.shared_core = false;
-  o.stage_blocks = 2;
   std::ostringstream log;
-  o.progress = &log;
+  ProfileOptions o = two_block_options({1}, log);
+  o.shared_core = false;
   const Profile p = profile_model(find_model("gpt-tiny"), o, *cpu);
   const ProfileGradientCopies& g = p.gradient_copies;
   ASSERT_TRUE(g.measured()) << log.str();

@@ -15,6 +15,7 @@
 #include "sim/observer.hpp"
 #include "sim/timeline.hpp"
 #include "tests/same_run.hpp"
+#include "tests/forwarding_cost_model.hpp"
 
 namespace pipesim {
 namespace {
@@ -59,24 +60,15 @@ void expect_same(const PerDevice& a, const PerDevice& b) {
 
 // A model whose durations and message sizes vary by micro-batch (as a sampled one's do), so
 // the pass asks it for every op instead of once per (kind, pipeline, stage).
-class ByMicroBatch final : public CostModel {
+class ByMicroBatch final : public testing_costs::ForwardingCostModel {
  public:
-  explicit ByMicroBatch(const CostModel& base) : base_(base) {}
+  using ForwardingCostModel::ForwardingCostModel;
   Tick compute_time(const Op& op, OpScale scale) const override {
-    return base_.compute_time(op, scale) + (op.microbatch < 0 ? 0 : 3 * (op.microbatch % 5));
+    return base().compute_time(op, scale) + (op.microbatch < 0 ? 0 : 3 * (op.microbatch % 5));
   }
-  ActivationCost activation(const Op& op, OpScale scale) const override { return base_.activation(op, scale); }
   std::int64_t message_bytes(const Op& producer, OpScale scale) const override {
-    return base_.message_bytes(producer, scale) * (1 + producer.microbatch % 3);
+    return base().message_bytes(producer, scale) * (1 + producer.microbatch % 3);
   }
-  TransferCost transfer(int src, int dst, std::int64_t bytes) const override { return base_.transfer(src, dst, bytes); }
-  std::int64_t grad_bytes(const Op& op, OpScale scale) const override { return base_.grad_bytes(op, scale); }
-  Tick allreduce_time(int participants, std::int64_t bytes) const override {
-    return base_.allreduce_time(participants, bytes);
-  }
-
- private:
-  const CostModel& base_;
 };
 
 // The pass applies to a generated schedule exactly when it has no collective and no

@@ -20,6 +20,7 @@
 #include "sim/timeline.hpp"
 #include "tests/generated.hpp"
 #include "tests/sync_pair.hpp"
+#include "tests/forwarding_cost_model.hpp"
 
 namespace pipesim {
 namespace {
@@ -205,21 +206,13 @@ TEST(Sharing, RemainingWorkCarriesOverWhenAnOpLeaves) {
   // one ends at 2000 ns; the long one has done 1000 ns and runs its 2000 ns left alone.
   Schedule s = independent_forwards(2);
   UniformCostConfig c = ns_costs(1000, 0);
-  class TwoLengths final : public CostModel {
+  class TwoLengths final : public testing_costs::ForwardingCostModel {
    public:
-    explicit TwoLengths(const UniformCostModel& base) : base_(base) {}
+    using ForwardingCostModel::ForwardingCostModel;
     Tick compute_time(const Op& op, OpScale scale) const override {
       if (op.kind == OpKind::F) return op.pipeline == 0 ? 1000 : 3000;
-      return base_.compute_time(op, scale);
+      return base().compute_time(op, scale);
     }
-    ActivationCost activation(const Op& op, OpScale s) const override { return base_.activation(op, s); }
-    std::int64_t message_bytes(const Op& op, OpScale s) const override { return base_.message_bytes(op, s); }
-    TransferCost transfer(int a, int b, std::int64_t bytes) const override { return base_.transfer(a, b, bytes); }
-    std::int64_t grad_bytes(const Op& op, OpScale s) const override { return base_.grad_bytes(op, s); }
-    Tick allreduce_time(int n, std::int64_t bytes) const override { return base_.allreduce_time(n, bytes); }
-
-   private:
-    const UniformCostModel& base_;
   };
   const UniformCostModel base(c);
   const SharedHardware hw = pool_of(2, 1);

@@ -12,6 +12,7 @@
 #include "tests/generated.hpp"
 #include "tools/validate_replay.hpp"
 #include "tools/validation_output.hpp"
+#include "tests/forwarding_cost_model.hpp"
 
 namespace pipesim {
 namespace {
@@ -26,6 +27,16 @@ UniformCostModel base_costs() {
   c.link_latency = 70;
   c.link_bandwidth = 4096e9 / 30;  // 30 ns of occupancy per message
   return UniformCostModel(c);
+}
+
+// F 1 us, B 2 us, OptStep 0.5 us, a 1 us allreduce.
+UniformCostConfig with_grad_sync() {
+  UniformCostConfig c;
+  c.stage = StageCosts{1000, 2000, 0};
+  c.optimizer = 500;
+  c.grad_bytes = 1 << 20;
+  c.link_bandwidth = 1e12;
+  return c;
 }
 
 // A simulated run of `s` as validate would have measured it: its timeline, and its time per
@@ -202,12 +213,7 @@ TEST(ValidateReplay, AmpsWarmUpStepsAreTheFirstIterations) {
 
 // Likewise a warm-up iteration's slow gradient sum (the first pays for fresh pages).
 TEST(ValidateReplay, AWarmUpGradSyncMovesNothing) {
-  UniformCostConfig c;
-  c.stage = StageCosts{1000, 2000, 0};
-  c.optimizer = 500;
-  c.grad_bytes = 1 << 20;
-  c.link_bandwidth = 1e12;
-  const UniformCostModel costs(c);
+  const UniformCostModel costs(with_grad_sync());
   const Schedule s = generated("chimera", 2, 4, 3);
   const auto [timeline, time] = own_run(s, costs);
   ASSERT_FALSE(timeline.collectives.empty());
@@ -224,25 +230,11 @@ TEST(ValidateReplay, AWarmUpGradSyncMovesNothing) {
 // the copies as the members' work, whatever the cost model says of them, and reports their
 // mean against the cost model's.
 TEST(ValidateReplay, GradSyncCopiesAreTheMembersWork) {
-  UniformCostConfig c;
-  c.stage = StageCosts{1000, 2000, 0};
-  c.optimizer = 500;
-  c.grad_bytes = 1 << 20;
-  c.link_bandwidth = 1e12;
-  const UniformCostModel costs(c);  // no work of its own
-  class Copying final : public CostModel {
+  const UniformCostModel costs(with_grad_sync());  // no work of its own
+  class Copying final : public testing_costs::ForwardingCostModel {
    public:
-    explicit Copying(const UniformCostModel& base) : base_(base) {}
-    Tick compute_time(const Op& op, OpScale s) const override { return base_.compute_time(op, s); }
-    ActivationCost activation(const Op& op, OpScale s) const override { return base_.activation(op, s); }
-    std::int64_t message_bytes(const Op& op, OpScale s) const override { return base_.message_bytes(op, s); }
-    TransferCost transfer(int a, int b, std::int64_t bytes) const override { return base_.transfer(a, b, bytes); }
-    std::int64_t grad_bytes(const Op& op, OpScale s) const override { return base_.grad_bytes(op, s); }
-    Tick allreduce_time(int n, std::int64_t bytes) const override { return base_.allreduce_time(n, bytes); }
+    using ForwardingCostModel::ForwardingCostModel;
     Tick grad_sync_work(const Op&, OpScale) const override { return 700; }
-
-   private:
-    const UniformCostModel& base_;
   };
   const Schedule s = generated("amdp", 4, 4, 3);
   const auto [timeline, time] = own_run(s, Copying(costs));
