@@ -215,20 +215,24 @@ class CpuOptimizer final : public OptimizerProbe {
 
 // A gradient copied out and the sum copied in, as the executor's CpuBackend does it
 // (export_gradients: into a new vector; import_gradients: into the gradient's own memory).
-// The copies out go round kHeld vectors, as collectives hold theirs until the sum: each one
-// lands in memory the allocator kept from kHeld copies before (the pipesim executable keeps
-// freed memory, tools/allocator.cpp), not in the caches' copy of the one just freed. The
-// ring is filled before the first copy is timed: a profile's few repeats (gpt-small: 7)
-// would otherwise time only first touches of fresh pages (47-62 ms for gpt-small's 25 MB
-// stage, against 3.5-3.9 ms for a member's copies in the executor).
+// In a pipeline a member copies once an iteration, and the memory its copy lands in (the
+// allocator keeps freed memory, tools/allocator.cpp) and the sum it copies back (another
+// member made it) were last touched about an iteration of other work before, beyond the
+// caches. So the copies go round a ring of at least kHeld vectors and kColdBytes: a copy
+// out lands in the ring's oldest vector, a copy in reads it. The ring is filled before the
+// first copy is timed: a profile's few repeats (gpt-small: 7) would otherwise time only
+// first touches of fresh pages (47-62 ms for gpt-small's 25 MB stage, against 3.5-3.9 ms
+// for a member's copies in the executor).
 class CpuGradientCopies final : public GradientCopyProbe {
  public:
   static constexpr std::size_t kHeld = 8;
+  static constexpr std::int64_t kColdBytes = std::int64_t{64} << 20;
 
   CpuGradientCopies(std::int64_t count, std::uint64_t seed, CpuClock clock) : clock_(clock) {
     std::uint64_t state = seed;
     grads_ = profile_random_matrix(count, 1, state);
-    sum_ = profile_random_matrix(count, 1, state);
+    const std::int64_t bytes = count * static_cast<std::int64_t>(sizeof(T));
+    held_.resize(std::max<std::size_t>(kHeld, static_cast<std::size_t>((kColdBytes + bytes - 1) / bytes)));
     for (KVec<T>& h : held_) h = grads_;  // every vector of the ring touched once
   }
   double copy_out() override {
@@ -239,13 +243,14 @@ class CpuGradientCopies final : public GradientCopyProbe {
     return s;
   }
   double copy_in() override {
-    return timed(clock_, [&] { grads_ = sum_; });
+    const KVec<T>& sum = held_[next_ % held_.size()];  // the oldest: made an iteration ago
+    return timed(clock_, [&] { grads_ = sum; });
   }
 
  private:
   CpuClock clock_;
-  KVec<T> grads_, sum_;
-  std::array<KVec<T>, kHeld> held_;  // copies out still held by their collective
+  KVec<T> grads_;
+  std::vector<KVec<T>> held_;  // copies out still held by their collective
   std::size_t next_ = 0;
   volatile float sink_ = 0;
 };
