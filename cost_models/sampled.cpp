@@ -12,7 +12,7 @@ namespace pipesim {
 namespace {
 
 // Domains of the hashed keys, so an op's draw never equals a link's.
-enum Domain : std::uint64_t { kCompute = 1, kLink = 2, kAllreduce = 3 };
+enum Domain : std::uint64_t { kCompute = 1, kLink = 2, kAllreduce = 3, kSyncWork = 4 };
 
 std::uint64_t hash_all(std::initializer_list<std::uint64_t> values) {
   std::uint64_t h = 0;
@@ -138,6 +138,17 @@ TransferCost SampledCostModel::transfer(int src_device, int dst_device, std::int
   const double f = link_factor(bytes, hash_all({kLink, static_cast<std::uint32_t>(src_device),
                                                 static_cast<std::uint32_t>(dst_device)}));
   return {scaled(median.occupancy, f), scaled(median.latency, f)};
+}
+
+Tick SampledCostModel::grad_sync_work(const Op& grad_sync, OpScale scale) const {
+  const Tick expected = base_.grad_sync_work(grad_sync, scale);
+  if (expected == 0) return 0;
+  const ProfileGradientCopies& g = base_.config().profile.gradient_copies;
+  Draw d{unit_interval(key(hash_all({kSyncWork, static_cast<std::uint32_t>(grad_sync.stage),
+                                     static_cast<std::uint32_t>(grad_sync.pipeline)})))};
+  d.add(1, g.copy_out);
+  d.add(1, g.copy_in);
+  return scaled(expected, d.factor());
 }
 
 Tick SampledCostModel::allreduce_time(int participants, std::int64_t bytes) const {

@@ -14,6 +14,8 @@
 //                asked (src, dst, bytes), never which transfer), so a draw has slow and
 //                fast links, each as fast for all its transfers
 //   allreduce    likewise, one u per (participants, bytes) and draw
+//   GradSync     a member's work x (the quantile-u copies out and in / their expected
+//   work         times), one u per (stage, pipeline) and draw: the same in every iteration
 //   bytes        activations, messages and gradients as the profiled model: exact counts
 //
 // u is a pure function of (seed, draw, the op's kind, stage, micro-batch and pipeline): a
@@ -57,8 +59,7 @@ class SampledCostModel final : public RetimedCostModel {
   Tick compute_time(const Op& op, OpScale scale) const override;
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
-  // The base model's: the copies' own spread is not drawn.
-  Tick grad_sync_work(const Op& grad_sync, OpScale scale) const override { return base_.grad_sync_work(grad_sync, scale); }
+  Tick grad_sync_work(const Op& grad_sync, OpScale scale) const override;
 
   // The factor draw `u` (0..1) scales compute op `op` by: quantile-u time / expected time.
   double compute_factor(const Op& op, OpScale scale, double u) const;

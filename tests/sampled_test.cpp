@@ -36,6 +36,22 @@ Profile with_every_timing(Profile p, F f) {
     for (PassProfile* pass : {&mb.block, &mb.embedding, &mb.head})
       for (TimingStats* t : {&pass->forward, &pass->input_grad, &pass->weight_grad}) f(*t);
   for (LinkSample& s : p.link.samples) f(s.time);
+  if (p.gradient_copies.measured()) {
+    f(p.gradient_copies.copy_out);
+    f(p.gradient_copies.copy_in);
+  }
+  return p;
+}
+
+// `p` with gradient copies of a stage of 2 blocks: out 40 us, in 20 us at the median, their
+// repeats spread 0.6x .. 1.6x (the CPU's copies in a pipeline: 1.5-4x the probe's).
+Profile with_copies(Profile p) {
+  p.gradient_copies.parameters = 2 * p.parameters.block;
+  const auto spread = [](double median) {
+    return summarize_timings({0.6 * median, 0.8 * median, median, median, 1.2 * median, 1.6 * median});
+  };
+  p.gradient_copies.copy_out = spread(40e-6);
+  p.gradient_copies.copy_in = spread(20e-6);
   return p;
 }
 
@@ -117,6 +133,27 @@ TEST(SampledCostModel, ADegenerateDistributionGivesThePlainPrediction) {
     EXPECT_EQ(draw.transfer(0, 1, 65536).occupancy, plain.transfer(0, 1, 65536).occupancy);
     EXPECT_EQ(draw.allreduce_time(2, 1 << 20), plain.allreduce_time(2, 1 << 20));
   }
+}
+
+// A GradSync member's work: one draw of its copies per (stage, pipeline) and draw, between
+// the copies' fastest and slowest repeats, the same in every iteration; none without copies.
+TEST(SampledCostModel, AGradSyncMembersWorkIsDrawnFromItsCopies) {
+  const ProfiledCostModel none(config_of(read_profile_file(kProfile)));
+  EXPECT_EQ(SampledCostModel(none, 1, 0).grad_sync_work(grad_sync(0), OpScale{1, 1, 2}), 0);
+  const ProfiledCostModel costs(config_of(with_copies(read_profile_file(kProfile))));
+  const OpScale two{1, 1, 2};
+  const auto expected = static_cast<double>(costs.grad_sync_work(grad_sync(1), two));
+  ASSERT_GT(expected, 0);
+  std::set<Tick> seen;
+  for (std::uint64_t k = 0; k < 40; ++k) {
+    const SampledCostModel draw(costs, 5, k);
+    const Tick w = draw.grad_sync_work(grad_sync(1), two);
+    EXPECT_EQ(w, draw.grad_sync_work(grad_sync(1), two));  // pure
+    EXPECT_GE(static_cast<double>(w), 0.6 * expected / 1.0333 - 1) << k;  // the fastest repeats' share of the mean
+    EXPECT_LE(static_cast<double>(w), 1.6 * expected / 1.0333 + 1) << k;
+    seen.insert(w);
+  }
+  EXPECT_GT(seen.size(), 20u);
 }
 
 // Central 80 % of the repeats at the median, tails below and above: the median of many
