@@ -424,6 +424,9 @@ TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
   ASSERT_EQ(none.code, 0) << none.out;
   EXPECT_THAT(none.out, HasSubstr("interference: none in the profile (--neighbours 0, "));
   EXPECT_FALSE(read_profile_file(path + ".none").interference.measured());
+  // A GradSync member's copies of a stage (4 blocks of gpt-tiny by default), on the CPU.
+  EXPECT_THAT(p.out, HasSubstr("gradient copies (a GradSync member's, a stage of " +
+                               std::to_string(4 * layer_parameters(find_model("gpt-tiny"))) + " parameters): out "));
   // The turns on one core: measured by default on the CPU, a line each way.
   if (read_profile_file(path).shared_core.measured())
     EXPECT_THAT(p.out, HasSubstr("in turns with another device on one core (micro-batch size 2): block F "));

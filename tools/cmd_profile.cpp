@@ -124,6 +124,12 @@ std::string shared_core_text(const ProfileSharedCore& s) {
          format_fixed(s.optimizer.slowdown[1], 3) + " x\n";
 }
 
+std::string gradient_copies_text(const ProfileGradientCopies& g) {
+  if (!g.measured()) return "gradient copies (a GradSync member's): not in the profile (not the CPU)\n";
+  return "gradient copies (a GradSync member's, a stage of " + std::to_string(g.parameters) + " parameters): out " +
+         seconds_text(g.copy_out.median) + ", in " + seconds_text(g.copy_in.median) + "\n";
+}
+
 // "10" or "10-1000": the fewest and the most timed runs of the profile's measurements
 // (--min-time gives short ops more).
 std::string repeats_text(const Profile& p) {
@@ -141,6 +147,10 @@ std::string repeats_text(const Profile& p) {
     see(o->adam);
   }
   for (const LinkSample& l : p.link.samples) see(l.time);
+  if (p.gradient_copies.measured()) {
+    see(p.gradient_copies.copy_out);
+    see(p.gradient_copies.copy_in);
+  }
   return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
 }
 
@@ -169,6 +179,7 @@ std::string summary(const Profile& p, const std::string& path) {
       << " / " << seconds_text(p.embedding_optimizer.adam.median) << ", head weight "
       << seconds_text(p.head_weight_optimizer.sgd.median) << " / " << seconds_text(p.head_weight_optimizer.adam.median)
       << "\n";
+  out << gradient_copies_text(p.gradient_copies);
   out << "link (" << p.link.kind << "): latency " << seconds_text(p.link.latency) << ", bandwidth "
       << format_fixed(p.link.bandwidth / 1e9, 2) << " GB/s; residual rms "
       << format_percent(p.link.rms_relative_residual) << ", max " << format_percent(p.link.max_relative_residual)
