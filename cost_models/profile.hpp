@@ -176,7 +176,7 @@ struct ProfileSharedCore {
 // stage_blocks blocks, each copy after a stage pass where the profile's optimizer steps had
 // one; taken to scale with the parameters copied.
 struct ProfileGradientCopies {
-  std::int64_t parameters = 0;  // 0: not measured (versions 1-3, not the CPU, or --gradient-copies off)
+  std::int64_t parameters = 0;  // 0: not measured (versions 1-3, or not the CPU)
   TimingStats copy_out, copy_in;
   bool measured() const { return parameters > 0; }
 };
