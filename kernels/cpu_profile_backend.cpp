@@ -218,8 +218,9 @@ class CpuOptimizer final : public OptimizerProbe {
 // In a pipeline a member copies once an iteration, and the memory its copy lands in (the
 // allocator keeps freed memory, tools/allocator.cpp) and the sum it copies back (another
 // member made it) were last touched about an iteration of other work before, beyond the
-// caches. So the copies go round a ring of at least kHeld vectors and kColdBytes: a copy
-// out lands in the ring's oldest vector, a copy in reads it. The ring is filled before the
+// caches. So the copies go round a ring of at least kHeld vectors and kColdBytes (but no
+// more than kMaxRingBytes, and at least 2 vectors: a big model's stage is beyond the caches
+// by itself): a copy out lands in the ring's oldest vector, a copy in reads it. The ring is filled before the
 // first copy is timed: a profile's few repeats (gpt-small: 7) would otherwise time only
 // first touches of fresh pages (47-62 ms for gpt-small's 25 MB stage, against 3.5-3.9 ms
 // for a member's copies in the executor).
@@ -227,12 +228,14 @@ class CpuGradientCopies final : public GradientCopyProbe {
  public:
   static constexpr std::size_t kHeld = 8;
   static constexpr std::int64_t kColdBytes = std::int64_t{64} << 20;
+  static constexpr std::int64_t kMaxRingBytes = std::int64_t{256} << 20;
 
   CpuGradientCopies(std::int64_t count, std::uint64_t seed, CpuClock clock) : clock_(clock) {
     std::uint64_t state = seed;
     grads_ = profile_random_matrix(count, 1, state);
     const std::int64_t bytes = count * static_cast<std::int64_t>(sizeof(T));
-    held_.resize(std::max<std::size_t>(kHeld, static_cast<std::size_t>((kColdBytes + bytes - 1) / bytes)));
+    const std::int64_t cold = std::max<std::int64_t>(kHeld, (kColdBytes + bytes - 1) / bytes);
+    held_.resize(static_cast<std::size_t>(std::clamp<std::int64_t>(cold, 2, std::max<std::int64_t>(2, kMaxRingBytes / bytes))));
     for (KVec<T>& h : held_) h = grads_;  // every vector of the ring touched once
   }
   double copy_out() override {
