@@ -1,24 +1,16 @@
 // The device worker: one thread running one device's op list in order (executor.hpp).
-#include <time.h>
-
 #include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
 
+#include "core/thread_cpu_clock.hpp"
 #include "executor/run_state.hpp"
 #include "sim/versions.hpp"
 #include "schedules/op_text.hpp"
 
 namespace pipesim {
 namespace {
-
-// The calling thread's CPU time, in seconds (ThreadCpu).
-double thread_cpu_s() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
 
 // Weight versions of one replica as the executor drives them: which version each op
 // uses (weight_version_used, sim/versions.hpp: the engine's rule) and which older versions
@@ -53,7 +45,7 @@ class Worker {
   }
 
   void run() {
-    const double cpu = thread_cpu_s();
+    const double cpu = thread_cpu_seconds();
     for (std::size_t i = 0; i < list_.size(); ++i) {
       if (s_.stop.load()) throw ChannelAborted();  // torn down: start nothing new
       status_.index.store(static_cast<int>(i));
@@ -61,7 +53,7 @@ class Worker {
       run_op(static_cast<int>(i));
       s_.progress.fetch_add(1);
     }
-    log_.cpu.total_s = thread_cpu_s() - cpu;
+    log_.cpu.total_s = thread_cpu_seconds() - cpu;
     status_.phase.store(static_cast<int>(Phase::Done));
   }
 
@@ -153,7 +145,7 @@ class Worker {
     const OpArgs args{op, version_for(op, v)};
     double loss = 0;
     bool has_loss = false;
-    const double cpu = thread_cpu_s();
+    const double cpu = thread_cpu_seconds();
     const Tick start = s_.now();
     std::unique_ptr<Payload> out;
     switch (op.kind) {
@@ -167,7 +159,7 @@ class Worker {
       default: PIPESIM_ASSERT(false);
     }
     const Tick end = s_.now();
-    log_.cpu.ops_s += thread_cpu_s() - cpu;
+    log_.cpu.ops_s += thread_cpu_seconds() - cpu;
     // Versions: pin what later ops of this micro-batch need, release what they no longer do.
     const WeightPolicy policy = s_.schedule.weight_policy;
     if (policy == WeightPolicy::Stash) {
@@ -242,10 +234,10 @@ class Worker {
     Collective& c = *s_.collectives[static_cast<std::size_t>(s_.graph.collective_of[at(id)])];
     const std::size_t pos = c.position(id);
     const Tick began = s_.now();
-    const double cpu = thread_cpu_s();
+    const double cpu = thread_cpu_seconds();
     std::unique_ptr<GradientBuffer> mine = backend_.export_gradients(op.pipeline, op.stage);
     const Tick exported = s_.now();
-    log_.cpu.copies_s += thread_cpu_s() - cpu;
+    log_.cpu.copies_s += thread_cpu_seconds() - cpu;
     {
       std::unique_lock lock(c.mutex);
       c.began[pos] = began;
@@ -297,16 +289,16 @@ class Worker {
     ReplicaVersions& v = versions(op);
     if (sync) {  // the sum copied in: the end of this member's GradSync
       const Tick importing = s_.now();
-      const double copy_cpu = thread_cpu_s();
+      const double copy_cpu = thread_cpu_seconds();
       backend_.import_gradients(op.pipeline, op.stage, *sync->reduced);  // read-only once done
       const Tick copied = s_.now();
-      log_.cpu.copies_s += thread_cpu_s() - copy_cpu;
+      log_.cpu.copies_s += thread_cpu_seconds() - copy_cpu;
       std::lock_guard lock(sync->mutex);
       sync->finished[sync->position(sync_id)] = copied;
       sync->copied_in[sync->position(sync_id)] = copied - importing;
       if (++sync->imported == static_cast<int>(sync->members.size())) sync->reduced.reset();
     }
-    const double cpu = thread_cpu_s();
+    const double cpu = thread_cpu_seconds();
     const Tick start = s_.now();
     if (v.uses_left.count(v.current)) {
       backend_.keep_version(op.pipeline, op.stage);
@@ -315,7 +307,7 @@ class Worker {
     backend_.optimizer_step(op.pipeline, op.stage);
     ++v.current;
     const Tick end = s_.now();
-    log_.cpu.ops_s += thread_cpu_s() - cpu;
+    log_.cpu.ops_s += thread_cpu_seconds() - cpu;
     log_.peak_weight_versions = std::max(log_.peak_weight_versions, static_cast<std::int32_t>(backend_.versions_held()));
     log_.ops.push_back(OpRecord{OpRef{d_, index}, op, start, end, -1});
     snapshot(op.pipeline, op.stage, v.current, end);

@@ -1,7 +1,6 @@
 #include "kernels/cpu_profile_backend.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -11,8 +10,6 @@
 #include <thread>
 #include <vector>
 
-#include <time.h>
-
 #include <unistd.h>
 
 #include "kernels/cpu_block.hpp"
@@ -20,6 +17,7 @@
 #include "kernels/lm_head.hpp"
 #include "kernels/optimizer.hpp"
 #include "core/error.hpp"
+#include "core/thread_cpu_clock.hpp"
 
 namespace pipesim {
 namespace {
@@ -28,12 +26,6 @@ using Clock = std::chrono::steady_clock;
 using T = float;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-double thread_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
 
 // Times one call on this thread.
 template <class F>
@@ -220,9 +212,9 @@ class CpuOptimizer final : public OptimizerProbe {
 // member made it) were last touched about an iteration of other work before, beyond the
 // caches. So the copies go round a ring of at least kHeld vectors and kColdBytes (but no
 // more than kMaxRingBytes, and at least 2 vectors: a big model's stage is beyond the caches
-// by itself): a copy out lands in the ring's oldest vector, a copy in reads it. The ring is filled before the
-// first copy is timed: a profile's few repeats (gpt-small: 7) would otherwise time only
-// first touches of fresh pages (47-62 ms for gpt-small's 25 MB stage, against 3.5-3.9 ms
+// by itself): a copy out lands in the ring's oldest vector, a copy in reads it. The ring is
+// filled before the first copy is timed: a profile's few repeats (gpt-small: 7) would
+// otherwise time only first touches of fresh pages (47-62 ms for gpt-small's 25 MB stage, against 3.5-3.9 ms
 // for a member's copies in the executor).
 class CpuGradientCopies final : public GradientCopyProbe {
  public:
