@@ -51,6 +51,8 @@ ojson interference_json(const ProfileInterference& in) {
 ojson shared_core_json(const ProfileSharedCore& s) {
   ojson j;
   j["micro_batch_size"] = s.micro_batch_size;
+  j["threads"] = s.threads;
+  j["cores"] = s.cores;
   j["forward"] = curve_json(s.forward);
   j["input_grad"] = curve_json(s.input_grad);
   j["weight_grad"] = curve_json(s.weight_grad);
@@ -106,6 +108,11 @@ TimingStats summarize_timings(std::vector<double> samples) {
 }
 
 int quantile_count(int repeats) { return std::min(repeats, kMaxQuantiles); }
+
+double relative_median_error(const TimingStats& t) {
+  if (t.repeats < 2 || !(t.median > 0)) return 0;
+  return 1.2533 * (t.p90 - t.p10) / 2.5631 / t.median / std::sqrt(static_cast<double>(t.repeats));
+}
 
 double TimingStats::at_quantile(double q) const {
   PIPESIM_ASSERT(q >= 0 && q <= 1);

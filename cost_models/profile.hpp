@@ -11,15 +11,16 @@
 //   │                                                   head F I W; their bytes; message bytes
 //   ├── link           samples of bytes -> seconds, and latency + bytes / bandwidth fitted
 //   ├── interference   (optional) per pass, the slowdown with k = 0..K neighbours busy
-//   ├── shared_core    (optional, version 3, CPU) per pass and the optimizer step, the
-//                      slowdown in turns with another device on one core
+//   ├── shared_core    (optional, version 3, CPU; version 5 its ring of threads) per pass
+//                      and the optimizer step, the slowdown with more device threads than cores
 //   └── gradient_copies (optional, version 4, CPU) a stage's gradient copied out to a
 //                      fresh buffer and a sum copied back in: a GradSync member's own work
 //
 // Times are seconds; every timed quantity is the median of `repeats` runs after warm-up,
 // with its 10th and 90th percentiles and (version 2) its quantile function: the sample
 // distribution. Bytes are exact counts. Version 1 files (no quantiles, no interference)
-// version 2 files (no shared_core) and version 3 files (no gradient_copies) still read.
+// version 2 files (no shared_core), version 3 files (no gradient_copies) and version 4 files
+// (the shared-core turns of a pinned pair) still read.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,7 +30,7 @@
 namespace pipesim {
 
 inline constexpr const char* kProfileFormat = "pipesim-profile";
-inline constexpr int kProfileVersion = 4;
+inline constexpr int kProfileVersion = 5;
 inline constexpr int kOldestProfileVersion = 1;  // read too: no quantiles, no interference
 
 // The most quantiles a TimingStats keeps: up to this many repeats it keeps them all.
@@ -157,17 +158,30 @@ struct ProfileInterference {
   int neighbours() const { return measured() ? static_cast<int>(block.forward.slowdown.size()) - 1 : 0; }
 };
 
-// How a device's ops slow down when its core alternates between it and another device
-// (more device threads than cores): each curve is times[0], right after the device's own
-// work (alone), and times[1], right after the other device's on the same core (in turns),
-// with slowdown = {1, times[1].median / times[0].median}. Measured on the block's passes within
-// the profile's stage and on an Adam step over the stage's parameters, at one micro-batch
-// size; a ratio, taken to hold at every size and for either optimizer.
+// How a device's ops slow down when device threads outnumber the cores and take turns on
+// them (AMDP's 4 devices on 2 cores). Version 5: `threads` unpinned threads, each a device
+// with its stage's passes and Adam step, in a ring on the machine's `cores` cores with
+// `cores` turns in flight, each thread running its turn when the one before hands it on, as
+// the executor's device threads wake to their inputs: times[1] their turns' passes and steps,
+// times[0] one device's turns back to back (alone), taken in alternation. Versions 3 and 4:
+// two threads pinned to one core, handing it to each other (read as threads 2, cores 1). Each
+// curve's slowdown = {1, times[1].median / times[0].median}, as every curve's; a prediction
+// takes the ratio of their means (TimingStats::expected: a preempted op's long time counts).
+// Measured on the block's passes within the profile's stage and on an Adam step over the
+// stage's parameters, at one micro-batch size; a ratio, taken to hold at every size and for
+// either optimizer.
 struct ProfileSharedCore {
   int micro_batch_size = 0;  // 0: not measured (version 1 or 2, not the CPU, or --shared-core off)
+  int threads = 0;           // the ring's device threads (more than `cores`)
+  int cores = 0;             // the cores they ran on, as many turns at once
   InterferenceCurve forward, input_grad, weight_grad, optimizer;
   bool measured() const { return micro_batch_size > 0; }
 };
+
+// The relative standard error of t's median: 1.2533 sigma / sqrt(repeats) / median, sigma
+// taken from (p90 - p10) / 2.5631 (a normal distribution's), so that the rare long times that
+// move a mean do not sway it. 0 for fewer than 2 repeats.
+double relative_median_error(const TimingStats& t);
 
 // What a GradSync member does on its own device, between its ops, where the executor does it
 // there (the CPU's device threads): its replica's gradient of `parameters` fp32 numbers copied

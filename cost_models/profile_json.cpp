@@ -216,10 +216,21 @@ ProfileInterference read_interference(const Obj& root, const std::vector<MicroBa
   return in;
 }
 
-ProfileSharedCore read_shared_core(const Obj& root, const std::vector<MicroBatchProfile>& sizes) {
-  const Obj o = root.object("shared_core", {"micro_batch_size", "forward", "input_grad", "weight_grad", "optimizer"});
+ProfileSharedCore read_shared_core(const Obj& root, const std::vector<MicroBatchProfile>& sizes, int version) {
+  std::vector<const char*> fields = {"micro_batch_size", "forward", "input_grad", "weight_grad", "optimizer"};
+  if (version >= 5) fields.insert(fields.begin() + 1, {"threads", "cores"});
+  const Obj o = root.object("shared_core", fields);
   ProfileSharedCore s;
   s.micro_batch_size = profiled_size(o, sizes);
+  s.threads = 2;  // versions 3 and 4: two threads pinned to one core, handing it to each other
+  s.cores = 1;
+  if (version >= 5) {  // a ring of more threads than cores
+    s.threads = o.count("threads");
+    s.cores = o.count("cores");
+    if (s.threads <= s.cores)
+      fail(o.where("threads"), "expected more device threads than the " + std::to_string(s.cores) +
+                                   " cores they took turns on; got " + std::to_string(s.threads));
+  }
   const auto turns = [&](const char* key) {
     const Obj c = o.object(key, {"slowdown", "times"});
     if (const json& slowdown = c.at("slowdown"); slowdown.is_array() && slowdown.size() != 2)
@@ -318,7 +329,8 @@ Profile parse_profile(const std::string& text, const std::string& source) {
                                       " (written by another pipesim)");
     return static_cast<int>(v);
   }();
-  // Each version's fields: 2 added interference, 3 shared_core, 4 gradient_copies.
+  // Each version's fields: 2 added interference, 3 shared_core, 4 gradient_copies, 5 the
+  // shared-core ring's threads and cores.
   std::vector<const char*> fields = {"format", "version", "backend", "date", "machine", "libraries", "settings",
                                      "model", "dtype", "parameters", "optimizer", "micro_batches", "link"};
   if (version >= 2) fields.push_back("interference");
@@ -432,7 +444,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     p.link.samples.push_back(ls);
   }
   if (root.has("interference")) p.interference = read_interference(root, p.micro_batches);
-  if (root.has("shared_core")) p.shared_core = read_shared_core(root, p.micro_batches);
+  if (root.has("shared_core")) p.shared_core = read_shared_core(root, p.micro_batches, version);
   if (root.has("gradient_copies")) p.gradient_copies = read_gradient_copies(root, p.parameters.block);
   return p;
 }

@@ -1,6 +1,7 @@
 #include "cost_models/profiled.hpp"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "cost_models/transformer.hpp"  // kMaxMicroBatchSize
@@ -127,13 +128,26 @@ ProfiledCostModel::ProfiledCostModel(ProfiledCostConfig config) : config_(std::m
   }
   turns_.fill(1);
   if (const ProfileSharedCore& t = p.shared_core; t.measured()) {
-    const auto turns = [](const InterferenceCurve& c) { return c.slowdown[1]; };
-    turns_[static_cast<std::size_t>(OpKind::F)] = turns(t.forward);
-    turns_[static_cast<std::size_t>(OpKind::I)] = turns(t.input_grad);
-    turns_[static_cast<std::size_t>(OpKind::W)] = turns(t.weight_grad);
-    turns_[static_cast<std::size_t>(OpKind::B)] = (t.input_grad.times[1].median + t.weight_grad.times[1].median) /
-                                                  (t.input_grad.times[0].median + t.weight_grad.times[0].median);
-    turns_[static_cast<std::size_t>(OpKind::OptStep)] = turns(t.optimizer);
+    // times[1] over times[0]: the ratio of their means (what a run's ops add up to), and how
+    // many standard errors the ratio of their medians lies above 1.
+    const auto set = [&](OpKind kind, const std::vector<const InterferenceCurve*>& parts) {
+      double alone = 0, turns = 0, alone_median = 0, turns_median = 0, error = 0;
+      for (const InterferenceCurve* c : parts) {
+        alone += c->times[0].expected();
+        turns += c->times[1].expected();
+        alone_median += c->times[0].median;
+        turns_median += c->times[1].median;
+        error = std::max(error, std::hypot(relative_median_error(c->times[0]), relative_median_error(c->times[1])));
+      }
+      turns_[static_cast<std::size_t>(kind)] = turns / alone;
+      const double above = turns_median / alone_median - 1;
+      turn_evidence_[static_cast<std::size_t>(kind)] = error > 0 ? above / error : above > 0 ? std::numeric_limits<double>::infinity() : 0;
+    };
+    set(OpKind::F, {&t.forward});
+    set(OpKind::I, {&t.input_grad});
+    set(OpKind::W, {&t.weight_grad});
+    set(OpKind::B, {&t.input_grad, &t.weight_grad});
+    set(OpKind::OptStep, {&t.optimizer});
   }
   // Evaluate everything once at the configured size, so a size out of reach fails here.
   (void)stage_seconds(OpKind::F, 0, 1, config_.micro_batch_size);

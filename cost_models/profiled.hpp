@@ -95,12 +95,18 @@ class ProfiledCostModel final : public CostModel {
   const std::vector<double>& slowdown(OpKind kind) const { return slowdowns_[static_cast<std::size_t>(kind)]; }
   // All kinds at once, indexed by OpKind: a ComputePool's `slowdown` (sim/resources.hpp).
   const std::array<std::vector<double>, kNumOpKinds>& slowdowns() const { return slowdowns_; }
-  // Per kind, an op's time in turns with another device on its core over its time alone (the
-  // profile's shared_core): F, I and W the block's, B that of I + W (ratio of the sums of
-  // their medians), OptStep the optimizer step's; 1 for the other kinds, and for every kind
-  // when the profile has no turns (versions 1 and 2, CUDA, --shared-core off). A ComputePool's
-  // `turn_slowdown` (sim/resources.hpp).
+  // Per kind, an op's expected time in turns, device threads outnumbering the cores, over its
+  // expected time alone (the profile's shared_core, the ratio of the times' means): F, I and W
+  // the block's, B that of I + W (of the sums of their means), OptStep the optimizer step's;
+  // 1 for the other kinds, and for every kind when the profile has no turns (versions 1 and
+  // 2, CUDA, --shared-core off). A ComputePool's `turn_slowdown` (sim/resources.hpp), as
+  // executor/shared_layout.hpp's profile_slowdowns applies them.
   const std::array<double, kNumOpKinds>& turn_slowdowns() const { return turns_; }
+  // Per kind, how far the turns' times stand out of their noise: (the ratio of their medians
+  // - 1) / its relative standard error (relative_median_error of both sides, in quadrature;
+  // B's from the sums of I's and W's medians and the larger of their errors), a test the
+  // rare long times that move the means above cannot sway; 0 where there are no turns.
+  const std::array<double, kNumOpKinds>& turn_evidence() const { return turn_evidence_; }
   // The profiled host's hardware threads (machine.cores): a CPU pool's cores.
   int cores() const { return config_.profile.machine.cores; }
 
@@ -115,6 +121,7 @@ class ProfiledCostModel final : public CostModel {
   double optimizer_block_ = 0, optimizer_embedding_ = 0, optimizer_head_norm_ = 0, optimizer_head_weight_ = 0;
   std::array<std::vector<double>, kNumOpKinds> slowdowns_{};
   std::array<double, kNumOpKinds> turns_{};
+  std::array<double, kNumOpKinds> turn_evidence_{};
 };
 
 }  // namespace pipesim

@@ -67,15 +67,6 @@ double repeat_spread(const Profile& p) {
   return median_spread(times);
 }
 
-double turns_spread(const Profile& p) {
-  std::vector<const TimingStats*> times;
-  if (p.shared_core.measured())
-    for (const InterferenceCurve* c : {&p.shared_core.forward, &p.shared_core.input_grad, &p.shared_core.weight_grad,
-                                       &p.shared_core.optimizer})
-      for (const TimingStats& t : c->times) times.push_back(&t);
-  return median_spread(times);
-}
-
 std::uint64_t mix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;

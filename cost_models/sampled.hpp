@@ -43,8 +43,6 @@ double timing_quantile(const TimingStats& t, double q);
 // How much the profile's repeats spread: the median over the block's timed passes (forward,
 // input gradient, weight gradient at every micro-batch size) of (p90 - p10) / median.
 double repeat_spread(const Profile& p);
-// The same of the shared-core turns' times (alone and in turns, each curve); 0 without turns.
-double turns_spread(const Profile& p);
 
 // splitmix64's finalizer: a bijective 64-bit mix.
 std::uint64_t mix64(std::uint64_t x);

@@ -56,16 +56,21 @@ SlowdownCurves beyond_noise(SlowdownCurves curves, double noise) {
   return curves;
 }
 
-KindFactors beyond_noise(KindFactors turns, double noise) {
-  for (double& s : turns)
-    if (s <= 1 + noise) s = 1;  // faster after another device's op than after its own: noise
+KindFactors beyond_noise(KindFactors turns, const KindFactors& evidence) {
+  for (std::size_t k = 0; k < turns.size(); ++k)
+    if (!(evidence[k] > 2) || turns[k] < 1) turns[k] = 1;
   return turns;
 }
 
 ProfileSlowdowns profile_slowdowns(const ProfiledCostModel& costs) {
   const Profile& profile = costs.config().profile;
-  const double noise = repeat_spread(profile);
-  return {beyond_noise(costs.slowdowns(), noise), beyond_noise(costs.turn_slowdowns(), std::max(noise, turns_spread(profile)))};
+  ProfileSlowdowns out{beyond_noise(costs.slowdowns(), repeat_spread(profile)),
+                       beyond_noise(costs.turn_slowdowns(), costs.turn_evidence())};
+  if (const int cores = profile.shared_core.cores; cores > 1)
+    for (std::size_t k = 0; k < out.turns.size(); ++k)
+      if (const std::vector<double>& curve = out.curves[k]; !curve.empty() && out.turns[k] > 1)
+        out.turns[k] = std::max(1.0, out.turns[k] / curve[std::min(static_cast<std::size_t>(cores - 1), curve.size() - 1)]);
+  return out;
 }
 
 SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurves& curves, const KindFactors& turns) {

@@ -65,16 +65,19 @@ SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurve
 // median) taken as 1: a slowdown the profile cannot tell from its own noise is not applied
 // (on a quiet 2-core VM gpt-small's measured curve is 1.00 +- 0.13 at spreads of 0.05-0.2).
 SlowdownCurves beyond_noise(SlowdownCurves curves, double noise);
-// `turns` with every factor up to 1 + `noise` taken as 1: an op cannot gain from following
-// another device's op on its core (its caches hold the other device's data), so a factor
-// below 1 is the measurement's noise (gpt-small's forward measured x0.948 in 5 turns on the
-// 2-vCPU VM).
-KindFactors beyond_noise(KindFactors turns, double noise);
+// `turns` with every factor whose `evidence` (ProfiledCostModel::turn_evidence: standard
+// errors of its medians above 1) is 2 or less taken as 1, and every factor below 1: a
+// slowdown the measurement cannot tell from none at about 95 % is not applied, and an op
+// cannot gain from sharing its core with other devices (its caches hold their data), so a
+// factor below 1 is the measurement's noise (gpt-small's forward measured x0.948 in 5 turns
+// on the 2-vCPU VM).
+KindFactors beyond_noise(KindFactors turns, const KindFactors& evidence);
 
 // A profile's interference curve and shared-core turns as a prediction applies them, the
 // one rule for `validate` and `simulate --cost --share-cores`: the curve beyond the profile's
-// repeat spread, the turns beyond the larger of that and their own spread
-// (cost_models/sampled.hpp), none of them below 1.
+// repeat spread; the turns where they stand out of their noise (above) and, where the profile's ring
+// ran on `cores` > 1 cores, less the curve's part: its turns ran beside cores - 1 others
+// computing, which a pool's curve applies on its own (curve[cores - 1]); none below 1.
 struct ProfileSlowdowns {
   SlowdownCurves curves;
   KindFactors turns = kNoSlowdown;

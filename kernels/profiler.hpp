@@ -52,9 +52,11 @@ struct ProfileOptions {
   // max_neighbours() up to 3 (past the curve's end its last value holds); 0: no curve.
   // Negative or more than max_neighbours() is an InputError.
   std::optional<int> neighbours;
-  // CPU: time the stage's passes and optimizer step in turns with another device's on one
-  // core (kernels/shared_core_probe.hpp), what a run with more device threads than cores does.
+  // CPU: time the stage's passes and optimizer step with more device threads than cores,
+  // taking turns on them (kernels/shared_core_probe.hpp), what such a run does.
   bool shared_core = true;
+  // ... with this many device threads (more than the usable cores); 0: twice the usable cores.
+  int shared_core_threads = 0;
 };
 
 // The neighbours a profile's curve gets by default: min(max_neighbours, 3).

@@ -32,8 +32,9 @@ InterferenceCurve curve(double seconds, std::vector<double> slowdown) {
   return c;
 }
 
-// A valid version-4 profile of gpt-tiny at sizes 1 and 2 with a curve of 2 neighbours,
-// shared-core turns and gradient copies of a stage of 2 blocks.
+// A valid version-5 profile of gpt-tiny at sizes 1 and 2 with a curve of 2 neighbours,
+// shared-core turns (a ring of 4 device threads on 2 cores) and gradient copies of a stage of
+// 2 blocks.
 Profile sample() {
   Profile p = synthetic_profile(find_model("gpt-tiny"), {1, 2}, spread);
   ProfileInterference& in = p.interference;
@@ -43,6 +44,8 @@ Profile sample() {
   in.head = {curve(6e-5, {1, 1.3, 1.6}), curve(4e-5, {1, 1.1, 1.2}), curve(4e-5, {1, 1.1, 1.2})};
   ProfileSharedCore& turns = p.shared_core;
   turns.micro_batch_size = 2;
+  turns.threads = 4;
+  turns.cores = 2;
   turns.forward = curve(2e-4, {1, 1.05});
   turns.input_grad = curve(4e-4, {1, 1.08});
   turns.weight_grad = curve(2e-4, {1, 1.02});
@@ -108,7 +111,7 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   const Profile p = sample();
   const std::string text = profile_json_text(p);
   const J j = J::parse(text);
-  EXPECT_EQ(j["version"], 4);
+  EXPECT_EQ(j["version"], 5);
   EXPECT_EQ(j["micro_batches"][0]["block"]["forward"]["quantiles_s"].size(), 4u);
   EXPECT_EQ(j["interference"]["block"]["forward"]["slowdown"].size(), 3u);
   const Profile back = parse_profile(text, "v2.json");
@@ -123,6 +126,8 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   EXPECT_TRUE(back.interference.embedding.input_grad.slowdown.empty());
   ASSERT_TRUE(back.shared_core.measured());
   EXPECT_EQ(back.shared_core.micro_batch_size, 2);
+  EXPECT_EQ(back.shared_core.threads, 4);
+  EXPECT_EQ(back.shared_core.cores, 2);
   EXPECT_NEAR(back.shared_core.optimizer.slowdown[1], 1.3, 1e-12);
   EXPECT_EQ(back.shared_core.input_grad.times[1].median, p.shared_core.input_grad.times[1].median);
   ASSERT_TRUE(back.gradient_copies.measured());
@@ -152,6 +157,8 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
 Profile as_older_version(int version, const char* field, const std::vector<const char*>& later) {
   J j = J::parse(profile_json_text(sample()));
   j["version"] = version;
+  j["shared_core"].erase("threads");  // version 5's
+  j["shared_core"].erase("cores");
   const J kept = j[field];
   j.erase(field);
   for (const char* f : later) j.erase(f);
@@ -160,6 +167,23 @@ Profile as_older_version(int version, const char* field, const std::vector<const
   EXPECT_THAT(error_of([&] { parse_profile(j.dump(), "old.json"); }),
               HasSubstr("old.json: /: unknown field '" + std::string(field) + "' (expected format, version,"));
   return p;
+}
+
+// A version-4 file's turns are a pinned pair's: two threads on one core. It may not hold
+// version 5's ring.
+TEST(ProfileVersion4, TurnsAreAPinnedPairs) {
+  J j = J::parse(profile_json_text(sample()));
+  j["version"] = 4;
+  j["shared_core"].erase("threads");
+  j["shared_core"].erase("cores");
+  const Profile p = parse_profile(j.dump(), "old.json");
+  EXPECT_EQ(p.shared_core.threads, 2);
+  EXPECT_EQ(p.shared_core.cores, 1);
+  EXPECT_TRUE(p.gradient_copies.measured());
+  j["shared_core"]["threads"] = 4;
+  EXPECT_EQ(error_of([&] { parse_profile(j.dump(), "old.json"); }),
+            "old.json: /shared_core: unknown field 'threads' (expected micro_batch_size, forward, input_grad, "
+            "weight_grad, optimizer)");
 }
 
 // A version-3 file (turns, no gradient copies) still reads, and may not hold version 4's field.
@@ -191,9 +215,9 @@ TEST(ProfileVersion1, StillReadsWithoutQuantilesOrCurve) {
   EXPECT_TRUE(f.quantiles.empty());
   EXPECT_EQ(f.at_quantile(0.5), f.median);
   EXPECT_EQ(f.at_quantile(0.9), f.p90);
-  // Written again, it is a version-4 file (still without quantiles), which reads back the same.
+  // Written again, it is a version-5 file (still without quantiles), which reads back the same.
   const std::string again = profile_json_text(p);
-  EXPECT_EQ(J::parse(again)["version"], 4);
+  EXPECT_EQ(J::parse(again)["version"], 5);
   EXPECT_EQ(profile_json_text(parse_profile(again, "again.json")), again);
   // A version-1 file has none of version 2's fields.
   J v1 = J::parse(text.str());
@@ -213,14 +237,14 @@ struct Broken {
   std::string error;  // after "bad.json: "
 };
 
-TEST(ProfileVersion4, EveryMalformedNewFieldHasItsOneLineError) {
+TEST(ProfileVersion5, EveryMalformedNewFieldHasItsOneLineError) {
   const J good = J::parse(profile_json_text(sample()));
   auto set = [](const char* ptr, J value) { return [=](J& j) { j[J::json_pointer(ptr)] = value; }; };
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const char* bf = "/micro_batches/0/block/forward";
   const double q0 = good[J::json_pointer(std::string(bf) + "/quantiles_s/0")].get<double>();
   const std::vector<Broken> cases = {
-      {"/version", set("/version", 5), "/version: this pipesim reads versions 1 to 4; got 5 (written by another pipesim)"},
+      {"/version", set("/version", 6), "/version: this pipesim reads versions 1 to 5; got 6 (written by another pipesim)"},
       {"/version", set("/version", 0), "/version: expected an integer in 1..2147483647; got 0"},
       {"quantiles", set("/micro_batches/0/block/forward/quantiles_s", J::array()),
        "/micro_batches/0/block/forward/quantiles_s: expected a non-empty array; got an array"},
@@ -257,6 +281,10 @@ TEST(ProfileVersion4, EveryMalformedNewFieldHasItsOneLineError) {
       {"shared_core", set("/shared_core/micro_batch_size", 4),
        "/shared_core/micro_batch_size: expected one of the profiled micro-batch sizes; got 4"},
       {"shared_core", erase("/shared_core", "optimizer"), "/shared_core: missing field 'optimizer'"},
+      {"shared_core", erase("/shared_core", "cores"), "/shared_core: missing field 'cores'"},
+      {"shared_core", set("/shared_core/threads", 2),
+       "/shared_core/threads: expected more device threads than the 2 cores they took turns on; got 2"},
+      {"shared_core", set("/shared_core/cores", 0), "/shared_core/cores: expected an integer in 1..2147483647; got 0"},
       {"shared_core", set("/shared_core/forward/slowdown", J::array({1, 1.05, 1.1})),
        "/shared_core/forward/slowdown: expected 2 slowdowns (alone: 1, and in turns); got 3"},
       {"shared_core", set("/shared_core/optimizer/slowdown/1", 1.5),

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -19,22 +20,21 @@
 #include "schedules/generator.hpp"
 #include "sim/engine.hpp"
 #include "executor/cuda_plugin.hpp"
+#include "executor/shared_layout.hpp"
 
 namespace pipesim {
 namespace {
 
 using ::testing::HasSubstr;
 
-TimingStats at(double seconds) { return summarize_timings({seconds, seconds, seconds}); }
+TimingStats at(double seconds) { return exact_timing(seconds); }
 
 Profile synthetic(const ModelSpec& m, const std::vector<int>& sizes = {1, 2, 4}) {
   return synthetic_profile(m, sizes, at);
 }
 
 ProfiledCostModel model_at(int b, const ModelSpec& m = find_model("gpt-tiny")) {
-  ProfiledCostConfig c;
-  c.profile = synthetic(find_model("gpt-tiny"));
-  c.source = "tiny.json";
+  ProfiledCostConfig c = synthetic_config(find_model("gpt-tiny"));
   c.model = m;
   c.micro_batch_size = b;
   return ProfiledCostModel(c);
@@ -204,101 +204,6 @@ TEST(ProfiledCost, PiecewisePolicyFollowsABend) {
 
 // ---- the file ---------------------------------------------------------------------------
 
-InterferenceCurve two_points(double alone, double busy) {
-  return {{1, busy / alone}, {at(alone), at(busy)}};
-}
-
-TEST(ProfiledCost, SlowdownCurvesForTheEnginesPools) {
-  ProfiledCostConfig c;
-  c.profile = synthetic(find_model("gpt-tiny"));
-  c.source = "tiny.json";
-  {
-    const ProfiledCostModel none(c);  // no curve in the profile: no interference
-    for (int k = 0; k < kNumOpKinds; ++k) EXPECT_TRUE(none.slowdown(static_cast<OpKind>(k)).empty()) << k;
-    EXPECT_EQ(none.cores(), 2);
-  }
-  ProfileInterference& in = c.profile.interference;
-  in.micro_batch_size = 2;
-  in.block = {two_points(200e-6, 250e-6), two_points(100e-6, 150e-6), two_points(50e-6, 50e-6)};
-  in.embedding = {two_points(1e-6, 3e-6), {}, two_points(1e-6, 1e-6)};
-  in.head = {two_points(6e-5, 9e-5), two_points(4e-5, 4e-5), two_points(4e-5, 4e-5)};
-  const ProfiledCostModel m(c);
-  EXPECT_THAT(m.slowdown(OpKind::F), ::testing::ElementsAre(1, ::testing::DoubleEq(1.25)));
-  EXPECT_THAT(m.slowdown(OpKind::I), ::testing::ElementsAre(1, ::testing::DoubleEq(1.5)));
-  EXPECT_THAT(m.slowdown(OpKind::W), ::testing::ElementsAre(1, 1));
-  ASSERT_EQ(m.slowdown(OpKind::B).size(), 2u);
-  EXPECT_EQ(m.slowdown(OpKind::B)[0], 1);
-  EXPECT_DOUBLE_EQ(m.slowdown(OpKind::B)[1], (150.0 + 50) / (100 + 50));  // the curve of I + W
-  EXPECT_TRUE(m.slowdown(OpKind::OptStep).empty());
-  EXPECT_TRUE(m.slowdown(OpKind::SendF).empty());
-  EXPECT_EQ(&m.slowdowns()[static_cast<std::size_t>(OpKind::I)], &m.slowdown(OpKind::I));
-  // The durations themselves are the times alone: the engine applies the curve.
-  EXPECT_EQ(m.compute_time(make_op(OpKind::F, 0, 0), OpScale{}), model_at(1).compute_time(make_op(OpKind::F, 0, 0), OpScale{}));
-}
-
-TEST(ProfiledCost, TurnSlowdownsForTheEnginesPools) {
-  ProfiledCostConfig c;
-  c.profile = synthetic(find_model("gpt-tiny"));
-  c.source = "tiny.json";
-  {
-    const ProfiledCostModel none(c);  // no turns in the profile
-    for (double f : none.turn_slowdowns()) EXPECT_EQ(f, 1);
-  }
-  ProfileSharedCore& t = c.profile.shared_core;
-  t.micro_batch_size = 2;
-  t.forward = two_points(200e-6, 220e-6);
-  t.input_grad = two_points(100e-6, 130e-6);
-  t.weight_grad = two_points(50e-6, 50e-6);
-  t.optimizer = two_points(80e-6, 120e-6);
-  const ProfiledCostModel m(c);
-  const auto turn = [&](OpKind k) { return m.turn_slowdowns()[static_cast<std::size_t>(k)]; };
-  EXPECT_DOUBLE_EQ(turn(OpKind::F), 1.1);
-  EXPECT_DOUBLE_EQ(turn(OpKind::I), 1.3);
-  EXPECT_DOUBLE_EQ(turn(OpKind::W), 1);
-  EXPECT_DOUBLE_EQ(turn(OpKind::B), (130.0 + 50) / (100 + 50));  // I + W
-  EXPECT_DOUBLE_EQ(turn(OpKind::OptStep), 1.5);
-  EXPECT_EQ(turn(OpKind::GradSync), 1);
-  EXPECT_EQ(turn(OpKind::SendF), 1);
-}
-
-// simulate --cost with --share-cores: the profile's interference curve and shared-core turns
-// on the pool (as validate predicts), unless --interference gives a curve of its own.
-TEST(ProfiledCost, SharedCoresTakeTheProfilesInterferenceAndTurns) {
-  Profile p = synthetic(find_model("gpt-tiny"));
-  ProfileInterference& in = p.interference;
-  in.micro_batch_size = 2;
-  in.block = {two_points(200e-6, 300e-6), two_points(100e-6, 150e-6), two_points(50e-6, 75e-6)};
-  in.embedding = {two_points(1e-6, 1e-6), {}, two_points(1e-6, 1e-6)};
-  in.head = {two_points(6e-5, 6e-5), two_points(4e-5, 4e-5), two_points(4e-5, 4e-5)};
-  ProfileSharedCore& t = p.shared_core;
-  t.micro_batch_size = 2;
-  t.forward = two_points(200e-6, 400e-6);
-  t.input_grad = two_points(100e-6, 200e-6);
-  t.weight_grad = two_points(50e-6, 100e-6);
-  t.optimizer = two_points(80e-6, 160e-6);
-  const std::string path = testing_cli::temp_path("interference.profile.json");
-  std::ofstream(path, std::ios::binary) << profile_json_text(p);
-  const auto makespan = [&](const std::string& flags) {
-    const testing_cli::Result r =
-        testing_cli::run("simulate --schedule 1f1b -p 2 -m 4 --model gpt-tiny --micro-batch-size 2 --json --cost " + path +
-                         " " + flags);
-    EXPECT_EQ(r.code, 0) << r.out;
-    return nlohmann::json::parse(r.out)["makespan_s"].get<double>();
-  };
-  const double alone = makespan("");
-  // A core each: the curve with the other device busy (x1.5), no turns.
-  EXPECT_GT(makespan("--share-cores 2 --core-sharing queue"), 1.2 * alone);
-  EXPECT_DOUBLE_EQ(makespan("--share-cores 2 --core-sharing queue --interference 1"), alone);
-  // One core for both: their turns (x2), against the same queue without.
-  EXPECT_GT(makespan("--share-cores 1 --core-sharing queue"),
-            1.5 * makespan("--share-cores 1 --core-sharing queue --interference 1"));
-  const testing_cli::Result text =
-      testing_cli::run("simulate --schedule 1f1b -p 2 -m 4 --model gpt-tiny --micro-batch-size 2 --share-cores 1 --cost " + path);
-  ASSERT_EQ(text.code, 0) << text.out;
-  EXPECT_THAT(text.out, HasSubstr("shared        the devices share 1 cores (time-sliced); the profile's interference "
-                                  "curve and shared-core turns, where beyond its noise\n"));
-}
-
 TEST(ProfileFile, RoundTrip) {
   const Profile p = synthetic(find_model("gpt-tiny"));
   const std::string path = testing_cli::temp_path("roundtrip.profile.json");
@@ -342,7 +247,7 @@ TEST(ProfileFile, EveryMalformedClassHasItsOneLineError) {
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const std::vector<Broken> cases = {
       {"/format", set("/format", "other"), "/format: expected 'pipesim-profile'; got 'other'"},
-      {"/version", set("/version", 5), "/version: this pipesim reads versions 1 to 4; got 5 (written by another pipesim)"},
+      {"/version", set("/version", 6), "/version: this pipesim reads versions 1 to 5; got 6 (written by another pipesim)"},
       {"/extra", set("/extra", 1), "/: unknown field 'extra' (expected format, version, backend, date, machine, "
                                    "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link, interference, "
                                    "shared_core, gradient_copies)"},
@@ -427,15 +332,17 @@ TEST(ProfileCli, ProfileThenSimulateAndCompareWithCost) {
   // A GradSync member's copies of a stage (4 blocks of gpt-tiny by default), on the CPU.
   EXPECT_THAT(p.out, HasSubstr("gradient copies (a GradSync member's, a stage of " +
                                std::to_string(4 * layer_parameters(find_model("gpt-tiny"))) + " parameters): out "));
-  // The turns on one core: measured by default on the CPU, a line each way.
-  if (read_profile_file(path).shared_core.measured())
-    EXPECT_THAT(p.out, HasSubstr("in turns with another device on one core (micro-batch size 2): block F "));
+  // The turns on shared cores: measured by default on the CPU (twice the usable cores' device
+  // threads), a line each way.
+  if (const ProfileSharedCore turns = read_profile_file(path).shared_core; turns.measured())
+    EXPECT_THAT(p.out, HasSubstr(std::to_string(turns.threads) + " device threads taking turns on " +
+                                 std::to_string(turns.cores) + " cores (micro-batch size 2, means): block F "));
   else
-    EXPECT_THAT(p.out, HasSubstr("in turns on one core: not in the profile"));
+    EXPECT_THAT(p.out, HasSubstr("in turns on shared cores: not in the profile"));
   const Result off = run("profile --model gpt-tiny --micro-batch-sizes 1 --repeats 1 --warmup 0 --link-sizes 4KiB,64KiB "
                          "--neighbours 0 --shared-core off --quiet --out " + path + ".off");
   ASSERT_EQ(off.code, 0) << off.out;
-  EXPECT_THAT(off.out, HasSubstr("in turns on one core: not in the profile (--shared-core off, "));
+  EXPECT_THAT(off.out, HasSubstr("in turns on shared cores: not in the profile (--shared-core off, "));
   EXPECT_FALSE(read_profile_file(path + ".off").shared_core.measured());
 
   const Result s = run("simulate --schedule 1f1b -p 4 -m 8 --cost " + path + " --micro-batch-size 2");

@@ -19,6 +19,7 @@
 #include "executor/cuda_plugin.hpp"
 #include "kernels/cpu_profile_backend.hpp"
 #include "kernels/profiler.hpp"
+#include "kernels/shared_core_probe.hpp"
 #include "core/error.hpp"
 
 namespace pipesim {
@@ -368,9 +369,10 @@ TEST(Profiler, BlockIsTimedWithinAStage) {
 }
 
 // The shared-core turns (kernels/shared_core_probe.hpp): on the CPU the profile holds, at the
-// middle micro-batch size, each pass's and the optimizer step's times alone and in turns with
-// another device on one core, as many as the other measurements get; --shared-core off (or
-// another backend) leaves them out.
+// middle micro-batch size, each pass's and the optimizer step's times alone and in turns, the
+// device threads (twice the usable cores) taking turns on the cores: per alone turn, a lap of
+// the ring whose threads - cores turns waited; --shared-core off (or another backend) leaves
+// them out.
 // tiny_options() at `sizes`, without the interference curve, in stages of 2 blocks, logging
 // to `log`.
 ProfileOptions two_block_options(std::vector<int> sizes, std::ostringstream& log) {
@@ -399,9 +401,15 @@ TEST(Profiler, SharedCoreTurnsAreTimedOnTheCpu) {
     EXPECT_GE(c->slowdown[1], kMinSlowdown);
     EXPECT_LE(c->slowdown[1], kMaxSlowdown);
   }
-  EXPECT_EQ(t.forward.times[0].repeats, 2 * o.repeats);  // a stage of 2 blocks, per turn
-  EXPECT_EQ(t.optimizer.times[1].repeats, o.repeats);
-  EXPECT_THAT(log.str(), HasSubstr("profile: in turns with another device on one core (micro-batch size 2): block F x"));
+  EXPECT_EQ(t.threads, shared_core_threads(o));
+  EXPECT_EQ(t.threads, 2 * t.cores);
+  const int alone = t.optimizer.times[0].repeats;
+  EXPECT_GE(alone, o.repeats);
+  EXPECT_EQ(t.forward.times[0].repeats, 2 * alone);  // a stage of 2 blocks, per turn
+  EXPECT_EQ(t.optimizer.times[1].repeats, (t.threads - t.cores) * alone);
+  EXPECT_EQ(t.weight_grad.times[1].repeats, 2 * (t.threads - t.cores) * alone);
+  EXPECT_THAT(log.str(), HasSubstr("profile: " + std::to_string(t.threads) + " device threads taking turns on " +
+                                   std::to_string(t.cores) + " cores (micro-batch size 2), means: block F x"));
   const Profile back = parse_profile(profile_json_text(p), "turns.json");
   EXPECT_EQ(back.shared_core.optimizer.slowdown, t.optimizer.slowdown);
   o.shared_core = false;
@@ -438,12 +446,11 @@ TEST(Profiler, OptimizerIsTimedWithinAStage) {
   o.stage_blocks = 3;
   const Profile p = profile_model(find_model("gpt-tiny"), o, backend);
   const std::int64_t stage = 3 * p.parameters.block;
-  // The shared-core turns first: a stage's step for each of the two devices in turns.
-  EXPECT_THAT(backend.optimizer_asks,
-              testing::ElementsAre(testing::Pair(stage, stage), testing::Pair(stage, stage),
-                                   testing::Pair(p.parameters.block, stage), testing::Pair(p.parameters.embedding, stage),
-                                   testing::Pair(p.parameters.head_norm, stage),
-                                   testing::Pair(p.parameters.head_weight, stage)));
+  // The shared-core turns first: a stage's step for each of the ring's device threads.
+  std::vector<std::pair<std::int64_t, std::int64_t>> asks(static_cast<std::size_t>(p.shared_core.threads), {stage, stage});
+  for (std::int64_t group : {p.parameters.block, p.parameters.embedding, p.parameters.head_norm, p.parameters.head_weight})
+    asks.emplace_back(group, stage);
+  EXPECT_EQ(backend.optimizer_asks, asks);
   // The copies: the stage's parameters rounded up to whole groups, at least one, at most
   // kCpuOptimizerMaxBytes of fp32 weights, gradients and two moments.
   EXPECT_EQ(cpu_optimizer_copies(789760, 8 * 789760), 8);  // gpt-small: a stage of 8 blocks

@@ -96,20 +96,6 @@ TEST(RepeatSpread, IsTheMedianRelativeP10ToP90WidthOfTheBlockPasses) {
   EXPECT_DOUBLE_EQ(repeat_spread(p), 0.4);
 }
 
-TEST(RepeatSpread, OfTheTurnsIsTheirTimesMedianWidth) {
-  Profile p = read_profile_file(kProfile);
-  EXPECT_EQ(turns_spread(p), 0);  // no turns in the profile
-  ProfileSharedCore& t = p.shared_core;
-  t.micro_batch_size = p.micro_batches[0].size;
-  const TimingStats narrow{10, 9, 11, 9, 11, 5, {}}, wide{10, 7, 13, 7, 13, 5, {}};  // 0.2, 0.6
-  for (InterferenceCurve* c : {&t.forward, &t.input_grad, &t.weight_grad, &t.optimizer}) *c = {{1, 1}, {narrow, narrow}};
-  t.optimizer.times = {wide, wide};
-  t.forward.times[1] = wide;
-  EXPECT_DOUBLE_EQ(turns_spread(p), 0.2);  // 5 of 8 narrow
-  t.input_grad.times = {wide, wide};
-  EXPECT_DOUBLE_EQ(turns_spread(p), 0.6);  // 5 of 8 wide
-}
-
 TEST(SampledCostModel, ADegenerateDistributionGivesThePlainPrediction) {
   const ProfiledCostModel plain(config_of(read_profile_file(kProfile)));
   const ProfiledCostModel degenerate(config_of(with_every_timing(read_profile_file(kProfile), [](TimingStats& t) {

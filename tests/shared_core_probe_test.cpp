@@ -1,10 +1,11 @@
 // The profiler's shared-core turns (kernels/shared_core_probe.hpp) on a fake backend whose
-// passes and optimizer steps take `factor` times as long right after another device's on
-// the core as after their own: the turns are that factor, exactly, and a factor no profile
-// may hold drops them with its line.
+// passes and optimizer steps take `factor` times as long when another device's began since
+// their own last did (in the ring's laps) as right after their own (alone): the turns are
+// that factor, exactly, and a factor no profile may hold drops them with its line.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "cost_models/transformer.hpp"
 #include "executor/backend_factory.hpp"
 #include "kernels/profiler.hpp"
+#include "kernels/shared_core_probe.hpp"
 
 namespace pipesim {
 namespace {
@@ -42,9 +44,10 @@ class TurnsBackend final : public ProfileBackend {
   }
 
  private:
-  // `factor` after another device's work of the same kind, 1 after its own. The two devices
-  // run strictly in turns (the probe hands the core over under a mutex), so `last` needs none.
-  double scale(std::uint64_t& last, std::uint64_t device) const {
+  // `factor` when another device's work of the same kind began last, 1 after its own. The
+  // ring's threads run at once: `last` under a mutex.
+  double scale(std::uint64_t& last, std::uint64_t device) {
+    const std::lock_guard<std::mutex> lock(mu_);
     const double s = last != 0 && last != device ? factor_ : 1.0;
     last = device;
     return s;
@@ -80,7 +83,8 @@ class TurnsBackend final : public ProfileBackend {
   };
 
   double factor_;
-  std::uint64_t last_pass_ = 0, last_step_ = 0;  // the device whose pass (step) ran last
+  std::mutex mu_;
+  std::uint64_t last_pass_ = 0, last_step_ = 0;  // the device whose pass (step) began last
   std::unique_ptr<ProfileBackend> cpu_ = make_profile_backend("cpu", "thread-cpu");
 };
 
@@ -112,10 +116,17 @@ TEST(SharedCoreTurns, AreTheSlowdownAfterAnotherDevicesWorkExactly) {
   }
   EXPECT_DOUBLE_EQ(t.forward.times[0].median, 1e-3);
   EXPECT_DOUBLE_EQ(t.optimizer.times[1].median, 1.25 * 4e-4);
-  EXPECT_EQ(t.forward.times[1].repeats, 2 * o.repeats);  // two blocks a turn
+  // Alone, exactly `repeats` turns (--min-time 0); in turns, the lap's threads - cores that
+  // waited for theirs, each of two blocks.
+  EXPECT_EQ(t.threads, shared_core_threads(o));
+  EXPECT_GT(t.threads, t.cores);
   EXPECT_EQ(t.optimizer.times[0].repeats, o.repeats);
-  EXPECT_THAT(log.str(), HasSubstr("profile: in turns with another device on one core (micro-batch size 2): block F "
-                                   "x1.250 I x1.250 W x1.250; Adam x1.250"));
+  EXPECT_EQ(t.forward.times[0].repeats, 2 * o.repeats);
+  EXPECT_EQ(t.optimizer.times[1].repeats, (t.threads - t.cores) * o.repeats);
+  EXPECT_EQ(t.forward.times[1].repeats, 2 * (t.threads - t.cores) * o.repeats);
+  EXPECT_THAT(log.str(), HasSubstr("profile: " + std::to_string(t.threads) + " device threads taking turns on " +
+                                   std::to_string(t.cores) + " cores (micro-batch size 2), means: block F x1.250 I "
+                                   "x1.250 W x1.250; Adam x1.250"));
 }
 
 TEST(SharedCoreTurns, ASlowdownNoProfileMayHoldDropsThem) {

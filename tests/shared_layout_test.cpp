@@ -68,18 +68,22 @@ TEST(SharedLayout, VirtualDevicesOfOneGpuFormAPool) {
   EXPECT_EQ(shared_hardware(layout, {}, turns).pools[0].turn_slowdown, kNoSlowdown);
 }
 
-// Turn slowdowns the profile cannot tell from its noise, or below 1, are not applied.
-TEST(SharedLayout, TurnsWithinTheNoiseAreOne) {
-  KindFactors turns = kNoSlowdown;
+// Turn slowdowns the profile cannot tell from none (their medians within 2 standard errors),
+// or below 1, are not applied.
+TEST(SharedLayout, TurnsWithinTheirNoiseAreOne) {
+  KindFactors turns = kNoSlowdown, evidence{};
   turns[static_cast<std::size_t>(OpKind::F)] = 1.04;
   turns[static_cast<std::size_t>(OpKind::B)] = 1.12;
   turns[static_cast<std::size_t>(OpKind::OptStep)] = 0.93;
-  const KindFactors kept = beyond_noise(turns, 0.05);
+  evidence[static_cast<std::size_t>(OpKind::F)] = 1.6;
+  evidence[static_cast<std::size_t>(OpKind::B)] = 2.4;
+  evidence[static_cast<std::size_t>(OpKind::OptStep)] = 9;  // the medians say slower, the means faster
+  const KindFactors kept = beyond_noise(turns, evidence);
   EXPECT_EQ(kept[static_cast<std::size_t>(OpKind::F)], 1);
   EXPECT_EQ(kept[static_cast<std::size_t>(OpKind::B)], 1.12);
-  EXPECT_EQ(kept[static_cast<std::size_t>(OpKind::OptStep)], 1);  // faster in turns: noise, at any spread
-  EXPECT_EQ(beyond_noise(turns, 0)[static_cast<std::size_t>(OpKind::OptStep)], 1);
-  EXPECT_EQ(beyond_noise(turns, 0)[static_cast<std::size_t>(OpKind::F)], 1.04);
+  EXPECT_EQ(kept[static_cast<std::size_t>(OpKind::OptStep)], 1);  // below 1: noise, at any evidence
+  evidence[static_cast<std::size_t>(OpKind::F)] = 2.1;
+  EXPECT_EQ(beyond_noise(turns, evidence)[static_cast<std::size_t>(OpKind::F)], 1.04);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "cost_models/model_spec.hpp"
 #include "cost_models/profile.hpp"
+#include "cost_models/profiled.hpp"
 #include "cost_models/transformer.hpp"
 
 namespace pipesim {
@@ -21,6 +22,14 @@ inline double emb_w(double b) { return (2 + 3 * b) * kUs; }
 inline double head_f(double b) { return (30 + 300 * b) * kUs; }
 inline double head_i(double b) { return (15 + 120 * b) * kUs; }
 inline double head_w(double b) { return (12 + 110 * b) * kUs; }
+
+// Every repeat the same: 3 runs of `seconds`.
+inline TimingStats exact_timing(double seconds) { return summarize_timings({seconds, seconds, seconds}); }
+
+// A two-point curve of exact times: alone, and with a neighbour busy (or in turns).
+inline InterferenceCurve two_points(double alone, double busy) {
+  return {{1, busy / alone}, {exact_timing(alone), exact_timing(busy)}};
+}
 
 inline Profile synthetic_profile(const ModelSpec& m, const std::vector<int>& sizes, TimingStats (*at)(double)) {
   Profile p;
@@ -51,6 +60,14 @@ inline Profile synthetic_profile(const ModelSpec& m, const std::vector<int>& siz
   p.link.latency = 1e-6;
   p.link.bandwidth = 10e9;
   return p;
+}
+
+// `m`'s synthetic profile at sizes 1, 2, 4 (exact times) as a cost model's configuration.
+inline ProfiledCostConfig synthetic_config(const ModelSpec& m) {
+  ProfiledCostConfig c;
+  c.profile = synthetic_profile(m, {1, 2, 4}, exact_timing);
+  c.source = "tiny.json";
+  return c;
 }
 
 }  // namespace pipesim

@@ -314,7 +314,7 @@ TEST(ValidateCli, CoreUseWhereDevicesOutnumberCores) {
   ASSERT_EQ(table.code, 0) << table.out;
   const std::string line = "amdp: core use (4 device threads on " + std::to_string(cores) + " cores)";
   EXPECT_THAT(table.out, HasSubstr(line));
-  EXPECT_THAT(table.out, HasSubstr("an op after another device's on its core: F x"));
+  EXPECT_THAT(table.out, HasSubstr("an op taking turns on the cores: F x"));
   EXPECT_THAT(slurp(report), HasSubstr(line));  // and on the page, beside the error table
 }
 

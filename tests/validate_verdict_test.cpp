@@ -50,8 +50,9 @@ TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
   use.turns[static_cast<std::size_t>(OpKind::OptStep)] = 1.166;
   EXPECT_EQ(core_use_line("amdp", 4, use),
             "amdp: core use (4 device threads on 2 cores): predicted 99.23 %, measured 88.89 % of the cores' "
-            "time in the counted iterations;\n  an op after another device's on its core: F x1.034, B x1.000, OPT "
-            "x1.166 in the profile, F x1.000, B x1.000, OPT x1.166 predicted (beyond its noise)");
+            "time in the counted iterations;\n  an op taking turns on the cores: F x1.034, B x1.000, OPT "
+            "x1.166 in the profile, F x1.000, B x1.000, OPT x1.166 predicted (beyond its noise, less the "
+            "interference curve's part)");
   // (total, ops, copies): 0.1 + 0.3 + 0 outside of 3.5 (the third thread's clocks overlap), 0.05 + 0.1 copies.
   const ThreadShares shares = thread_shares({{1.0, 0.85, 0.05}, {2.0, 1.6, 0.1}, {0.5, 0.6, 0}});
   EXPECT_DOUBLE_EQ(shares.copies, 0.15 / 3.5);

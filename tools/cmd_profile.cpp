@@ -12,6 +12,7 @@
 #include "cost_models/profiled.hpp"
 #include "cost_models/time_fit.hpp"
 #include "executor/backend_factory.hpp"
+#include "executor/shared_layout.hpp"
 #include "kernels/profiler.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -37,6 +38,7 @@ struct ProfileFlags {
   int virtual_devices = 1;
   std::optional<int> neighbours;  // unset: the backend's default
   std::string shared_core = "on";
+  int shared_core_threads = 0;
   bool quiet = false;
   std::string max_memory;
 };
@@ -116,12 +118,16 @@ std::string interference_text(const ProfileInterference& in) {
 
 std::string shared_core_text(const ProfileSharedCore& s) {
   if (!s.measured())
-    return "in turns on one core: not in the profile (--shared-core off, not the CPU, or a measurement the progress "
-           "lines on stderr report)\n";
-  return "in turns with another device on one core (micro-batch size " + std::to_string(s.micro_batch_size) +
-         "): block F " + format_fixed(s.forward.slowdown[1], 3) + " x, I " + format_fixed(s.input_grad.slowdown[1], 3) +
-         " x, W " + format_fixed(s.weight_grad.slowdown[1], 3) + " x; optimizer step " +
-         format_fixed(s.optimizer.slowdown[1], 3) + " x\n";
+    return "in turns on shared cores: not in the profile (--shared-core off, not the CPU, or a measurement the "
+           "progress lines on stderr report)\n";
+  const auto ratio = [](const InterferenceCurve& c) {
+    return format_fixed(c.times[1].expected() / c.times[0].expected(), 3) + " x";
+  };
+  const std::string who = s.threads > 0 ? std::to_string(s.threads) + " device threads taking turns on " +
+                                              std::to_string(s.cores) + " cores"
+                                        : "in turns with another device on one core";
+  return who + " (micro-batch size " + std::to_string(s.micro_batch_size) + ", means): block F " + ratio(s.forward) +
+         ", I " + ratio(s.input_grad) + ", W " + ratio(s.weight_grad) + "; optimizer step " + ratio(s.optimizer) + "\n";
 }
 
 std::string gradient_copies_text(const ProfileGradientCopies& g) {
@@ -228,10 +234,12 @@ void add_profile_command(CLI::App& app) {
                   "cores, at most cores - 1; cuda: the other SM groups of --virtual-devices); 0: no curve "
                   "[default: the most there are, up to 3]");
   cmd->add_option("--shared-core", f->shared_core,
-                  "cpu: time the stage's passes and optimizer step again in turns with another device's on one core "
-                  "(what a run with more device threads than cores does); off: not")
+                  "cpu: time the stage's passes and optimizer step again with more device threads than cores, "
+                  "taking turns on them (what such a run does); off: not")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  cmd->add_option("--shared-core-threads", f->shared_core_threads,
+                  "cpu: the device threads of those turns, more than the cores [default: twice the usable cores]");
   cmd->add_option("--out", f->out, "The profile file to write (JSON)")->required();
   cmd->add_flag("--quiet", f->quiet, "No progress lines on stderr");
   cmd->add_option("--max-memory", f->max_memory,
@@ -254,6 +262,13 @@ void add_profile_command(CLI::App& app) {
       throw InputError("--stage-blocks: expected 1 or more, got " + std::to_string(f->stage_blocks));
     o.neighbours = f->neighbours;
     o.shared_core = f->shared_core == "on";
+    if (cmd->count("--shared-core-threads")) {
+      if (f->shared_core_threads <= usable_cores())
+        throw InputError("--shared-core-threads: expected more device threads than the " +
+                         std::to_string(usable_cores()) + " cores this process may use; got " +
+                         std::to_string(f->shared_core_threads));
+      o.shared_core_threads = f->shared_core_threads;
+    }
     if (!f->link_sizes.empty()) o.link_sizes = parse_link_sizes(f->link_sizes);
     o.progress = f->quiet ? nullptr : &std::cerr;
     std::unique_ptr<ProfileBackend> backend = make_profile_backend(f->backend, f->clock, f->virtual_devices);

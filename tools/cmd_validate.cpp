@@ -115,10 +115,15 @@ ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, c
   po.stage_blocks = model.layers;
   for (const Schedule& s : schedules) po.stage_blocks = std::min(po.stage_blocks, default_stage_blocks(model, s.num_stages));
   // The shared-core turns only where a schedule has more device threads than cores: the one
-  // prediction that uses them (executor/shared_layout.hpp).
+  // prediction that uses them (executor/shared_layout.hpp), with as many threads as the
+  // largest of those runs.
   po.shared_core = false;
   if (f.backend == "cpu")
-    for (const Schedule& s : schedules) po.shared_core = po.shared_core || s.num_devices > usable_cores();
+    for (const Schedule& s : schedules)
+      if (s.num_devices > usable_cores()) {
+        po.shared_core = true;
+        po.shared_core_threads = std::max(po.shared_core_threads, s.num_devices);
+      }
   return po;
 }
 

@@ -57,8 +57,9 @@ ThreadShares thread_shares(const std::vector<ThreadCpu>& threads) {
 std::string core_use_line(const std::string& schedule, int devices, const CoreUse& use) {
   return schedule + ": core use (" + std::to_string(devices) + " device threads on " + std::to_string(use.cores) +
          " cores): predicted " + format_percent(use.predicted) + ", measured " + format_percent(use.measured) +
-         " of the cores' time in the counted iterations;\n  an op after another device's on its core: " +
-         turns_text(use.profile_turns) + " in the profile, " + turns_text(use.turns) + " predicted (beyond its noise)" +
+         " of the cores' time in the counted iterations;\n  an op taking turns on the cores: " +
+         turns_text(use.profile_turns) + " in the profile, " + turns_text(use.turns) +
+         " predicted (beyond its noise, less the interference curve's part)" +
          (use.outside_ops >= 0 ? ";\n  the device threads spent " + format_percent(use.copies) +
                                      " of their CPU time in GradSync's copies (on their core in the simulation) and " +
                                      format_percent(use.outside_ops) +

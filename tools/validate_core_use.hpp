@@ -21,8 +21,9 @@ struct CoreUse {
   int cores = 0;
   double predicted = 0;  // shares of cores x the counted iterations' span
   double measured = 0;
-  // An op's slowdown after another device's op on its core: the profile's shared-core
-  // turns (1 where it has none), and the prediction's (those out of the profile's noise).
+  // An op's slowdown with the device threads taking turns on the cores: the profile's
+  // shared-core turns (1 where it has none), and the prediction's (profile_slowdowns: those
+  // out of their noise, less the interference curve's part).
   KindFactors profile_turns = kNoSlowdown, turns = kNoSlowdown;
   // Shares of the device threads' CPU time (MeasuredRun::thread_cpu) in GradSync's copies
   // (the simulator's GradSync work, on a core), and outside their ops and those copies: work
