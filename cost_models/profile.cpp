@@ -114,6 +114,16 @@ double relative_median_error(const TimingStats& t) {
   return 1.2533 * (t.p90 - t.p10) / 2.5631 / t.median / std::sqrt(static_cast<double>(t.repeats));
 }
 
+double relative_mean_error(const TimingStats& t) {
+  const std::size_t n = t.quantiles.size();
+  if (t.repeats < 2 || n < 2 || !(t.expected() > 0)) return 0;
+  double mean = 0;
+  for (double x : t.quantiles) mean += x / static_cast<double>(n);
+  double squares = 0;
+  for (double x : t.quantiles) squares += (x - mean) * (x - mean);
+  return std::sqrt(squares / static_cast<double>(n - 1)) / t.expected() / std::sqrt(static_cast<double>(t.repeats));
+}
+
 double TimingStats::at_quantile(double q) const {
   PIPESIM_ASSERT(q >= 0 && q <= 1);
   if (!quantiles.empty()) return percentile(quantiles, q);

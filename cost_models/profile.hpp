@@ -182,6 +182,10 @@ struct ProfileSharedCore {
 // taken from (p90 - p10) / 2.5631 (a normal distribution's), so that the rare long times that
 // move a mean do not sway it. 0 for fewer than 2 repeats.
 double relative_median_error(const TimingStats& t);
+// The relative standard error of t's mean (TimingStats::expected): the repeats' standard
+// deviation / sqrt(repeats) / mean, the deviation of the kept quantiles (every repeat up to
+// 51: exact; beyond, the quantile function's). 0 for fewer than 2 repeats or quantiles.
+double relative_mean_error(const TimingStats& t);
 
 // What a GradSync member does on its own device, between its ops, where the executor does it
 // there (the CPU's device threads): its replica's gradient of `parameters` fp32 numbers copied

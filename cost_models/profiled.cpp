@@ -129,19 +129,24 @@ ProfiledCostModel::ProfiledCostModel(ProfiledCostConfig config) : config_(std::m
   turns_.fill(1);
   if (const ProfileSharedCore& t = p.shared_core; t.measured()) {
     // times[1] over times[0]: the ratio of their means (what a run's ops add up to), and how
-    // many standard errors the ratio of their medians lies above 1.
+    // many standard errors above 1 it, or the ratio of their medians, lies.
     const auto set = [&](OpKind kind, const std::vector<const InterferenceCurve*>& parts) {
-      double alone = 0, turns = 0, alone_median = 0, turns_median = 0, error = 0;
+      double alone = 0, turns = 0, alone_median = 0, turns_median = 0, median_error = 0, mean_error = 0;
       for (const InterferenceCurve* c : parts) {
         alone += c->times[0].expected();
         turns += c->times[1].expected();
         alone_median += c->times[0].median;
         turns_median += c->times[1].median;
-        error = std::max(error, std::hypot(relative_median_error(c->times[0]), relative_median_error(c->times[1])));
+        median_error = std::max(median_error, std::hypot(relative_median_error(c->times[0]),
+                                                         relative_median_error(c->times[1])));
+        mean_error = std::max(mean_error, std::hypot(relative_mean_error(c->times[0]), relative_mean_error(c->times[1])));
       }
+      const auto evidence = [](double above, double error) {
+        return error > 0 ? above / error : above > 0 ? std::numeric_limits<double>::infinity() : 0;
+      };
       turns_[static_cast<std::size_t>(kind)] = turns / alone;
-      const double above = turns_median / alone_median - 1;
-      turn_evidence_[static_cast<std::size_t>(kind)] = error > 0 ? above / error : above > 0 ? std::numeric_limits<double>::infinity() : 0;
+      turn_evidence_[static_cast<std::size_t>(kind)] =
+          std::max(evidence(turns_median / alone_median - 1, median_error), evidence(turns / alone - 1, mean_error));
     };
     set(OpKind::F, {&t.forward});
     set(OpKind::I, {&t.input_grad});

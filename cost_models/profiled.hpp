@@ -102,10 +102,13 @@ class ProfiledCostModel final : public CostModel {
   // 2, CUDA, --shared-core off). A ComputePool's `turn_slowdown` (sim/resources.hpp), as
   // executor/shared_layout.hpp's profile_slowdowns applies them.
   const std::array<double, kNumOpKinds>& turn_slowdowns() const { return turns_; }
-  // Per kind, how far the turns' times stand out of their noise: (the ratio of their medians
-  // - 1) / its relative standard error (relative_median_error of both sides, in quadrature;
-  // B's from the sums of I's and W's medians and the larger of their errors), a test the
-  // rare long times that move the means above cannot sway; 0 where there are no turns.
+  // Per kind, how far the turns' times stand out of their noise, in standard errors: the
+  // larger of (the ratio of their medians - 1) / its relative standard error
+  // (relative_median_error of both sides, in quadrature), a test the rare long times cannot
+  // sway, and (the ratio of their means - 1) / its (relative_mean_error), which sees a
+  // slowdown of some of the times only (gpt-small's first block of a turn, whose weights the
+  // other devices' turns evicted: medians x1.00, means x1.20); B's from the sums of I's and
+  // W's and the larger of their errors; 0 where there are no turns.
   const std::array<double, kNumOpKinds>& turn_evidence() const { return turn_evidence_; }
   // The profiled host's hardware threads (machine.cores): a CPU pool's cores.
   int cores() const { return config_.profile.machine.cores; }

@@ -72,23 +72,33 @@ TEST(ProfiledCost, TurnSlowdownsForTheEnginesPools) {
 }
 
 // A turn's factor is the ratio of the times' means; whether it stands out of the noise, the
-// ratio of their medians in standard errors.
-TEST(ProfiledCost, TurnEvidenceComesFromTheMedians) {
+// larger of the medians' and the means' ratios above 1, each in its standard errors.
+TEST(ProfiledCost, TurnEvidenceIsTheMediansOrTheMeansInStandardErrors) {
   ProfiledCostConfig c = synthetic_config(find_model("gpt-tiny"));
   ProfileSharedCore& t = c.profile.shared_core;
   t.micro_batch_size = 2;
+  // F: one long turn moves the mean (x1.3) more than the median (x1.2).
   const TimingStats alone = summarize_timings({9e-6, 10e-6, 11e-6}), turns = summarize_timings({11e-6, 12e-6, 16e-6});
   t.forward = {{1, 1.2}, {alone, turns}};
-  t.input_grad = t.weight_grad = t.optimizer = two_points(1e-6, 1e-6);
+  // W: the medians x1.1 apart, the means equal (one long time alone).
+  const TimingStats skewed = summarize_timings({9e-6, 10e-6, 14e-6}), flat = summarize_timings({11e-6, 11e-6, 11e-6});
+  t.weight_grad = {{1, 1.1}, {skewed, flat}};
+  t.input_grad = t.optimizer = two_points(1e-6, 1e-6);
   const ProfiledCostModel m(c);
-  const auto f = static_cast<std::size_t>(OpKind::F);
-  EXPECT_DOUBLE_EQ(m.turn_slowdowns()[f], 13.0 / 10);  // means, not the medians' 1.2
-  const double error = std::hypot(relative_median_error(alone), relative_median_error(turns));
-  EXPECT_DOUBLE_EQ(m.turn_evidence()[f], (12.0 / 10 - 1) / error);
-  // p10 to p90: 1.6 us of 10 and 4 us of 12, 3 repeats each.
+  const auto at = [&](const auto& factors, OpKind k) { return factors[static_cast<std::size_t>(k)]; };
+  EXPECT_DOUBLE_EQ(at(m.turn_slowdowns(), OpKind::F), 13.0 / 10);  // means, not the medians' 1.2
+  // p10 to p90: 1.6 us of 10 and 4 us of 12, 3 repeats each; standard deviations 1 and sqrt(7).
   EXPECT_NEAR(relative_median_error(alone), 1.2533 * 1.6 / 2.5631 / 10 / std::sqrt(3.0), 1e-12);
   EXPECT_NEAR(relative_median_error(turns), 1.2533 * 4 / 2.5631 / 12 / std::sqrt(3.0), 1e-12);
-  EXPECT_EQ(m.turn_evidence()[static_cast<std::size_t>(OpKind::I)], 0);  // no slowdown, no spread
+  EXPECT_NEAR(relative_mean_error(alone), 1 / 10.0 / std::sqrt(3.0), 1e-12);
+  EXPECT_NEAR(relative_mean_error(turns), std::sqrt(7.0) / 13 / std::sqrt(3.0), 1e-12);
+  const double medians = 0.2 / std::hypot(relative_median_error(alone), relative_median_error(turns));
+  const double means = 0.3 / std::hypot(relative_mean_error(alone), relative_mean_error(turns));
+  EXPECT_GT(means, medians);
+  EXPECT_DOUBLE_EQ(at(m.turn_evidence(), OpKind::F), means);
+  EXPECT_DOUBLE_EQ(at(m.turn_slowdowns(), OpKind::W), 1);
+  EXPECT_NEAR(at(m.turn_evidence(), OpKind::W), 0.1 / relative_median_error(skewed), 1e-12);  // the medians'
+  EXPECT_EQ(at(m.turn_evidence(), OpKind::I), 0);  // no slowdown, no spread
 }
 
 // A ring of device threads on 2 cores ran its turns beside another busy core: the curve's
