@@ -1,5 +1,7 @@
 #include "core/cpu_affinity.hpp"
 
+#include <algorithm>
+
 #include <pthread.h>
 #include <sched.h>
 
@@ -13,6 +15,12 @@ std::vector<int> usable_core_ids() {
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) ids.push_back(c);
   return ids;
+}
+
+int usable_cores() {
+  const std::vector<int> ids = usable_core_ids();
+  if (!ids.empty()) return static_cast<int>(ids.size());
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 bool pin_to_core(std::thread::native_handle_type thread, int core) {

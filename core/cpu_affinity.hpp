@@ -11,6 +11,10 @@ namespace pipesim {
 // read.
 std::vector<int> usable_core_ids();
 
+// How many cores this process may run on: its affinity set's, or where that cannot be read
+// the hardware threads; at least 1.
+int usable_cores();
+
 // Restricts `thread` to `core` (the move happens at once where it runs elsewhere); false where
 // the system refuses, e.g. a core outside the process's set.
 bool pin_to_core(std::thread::native_handle_type thread, int core);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "core/cpu_affinity.hpp"
 #include "core/error.hpp"
@@ -10,12 +9,6 @@
 #include "executor/backend_factory.hpp"
 
 namespace pipesim {
-
-int usable_cores() {
-  const std::vector<int> ids = usable_core_ids();
-  if (!ids.empty()) return static_cast<int>(ids.size());
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
 
 std::vector<double> device_slowdowns(int devices, const std::vector<double>& core_slowdown) {
   PIPESIM_ASSERT(!core_slowdown.empty());

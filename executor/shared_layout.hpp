@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_affinity.hpp"  // usable_cores()
 #include "core/units.hpp"
 #include "cost_models/profiled.hpp"
 #include "sim/resources.hpp"
@@ -35,8 +36,6 @@ struct ExecutorLayout {
   bool own_sms = true;          // cuda: each device has its own SM partition
 };
 
-// The cores this process may run on (its CPU affinity, core/cpu_affinity.hpp), at least 1.
-int usable_cores();
 
 // Each device's slowdown on the CPU when `validate` pins device d to core d % cores (devices
 // <= cores) with `core_slowdown[c]` that core's block-pass time over the profile's; with more

@@ -23,12 +23,6 @@ using profile_runs::fixed;
 using profile_runs::pass_profile;
 using profile_runs::RunBudget;
 
-int usable_cpu_count() {
-  const std::size_t ids = usable_core_ids().size();
-  if (ids > 0) return static_cast<int>(ids);
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
 // One device's turn: its stage passes, then its Adam step.
 struct Turn {
   std::vector<PassTimes> passes;
@@ -149,13 +143,13 @@ double expected_ratio(const InterferenceCurve& c) { return c.times[1].expected()
 }  // namespace
 
 int shared_core_threads(const ProfileOptions& o) {
-  return o.shared_core_threads > 0 ? o.shared_core_threads : 2 * usable_cpu_count();
+  return o.shared_core_threads > 0 ? o.shared_core_threads : 2 * usable_cores();
 }
 
 ProfileSharedCore shared_core_turns(const ModelSpec& model, const ProfileOptions& o, ProfileBackend& backend,
                                     ProfileWorkload& w, int micro_batch_size, int stage_blocks,
                                     std::int64_t stage_parameters) {
-  const int cores = usable_cpu_count();
+  const int cores = usable_cores();
   const int threads = shared_core_threads(o);
   const auto skip = [&](const std::string& why) {
     if (o.progress) *o.progress << "profile: no shared-core turns (" << why << ")" << std::endl;

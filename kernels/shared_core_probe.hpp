@@ -33,6 +33,9 @@ namespace pipesim {
 // longer than this anyway).
 inline constexpr double kSharedCoreMinTime = 0.25;
 
+// The most device threads `pipesim profile --shared-core-threads` takes.
+inline constexpr int kMaxSharedCoreThreads = 1024;
+
 // The ring's device threads: ProfileOptions::shared_core_threads, or twice the usable cores.
 int shared_core_threads(const ProfileOptions& o);
 

@@ -14,6 +14,7 @@
 #include "executor/backend_factory.hpp"
 #include "executor/shared_layout.hpp"
 #include "kernels/profiler.hpp"
+#include "kernels/shared_core_probe.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "tools/command_files.hpp"
@@ -263,10 +264,10 @@ void add_profile_command(CLI::App& app) {
     o.neighbours = f->neighbours;
     o.shared_core = f->shared_core == "on";
     if (cmd->count("--shared-core-threads")) {
-      if (f->shared_core_threads <= usable_cores())
+      if (f->shared_core_threads <= usable_cores() || f->shared_core_threads > kMaxSharedCoreThreads)
         throw InputError("--shared-core-threads: expected more device threads than the " +
-                         std::to_string(usable_cores()) + " cores this process may use; got " +
-                         std::to_string(f->shared_core_threads));
+                         std::to_string(usable_cores()) + " cores this process may use, at most " +
+                         std::to_string(kMaxSharedCoreThreads) + "; got " + std::to_string(f->shared_core_threads));
       o.shared_core_threads = f->shared_core_threads;
     }
     if (!f->link_sizes.empty()) o.link_sizes = parse_link_sizes(f->link_sizes);
