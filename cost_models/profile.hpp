@@ -145,6 +145,10 @@ struct InterferenceCurve {
   std::vector<TimingStats> times;
 };
 
+// A two-point curve's ratio of means, times[1].expected() / times[0].expected(): what a run's
+// ops add up to with the slowdown, over without (the shared-core turns' factor).
+inline double expected_ratio(const InterferenceCurve& c) { return c.times[1].expected() / c.times[0].expected(); }
+
 struct PassInterference {
   InterferenceCurve forward, input_grad, weight_grad;  // embedding: no input_grad (empty)
 };

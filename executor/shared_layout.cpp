@@ -62,7 +62,7 @@ ProfileSlowdowns profile_slowdowns(const ProfiledCostModel& costs) {
   if (const int cores = profile.shared_core.cores; cores > 1)
     for (std::size_t k = 0; k < out.turns.size(); ++k)
       if (const std::vector<double>& curve = out.curves[k]; !curve.empty() && out.turns[k] > 1)
-        out.turns[k] = std::max(1.0, out.turns[k] / curve[std::min(static_cast<std::size_t>(cores - 1), curve.size() - 1)]);
+        out.turns[k] = std::max(1.0, out.turns[k] / slowdown_at(curve, static_cast<std::size_t>(cores - 1)));
   return out;
 }
 

@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "core/cpu_affinity.hpp"  // usable_cores()
 #include "core/units.hpp"
 #include "cost_models/profiled.hpp"
 #include "sim/resources.hpp"
@@ -35,7 +34,6 @@ struct ExecutorLayout {
   int devices_per_gpu = 1;      // cuda: virtual devices on one GPU
   bool own_sms = true;          // cuda: each device has its own SM partition
 };
-
 
 // Each device's slowdown on the CPU when `validate` pins device d to core d % cores (devices
 // <= cores) with `core_slowdown[c]` that core's block-pass time over the profile's; with more
@@ -65,11 +63,11 @@ SharedHardware shared_hardware(const ExecutorLayout& layout, const SlowdownCurve
 // (on a quiet 2-core VM gpt-small's measured curve is 1.00 +- 0.13 at spreads of 0.05-0.2).
 SlowdownCurves beyond_noise(SlowdownCurves curves, double noise);
 // `turns` with every factor whose `evidence` (ProfiledCostModel::turn_evidence: standard
-// errors of its medians above 1) is 2 or less taken as 1, and every factor below 1: a
-// slowdown the measurement cannot tell from none at about 95 % is not applied, and an op
-// cannot gain from sharing its core with other devices (its caches hold their data), so a
-// factor below 1 is the measurement's noise (gpt-small's forward measured x0.948 in 5 turns
-// on the 2-vCPU VM).
+// errors of its medians' or its means' ratio above 1) is 2 or less taken as 1, and every
+// factor below 1: a slowdown the measurement cannot tell from none at about 95 % is not
+// applied, and an op cannot gain from sharing its core with other devices (its caches hold
+// their data), so a factor below 1 is the measurement's noise (gpt-small's forward measured
+// x0.948 in 5 turns on the 2-vCPU VM).
 KindFactors beyond_noise(KindFactors turns, const KindFactors& evidence);
 
 // A profile's interference curve and shared-core turns as a prediction applies them, the

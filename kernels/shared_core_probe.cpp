@@ -138,8 +138,6 @@ InterferenceCurve two_points(const TimingStats& alone, const TimingStats& turns)
   return {{1.0, turns.median / alone.median}, {alone, turns}};
 }
 
-double expected_ratio(const InterferenceCurve& c) { return c.times[1].expected() / c.times[0].expected(); }
-
 }  // namespace
 
 int shared_core_threads(const ProfileOptions& o) {

@@ -29,6 +29,7 @@
 //
 // The engine (sim/sharing.hpp) turns ops and transfers into activities whose rates change
 // at every start and finish on what they share; their remaining work carries over.
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -39,6 +40,11 @@ namespace pipesim {
 
 // Per op kind, a slowdown curve: slowdown[kind][j] with j other pool members busy.
 using SlowdownCurves = std::array<std::vector<double>, kNumOpKinds>;
+// A curve's factor with `neighbours` other members busy: past the curve's end its last value
+// holds. `curve` not empty.
+inline double slowdown_at(const std::vector<double>& curve, std::size_t neighbours) {
+  return curve[std::min(neighbours, curve.size() - 1)];
+}
 // Per op kind, one factor.
 using KindFactors = std::array<double, kNumOpKinds>;
 constexpr KindFactors kNoSlowdown = [] {

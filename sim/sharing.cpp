@@ -276,7 +276,7 @@ void Sharing::affected_by(const Activity& a, std::uint32_t self) {
     const auto busy = members_[static_cast<std::size_t>(a.pool)].size();
     if (!pool.queue) factor = processor_share_factor(pool, busy);
     if (const auto& curve = pool.slowdown[static_cast<std::size_t>(a.op_kind)]; !curve.empty())
-      factor *= curve[std::min(busy - 1, curve.size() - 1)];
+      factor *= slowdown_at(curve, busy - 1);
   }
   return overlap_ && !wires_[static_cast<std::size_t>(a.device)].empty() ? factor * overlap : factor;
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/cpu_affinity.hpp"
 #include "cost_models/catalog.hpp"
 #include "cost_models/transformer.hpp"
 #include "executor/backend_factory.hpp"
@@ -139,6 +140,26 @@ TEST(SharedCoreTurns, ASlowdownNoProfileMayHoldDropsThem) {
   EXPECT_THAT(log.str(), HasSubstr("profile: no shared-core turns (a slowdown outside what a profile may hold: other "
                                    "load on the machine?)"));
   EXPECT_NO_THROW(parse_profile(profile_json_text(p), "p.json"));
+}
+
+// Too few device threads to outnumber the cores, or too many for the memory the measurement
+// may use: no turns, and a line that says why.
+TEST(SharedCoreTurns, TooFewThreadsOrTooLittleMemoryLeaveThemOut) {
+  TurnsBackend fake(1.25);
+  std::ostringstream log;
+  ProfileOptions o = options();
+  o.progress = &log;
+  o.shared_core_threads = 1;
+  EXPECT_FALSE(profile_model(find_model("gpt-tiny"), o, fake).shared_core.measured());
+  EXPECT_THAT(log.str(), HasSubstr("profile: no shared-core turns (1 device threads do not outnumber the " +
+                                   std::to_string(usable_cores()) + " cores)"));
+  // Room for the largest size's workload (the profile's own check), not for 8 of the middle's.
+  log.str("");
+  o.shared_core_threads = 8;
+  o.max_workload_bytes = profile_workload_bytes(find_model("gpt-tiny"), 4, o.stage_blocks);
+  EXPECT_FALSE(profile_model(find_model("gpt-tiny"), o, fake).shared_core.measured());
+  EXPECT_THAT(log.str(), HasSubstr("profile: no shared-core turns (the 8 devices' workloads need about "));
+  EXPECT_THAT(log.str(), HasSubstr(", more than the limit of "));
 }
 
 }  // namespace

@@ -12,9 +12,9 @@
 #include "cost_models/profiled.hpp"
 #include "cost_models/time_fit.hpp"
 #include "executor/backend_factory.hpp"
-#include "executor/shared_layout.hpp"
 #include "kernels/profiler.hpp"
 #include "kernels/shared_core_probe.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "tools/command_files.hpp"
@@ -121,13 +121,9 @@ std::string shared_core_text(const ProfileSharedCore& s) {
   if (!s.measured())
     return "in turns on shared cores: not in the profile (--shared-core off, not the CPU, or a measurement the "
            "progress lines on stderr report)\n";
-  const auto ratio = [](const InterferenceCurve& c) {
-    return format_fixed(c.times[1].expected() / c.times[0].expected(), 3) + " x";
-  };
-  const std::string who = s.threads > 0 ? std::to_string(s.threads) + " device threads taking turns on " +
-                                              std::to_string(s.cores) + " cores"
-                                        : "in turns with another device on one core";
-  return who + " (micro-batch size " + std::to_string(s.micro_batch_size) + ", means): block F " + ratio(s.forward) +
+  const auto ratio = [](const InterferenceCurve& c) { return format_fixed(expected_ratio(c), 3) + " x"; };
+  return std::to_string(s.threads) + " device threads taking turns on " + std::to_string(s.cores) +
+         " cores (micro-batch size " + std::to_string(s.micro_batch_size) + ", means): block F " + ratio(s.forward) +
          ", I " + ratio(s.input_grad) + ", W " + ratio(s.weight_grad) + "; optimizer step " + ratio(s.optimizer) + "\n";
 }
 

@@ -44,6 +44,7 @@
 #include "executor/executor.hpp"
 #include "executor/shared_layout.hpp"
 #include "kernels/profiler.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "schedules/op_text.hpp"
