@@ -29,9 +29,21 @@ inline OpScale scale_of(const Schedule& s) { return OpScale{s.chunks_per_device(
 
 // A point-to-point transfer on a directed link: `occupancy` (bytes / bandwidth) holds the
 // link, transfers queue FIFO behind each other; `latency` is pipelined and holds nothing.
+//
+// A hand-off between host threads (the CPU executor's device threads) costs the sender too,
+// and its latency is the receiver's wake-up (docs/shared-hardware.md, "Hand-offs between
+// threads"): the sending device is busy `sender` after the message leaves (its copy), and
+// `wake` more when the receiving device sleeps waiting for it (the wake-up call, through the
+// hypervisor on a VM); with `latency_is_wake`, only a receiver that sleeps pays `latency`, a
+// busy one finds the message waiting when it looks. All 0 / false: a link that costs its
+// sender nothing (every model but the profiled one on a CPU profile of version 6 or later).
 struct TransferCost {
   Tick occupancy = 0;
   Tick latency = 0;
+  Tick sender = 0;
+  Tick wake = 0;
+  bool latency_is_wake = false;
+  bool hand_off() const { return sender > 0 || wake > 0 || latency_is_wake; }
 };
 
 // Activation memory of one micro-batch on one stage: a forward allocates `bytes`; a full

@@ -136,6 +136,20 @@ double TimingStats::at_quantile(double q) const {
   return vs[i - 1] + (vs[i] - vs[i - 1]) * (q - qs[i - 1]) / (qs[i] - qs[i - 1]);
 }
 
+double LinkProfile::sender_copy(double bytes) const {
+  PIPESIM_ASSERT(sender_measured() && !samples.empty());
+  const auto copy = [](const LinkSample& s) { return s.copy.expected(); };
+  if (bytes <= static_cast<double>(samples.front().bytes)) return copy(samples.front());
+  const LinkSample& last = samples.back();
+  if (bytes >= static_cast<double>(last.bytes)) return copy(last) * bytes / static_cast<double>(last.bytes);
+  std::size_t i = 1;
+  while (static_cast<double>(samples[i].bytes) < bytes) ++i;
+  const LinkSample& a = samples[i - 1];
+  const LinkSample& b = samples[i];
+  const double t = (bytes - static_cast<double>(a.bytes)) / static_cast<double>(b.bytes - a.bytes);
+  return copy(a) + t * (copy(b) - copy(a));
+}
+
 std::string gemm_dtype(const Profile& p) { return p.backend == "cuda" ? "bf16" : p.dtype; }
 
 std::string profile_json_text(const Profile& p) {
@@ -194,8 +208,13 @@ std::string profile_json_text(const Profile& p) {
   link["bandwidth_bytes_per_s"] = p.link.bandwidth;
   link["rms_relative_residual"] = p.link.rms_relative_residual;
   link["max_relative_residual"] = p.link.max_relative_residual;
+  if (p.link.sender_measured()) link["wake"] = stats_json(p.link.wake);
   ojson& samples = link["samples"] = ojson::array();
-  for (const LinkSample& s : p.link.samples) samples.push_back({{"bytes", s.bytes}, {"time", stats_json(s.time)}});
+  for (const LinkSample& s : p.link.samples) {
+    ojson e = {{"bytes", s.bytes}, {"time", stats_json(s.time)}};
+    if (s.copy.repeats > 0) e["copy"] = stats_json(s.copy);
+    samples.push_back(std::move(e));
+  }
   if (p.interference.measured()) j["interference"] = interference_json(p.interference);
   if (p.shared_core.measured()) j["shared_core"] = shared_core_json(p.shared_core);
   if (p.gradient_copies.measured()) j["gradient_copies"] = gradient_copies_json(p.gradient_copies);

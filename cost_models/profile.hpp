@@ -9,7 +9,8 @@
 //   ├── optimizer      per block / embedding / head     SGD and Adam steps (no micro-batch)
 //   ├── micro_batches  one entry per size b             block F I W, embedding F W,
 //   │                                                   head F I W; their bytes; message bytes
-//   ├── link           samples of bytes -> seconds, and latency + bytes / bandwidth fitted
+//   ├── link           samples of bytes -> seconds, and latency + bytes / bandwidth fitted;
+//   │                  (version 6, CPU) the sender's copy and wake-up call of a hand-off
 //   ├── interference   (optional) per pass, the slowdown with k = 0..K neighbours busy
 //   ├── shared_core    (optional, version 3, CPU; version 5 its ring of threads) per pass
 //                      and the optimizer step, the slowdown with more device threads than cores
@@ -19,8 +20,9 @@
 // Times are seconds; every timed quantity is the median of `repeats` runs after warm-up,
 // with its 10th and 90th percentiles and (version 2) its quantile function: the sample
 // distribution. Bytes are exact counts. Version 1 files (no quantiles, no interference)
-// version 2 files (no shared_core), version 3 files (no gradient_copies) and version 4 files
-// (the shared-core turns of a pinned pair) still read.
+// version 2 files (no shared_core), version 3 files (no gradient_copies), version 4 files
+// (the shared-core turns of a pinned pair) and version 5 files (no sender's parts of a
+// hand-off: it costs the sender nothing) still read.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,7 +32,7 @@
 namespace pipesim {
 
 inline constexpr const char* kProfileFormat = "pipesim-profile";
-inline constexpr int kProfileVersion = 5;
+inline constexpr int kProfileVersion = 6;
 inline constexpr int kOldestProfileVersion = 1;  // read too: no quantiles, no interference
 
 // The most quantiles a TimingStats keeps: up to this many repeats it keeps them all.
@@ -126,6 +128,7 @@ struct MicroBatchProfile {
 struct LinkSample {
   std::int64_t bytes = 0;
   TimingStats time;
+  TimingStats copy;  // version 6, CPU: the sender's copy of the message; repeats 0: not measured
 };
 
 struct LinkProfile {
@@ -135,6 +138,14 @@ struct LinkProfile {
   double bandwidth = 0;  // bytes/s
   double rms_relative_residual = 0;
   double max_relative_residual = 0;
+  // Version 6, a hand-off between threads (CPU): what the sender spends on a message (its
+  // device thread does it before its next op): each sample's copy, and the call that wakes
+  // a receiver sleeping for it, over every sample's runs. 0 repeats: not measured.
+  TimingStats wake;
+  bool sender_measured() const { return wake.repeats > 0; }
+  // The sender's copy of `bytes`: linear between the samples' expected copies, the nearest
+  // one's below the first and in proportion beyond the last. Needs sender_measured().
+  double sender_copy(double bytes) const;
 };
 
 // How one pass slows down while k other devices of the same host (CPU threads, SM groups

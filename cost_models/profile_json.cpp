@@ -423,8 +423,10 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     p.micro_batches.push_back(mb);
   }
 
-  const Obj link = root.object("link", {"kind", "latency_s", "bandwidth_bytes_per_s", "rms_relative_residual",
-                                        "max_relative_residual", "samples"});
+  std::vector<const char*> link_fields = {"kind", "latency_s", "bandwidth_bytes_per_s", "rms_relative_residual",
+                                          "max_relative_residual", "samples"};
+  if (version >= 6) link_fields.push_back("wake");
+  const Obj link = root.object("link", link_fields);
   p.link.kind = link.text("kind");
   p.link.latency = link.number("latency_s", false, "seconds");
   p.link.bandwidth = link.number("bandwidth_bytes_per_s", true, "bytes per second");
@@ -434,14 +436,29 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   if (!samples.is_array() || samples.size() < 2)
     fail(link.where("samples"), "expected an array of at least two message sizes; got " + shown(samples));
   for (std::size_t i = 0; i < samples.size(); ++i) {
-    const Obj s = link.element(samples, "samples", i, {"bytes", "time"});
+    const Obj s = version >= 6 ? link.element(samples, "samples", i, {"bytes", "time", "copy"})
+                               : link.element(samples, "samples", i, {"bytes", "time"});
     LinkSample ls;
     ls.bytes = s.bytes("bytes");
     if (!p.link.samples.empty() && ls.bytes <= p.link.samples.back().bytes)
       fail(s.where("bytes"), "sizes must increase strictly; " + std::to_string(ls.bytes) + " follows " +
                                  std::to_string(p.link.samples.back().bytes));
     ls.time = read_stats(s, "time");
+    if (s.has("copy")) ls.copy = read_stats(s, "copy");
     p.link.samples.push_back(ls);
+  }
+  // The sender's parts of a hand-off come together: the wake-up call and every sample's copy.
+  if (link.has("wake")) {
+    p.link.wake = read_stats(link, "wake");
+    for (std::size_t i = 0; i < p.link.samples.size(); ++i)
+      if (p.link.samples[i].copy.repeats == 0)
+        fail(link.where("samples") + "/" + std::to_string(i),
+             "missing field 'copy': with the sender's wake-up call (link/wake) every sample has its copy");
+  } else if (const auto it = std::find_if(p.link.samples.begin(), p.link.samples.end(),
+                                          [](const LinkSample& s) { return s.copy.repeats > 0; });
+             it != p.link.samples.end()) {
+    fail(link.where("samples") + "/" + std::to_string(it - p.link.samples.begin()) + "/copy",
+         "a sender's copy without its wake-up call (link/wake): both, or neither");
   }
   if (root.has("interference")) p.interference = read_interference(root, p.micro_batches);
   if (root.has("shared_core")) p.shared_core = read_shared_core(root, p.micro_batches, version);

@@ -253,7 +253,14 @@ std::int64_t ProfiledCostModel::message_bytes(const Op&, OpScale scale) const {
 
 TransferCost ProfiledCostModel::transfer(int, int, std::int64_t bytes) const {
   const LinkProfile& link = config_.profile.link;
-  return {to_ticks(static_cast<double>(bytes) / link.bandwidth, config_.source), to_ticks(link.latency, config_.source)};
+  TransferCost cost{to_ticks(static_cast<double>(bytes) / link.bandwidth, config_.source),
+                    to_ticks(link.latency, config_.source)};
+  if (link.sender_measured()) {  // a hand-off between threads: the sender's parts, the latency a wake-up's
+    cost.sender = to_ticks(link.sender_copy(static_cast<double>(bytes)), config_.source);
+    cost.wake = to_ticks(link.wake.expected(), config_.source);
+    cost.latency_is_wake = true;
+  }
+  return cost;
 }
 
 std::int64_t ProfiledCostModel::grad_bytes(const Op& grad_sync, OpScale scale) const {

@@ -63,7 +63,10 @@ Tick ReplayedCostModel::compute_time(const Op& op, OpScale scale) const {
 TransferCost ReplayedCostModel::transfer(int src_device, int dst_device, std::int64_t bytes) const {
   const auto it = links_.find({src_device, dst_device});
   if (it == links_.end()) return base().transfer(src_device, dst_device, bytes);
-  return TransferCost{0, it->second};
+  TransferCost cost = base().transfer(src_device, dst_device, bytes);  // what the sender does, as predicted
+  cost.occupancy = 0;
+  cost.latency = it->second;
+  return cost;
 }
 
 }  // namespace pipesim

@@ -128,7 +128,12 @@ TransferCost SampledCostModel::transfer(int src_device, int dst_device, std::int
   const TransferCost median = base_.transfer(src_device, dst_device, bytes);
   const double f = link_factor(bytes, hash_all({kLink, static_cast<std::uint32_t>(src_device),
                                                 static_cast<std::uint32_t>(dst_device)}));
-  return {scaled(median.occupancy, f), scaled(median.latency, f)};
+  TransferCost cost = median;
+  cost.occupancy = scaled(median.occupancy, f);
+  cost.latency = scaled(median.latency, f);
+  cost.sender = scaled(median.sender, f);
+  cost.wake = scaled(median.wake, f);
+  return cost;
 }
 
 Tick SampledCostModel::grad_sync_work(const Op& grad_sync, OpScale scale) const {

@@ -260,6 +260,10 @@ class CpuGradientCopies final : public GradientCopyProbe {
 // 2-vCPU KVM guest: 10 us within the poll window, 40-50 us after it. A sender that blocked
 // instead, as this probe once did, let the receiver take the sender's core in 3-10 us, which
 // no pipeline does: the executor's device threads waited 60 us (median) for a message there.
+// The sender's own parts (sender_parts) are timed too: its copy, into a fresh buffer as the
+// executor's copy_for_send, and the enqueue and the call that wakes the sleeping receiver
+// (16-17 us on that guest: the executor's device threads began their next op 20-35 us
+// later after a send to a sleeping thread than after an op that sent nothing).
 class ThreadHandoff final : public LinkProbe {
  public:
   static constexpr std::chrono::microseconds kIdleBefore{1000};
@@ -283,19 +287,24 @@ class ThreadHandoff final : public LinkProbe {
     for (const Clock::time_point until = Clock::now() + kIdleBefore; Clock::now() < until;) {
     }
     const Clock::time_point start = Clock::now();
-    std::memcpy(shared_.data(), src_.data(), size_);
+    std::vector<char> message(src_);  // a fresh copy, as the executor's copy_for_send makes one
+    const Clock::time_point copied = Clock::now();
     {
       const std::lock_guard<std::mutex> lock(mu_);
+      shared_ = std::move(message);
       state_ = State::Sent;
     }
-    cv_.notify_all();
+    cv_.notify_one();
+    const Clock::time_point woken = Clock::now();
     while (!received_.load(std::memory_order_acquire)) std::this_thread::yield();  // busy, as a sender is
     const std::lock_guard<std::mutex> lock(mu_);
     received_.store(false, std::memory_order_relaxed);
     state_ = State::Idle;
     ++src_[0];  // a new message each time
+    parts_ = {seconds_between(start, copied), seconds_between(copied, woken)};
     return seconds_between(start, received_at_);
   }
+  SenderParts sender_parts() const override { return parts_; }
 
  private:
   enum class State { Idle, Sent, Received, Quit };
@@ -321,6 +330,7 @@ class ThreadHandoff final : public LinkProbe {
   State state_ = State::Idle;
   std::atomic<bool> received_{false};
   Clock::time_point received_at_;
+  SenderParts parts_;
   std::thread receiver_;
 };
 

@@ -74,10 +74,18 @@ class OptimizerProbe {
 };
 
 // A message of a fixed size from one device (thread, GPU) to another.
+// What the sender of the last send() spent on it (a hand-off between threads: the CPU's):
+// its copy of the message, and the call that woke the receiver (it slept, waiting for it),
+// seconds; negative: not measured (a link whose sender only enqueues a copy).
+struct SenderParts {
+  double copy = -1, wake = -1;
+};
+
 class LinkProbe {
  public:
   virtual ~LinkProbe() = default;
   virtual double send() = 0;  // seconds from the start of the send until the data is usable at the receiver
+  virtual SenderParts sender_parts() const { return {}; }
 };
 
 // A stage replica's gradient of `count` numbers, copied as a GradSync member of the backend's

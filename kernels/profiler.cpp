@@ -252,12 +252,26 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
   std::sort(links.begin(), links.end());
   links.erase(std::unique(links.begin(), links.end()), links.end());
   p.link.kind = backend.link_kind();
-  std::vector<double> bytes, seconds;
+  std::vector<double> bytes, seconds, wakes;
   const auto measure = [&](std::int64_t size) {
     std::unique_ptr<LinkProbe> probe = backend.link(size);
     LinkSample s;
     s.bytes = size;
-    s.time = summarize_timings(repeat(o, [&] { return at_least_one_ns(probe->send()); }));
+    struct Run {
+      double time;
+      SenderParts sender;
+    };
+    const std::vector<Run> runs = repeat(o, [&] { return Run{at_least_one_ns(probe->send()), probe->sender_parts()}; });
+    std::vector<double> times, copies;
+    for (const Run& r : runs) {
+      times.push_back(r.time);
+      if (r.sender.copy >= 0 && r.sender.wake >= 0) {
+        copies.push_back(at_least_one_ns(r.sender.copy));
+        wakes.push_back(at_least_one_ns(r.sender.wake));
+      }
+    }
+    s.time = summarize_timings(times);
+    if (copies.size() == times.size()) s.copy = summarize_timings(copies);
     p.link.samples.push_back(s);
     bytes.push_back(static_cast<double>(size));
     seconds.push_back(s.time.expected());
@@ -296,6 +310,11 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
   }
   p.link.latency = fit.latency;
   p.link.bandwidth = fit.bandwidth;
+  if (!wakes.empty() && std::all_of(p.link.samples.begin(), p.link.samples.end(),
+                                    [](const LinkSample& s) { return s.copy.repeats > 0; }))
+    p.link.wake = summarize_timings(wakes);
+  else
+    for (LinkSample& s : p.link.samples) s.copy = {};  // not measured: the sender's parts come together
   p.link.rms_relative_residual = fit.line.rms_relative_residual;
   p.link.max_relative_residual = fit.line.max_relative_residual;
   if (log) {

@@ -187,6 +187,7 @@ SimResult EventLoop::run() {
   }
   if (++ops_done_ >= next_report_) [[unlikely]] report_progress();
   release_successors(id, d);
+  if (dev.hand_off > 0) [[unlikely]] return start_hand_off(d);
   try_start(d, now_);
 }
 

@@ -50,17 +50,53 @@ void EventLoop::release_successors(SlotId id, int d) {
       is_send(producer.kind) ? costs_.message_bytes(message_of(producer), scale_) : costs_.message_bytes(producer, scale_);
   const TransferCost cost = costs_.transfer(src, dst, bytes);
   PIPESIM_ASSERT(cost.occupancy >= 0 && cost.latency >= 0);
+  const Tick latency = cost.hand_off() ? hand_off(src, dst, to, cost) : cost.latency;
   const std::size_t pair = link_index(src, dst);
   if (sharing_ && sharing_->shares_link(src, dst)) [[unlikely]]
-    return send_shared(WireTransfer{from, to, src, dst, now_, 0, cost.occupancy, cost.latency, bytes}, pair);
+    return send_shared(WireTransfer{from, to, src, dst, now_, 0, cost.occupancy, latency, bytes}, pair);
   Tick& link = link_free_.empty() ? sparse_link_free_[pair] : link_free_[pair];
   const Tick link_start = std::max(now_, link);
   const Tick link_end = later(link_start, cost.occupancy);
-  const Tick arrival = later(link_end, cost.latency);
+  const Tick arrival = later(link_end, latency);
   link = link_end;
   std::uint32_t record = TransferArrive::kNoRecord;
   if (wants_ & kTransferRecords) record = keep_record(TransferRecord{ref_of(from), ref_of(to), now_, link_start, link_end, arrival, bytes});
   queue_.push(arrival, TransferArrive{from, to, record});
+}
+
+// The receiving thread sleeps when its device is idle and the message is for the op it waits
+// to start (or for a receive, which it has posted and waits behind): then the sender pays the
+// wake-up call and the message the wake-up's latency. A device computing, or waiting for
+// something else, finds the message when it gets to it.
+[[gnu::noinline]] Tick EventLoop::hand_off(int src, int dst, SlotId to, const TransferCost& cost) {
+  PIPESIM_ASSERT(cost.sender >= 0 && cost.wake >= 0);
+  const DeviceState& r = dev_[static_cast<std::size_t>(dst)];
+  const bool asleep = !r.busy && !r.blocked && r.next < r.size && (slot_at(r.base, r.next) == to || is_recv(slots_[to].kind));
+  Tick& sender = dev_[static_cast<std::size_t>(src)].hand_off;
+  sender = later(sender, asleep ? later(cost.sender, cost.wake) : cost.sender);
+  return asleep || !cost.latency_is_wake ? cost.latency : 0;
+}
+
+[[gnu::noinline]] void EventLoop::start_hand_off(int d) {
+  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+  const Tick work = dev.hand_off;
+  dev.hand_off = 0;
+  dev.busy = true;
+  if (sharing_ && sharing_->shares_compute(d)) {
+    sharing_->start_compute(d, OpKind::SendF, work, now_, kHandOffPayload | static_cast<std::uint32_t>(d));
+    push_changes();
+  } else {
+    queue_.push(later(now_, work), HandOffFinish{d});
+  }
+}
+
+void EventLoop::handle(const HandOffFinish& e) { finish_hand_off(e.device); }
+
+[[gnu::noinline]] void EventLoop::finish_hand_off(int d) {
+  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+  dev.busy = false;
+  dev.free_at = now_;
+  try_start(d, now_);
 }
 
 // A transfer's record, kept until it arrives (for the observer): its index in in_flight_.
@@ -97,7 +133,11 @@ void EventLoop::handle(const TransferArrive& e) {
   if (wants_ & kOpRecords) observer_->on_op(OpRecord{ref_of(id), op_of(id), now_, now_, -1});
   ++ops_done_;
   Slot& st = slots_[id];
-  if (!is_recv(st.kind)) return release_successors(id, d);
+  if (!is_recv(st.kind)) {
+    release_successors(id, d);
+    if (dev_[static_cast<std::size_t>(d)].hand_off > 0) [[unlikely]] start_hand_off(d);  // stops start_ops
+    return;
+  }
   const bool waiting = st.of.recv.state == RecvState::SendWaiting;
   st.of.recv.state = RecvState::Posted;
   if (waiting) start_transfer(st.of.recv.sender, id, device_of(st.of.recv.sender), d);

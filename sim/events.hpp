@@ -22,6 +22,12 @@ struct SyncWorkFinish {
   SlotId sync;
 };
 
+// The sending thread's part of a hand-off (TransferCost::sender and wake) ends on `device`:
+// the device may start its next op.
+struct HandOffFinish {
+  std::int32_t device;
+};
+
 // A message from `from` (its producer: a compute op, or a send) reaches `to` (its
 // consumer, or a receive) on another device. `record`: where the transfer's record waits
 // for the observer (EventLoop::in_flight_), or kNoRecord when the run keeps no records.
@@ -46,7 +52,7 @@ struct ActivityFinish {
   std::uint32_t generation;
 };
 
-using Event = std::variant<OpFinish, TransferArrive, CollectiveFinish, ActivityFinish, SyncWorkFinish>;
+using Event = std::variant<OpFinish, TransferArrive, CollectiveFinish, ActivityFinish, SyncWorkFinish, HandOffFinish>;
 
 // An event and the simulated time it happens at (what EventQueue::pop returns).
 struct TimedEvent {

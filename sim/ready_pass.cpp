@@ -323,6 +323,7 @@ class Pass {
     if (!c.message_known) {  // asked once per (kind, pipeline, stage) when the answers are shared
       c.message = costs_.transfer(src, dst, costs_.message_bytes(producer, scale_));
       PIPESIM_ASSERT(c.message.occupancy >= 0 && c.message.latency >= 0);
+      if (c.message.hand_off()) throw NotHere{};  // whether its receiver sleeps: the event loop's order
       c.message_known = cached_.size() > 0;
     }
     const TransferCost cost = c.message;

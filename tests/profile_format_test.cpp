@@ -1,7 +1,7 @@
-// Versions 2 and 3 of the profile file (cost_models/profile.hpp, docs/profile-format.md):
+// Versions 2 to 6 of the profile file (cost_models/profile.hpp, docs/profile-format.md):
 // every timed quantity's quantiles and TimingStats::at_quantile, the interference curves,
-// the shared-core turns, their validation one malformed class at a time, and version-1 and
-// version-2 files still reading.
+// the shared-core turns, the gradient copies, the sender's parts of a hand-off, their
+// validation one malformed class at a time, and older files still reading.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -32,9 +32,9 @@ InterferenceCurve curve(double seconds, std::vector<double> slowdown) {
   return c;
 }
 
-// A valid version-5 profile of gpt-tiny at sizes 1 and 2 with a curve of 2 neighbours,
-// shared-core turns (a ring of 4 device threads on 2 cores) and gradient copies of a stage of
-// 2 blocks.
+// A valid version-6 profile of gpt-tiny at sizes 1 and 2 with a curve of 2 neighbours,
+// shared-core turns (a ring of 4 device threads on 2 cores), gradient copies of a stage of
+// 2 blocks and the sender's parts of its link's hand-offs.
 Profile sample() {
   Profile p = synthetic_profile(find_model("gpt-tiny"), {1, 2}, spread);
   ProfileInterference& in = p.interference;
@@ -53,6 +53,9 @@ Profile sample() {
   p.gradient_copies.parameters = 2 * p.parameters.block;
   p.gradient_copies.copy_out = spread(4e-5);
   p.gradient_copies.copy_in = spread(2e-5);
+  p.link.wake = spread(2e-5);  // version 6: the sender's parts of a hand-off
+  p.link.samples[0].copy = spread(4e-7);
+  p.link.samples[1].copy = spread(6e-6);
   return p;
 }
 
@@ -111,7 +114,7 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   const Profile p = sample();
   const std::string text = profile_json_text(p);
   const J j = J::parse(text);
-  EXPECT_EQ(j["version"], 5);
+  EXPECT_EQ(j["version"], 6);
   EXPECT_EQ(j["micro_batches"][0]["block"]["forward"]["quantiles_s"].size(), 4u);
   EXPECT_EQ(j["interference"]["block"]["forward"]["slowdown"].size(), 3u);
   const Profile back = parse_profile(text, "v2.json");
@@ -134,6 +137,9 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   EXPECT_EQ(back.gradient_copies.parameters, 2 * p.parameters.block);
   EXPECT_EQ(back.gradient_copies.copy_out.median, p.gradient_copies.copy_out.median);
   EXPECT_EQ(back.gradient_copies.copy_in.quantiles, p.gradient_copies.copy_in.quantiles);
+  ASSERT_TRUE(back.link.sender_measured());
+  EXPECT_EQ(back.link.wake.quantiles, p.link.wake.quantiles);
+  EXPECT_EQ(back.link.samples[1].copy.median, p.link.samples[1].copy.median);
   // Without a curve there is no "interference" field, and none reads back.
   Profile flat = p;
   flat.interference = {};
@@ -150,6 +156,46 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   const std::string no_copies = profile_json_text(flat);
   EXPECT_FALSE(J::parse(no_copies).contains("gradient_copies"));
   EXPECT_FALSE(parse_profile(no_copies, "flat.json").gradient_copies.measured());
+  // Without the sender's parts, no "wake" and no sample's "copy".
+  flat.link.wake = {};
+  for (LinkSample& l : flat.link.samples) l.copy = {};
+  const std::string no_sender = profile_json_text(flat);
+  EXPECT_FALSE(J::parse(no_sender)["link"].contains("wake"));
+  EXPECT_FALSE(J::parse(no_sender)["link"]["samples"][0].contains("copy"));
+  EXPECT_FALSE(parse_profile(no_sender, "flat.json").link.sender_measured());
+}
+
+// The sender's copy of a message between and beyond the samples' sizes (LinkProfile::sender_copy).
+TEST(ProfileVersion6, TheSendersCopyIsLinearBetweenSamples) {
+  const Profile p = sample();  // copies of 4096 and 65536 bytes, means 1.05 x 0.4 and 6 us
+  const double a = p.link.samples[0].copy.expected(), b = p.link.samples[1].copy.expected();
+  EXPECT_DOUBLE_EQ(p.link.sender_copy(100), a);
+  EXPECT_DOUBLE_EQ(p.link.sender_copy(4096), a);
+  EXPECT_DOUBLE_EQ(p.link.sender_copy(4096 + 61440 / 4), a + (b - a) / 4);
+  EXPECT_DOUBLE_EQ(p.link.sender_copy(65536), b);
+  EXPECT_DOUBLE_EQ(p.link.sender_copy(3 * 65536), 3 * b);
+}
+
+// A version-5 file has no sender's parts: its hand-offs cost the sender nothing, and it may not
+// hold version 6's fields.
+TEST(ProfileVersion5, StillReadsWithoutTheSendersParts) {
+  J j = J::parse(profile_json_text(sample()));
+  j["version"] = 5;
+  const J wake = j["link"]["wake"];
+  j["link"].erase("wake");
+  const J copy = j["link"]["samples"][0]["copy"];
+  for (J& l : j["link"]["samples"]) l.erase("copy");
+  const Profile p = parse_profile(j.dump(), "old.json");
+  EXPECT_FALSE(p.link.sender_measured());
+  EXPECT_EQ(p.link.samples[0].copy.repeats, 0);
+  J with_wake = j;
+  with_wake["link"]["wake"] = wake;
+  EXPECT_EQ(error_of([&] { parse_profile(with_wake.dump(), "old.json"); }),
+            "old.json: /link: unknown field 'wake' (expected kind, latency_s, bandwidth_bytes_per_s, "
+            "rms_relative_residual, max_relative_residual, samples)");
+  j["link"]["samples"][0]["copy"] = copy;
+  EXPECT_EQ(error_of([&] { parse_profile(j.dump(), "old.json"); }),
+            "old.json: /link/samples/0: unknown field 'copy' (expected bytes, time)");
 }
 
 // The sample written as `version`, without the field that version lacks (`field`) and those
@@ -159,6 +205,8 @@ Profile as_older_version(int version, const char* field, const std::vector<const
   j["version"] = version;
   j["shared_core"].erase("threads");  // version 5's
   j["shared_core"].erase("cores");
+  j["link"].erase("wake");  // version 6's
+  for (J& l : j["link"]["samples"]) l.erase("copy");
   const J kept = j[field];
   j.erase(field);
   for (const char* f : later) j.erase(f);
@@ -176,6 +224,8 @@ TEST(ProfileVersion4, TurnsAreAPinnedPairs) {
   j["version"] = 4;
   j["shared_core"].erase("threads");
   j["shared_core"].erase("cores");
+  j["link"].erase("wake");
+  for (J& l : j["link"]["samples"]) l.erase("copy");
   const Profile p = parse_profile(j.dump(), "old.json");
   EXPECT_EQ(p.shared_core.threads, 2);
   EXPECT_EQ(p.shared_core.cores, 1);
@@ -215,9 +265,9 @@ TEST(ProfileVersion1, StillReadsWithoutQuantilesOrCurve) {
   EXPECT_TRUE(f.quantiles.empty());
   EXPECT_EQ(f.at_quantile(0.5), f.median);
   EXPECT_EQ(f.at_quantile(0.9), f.p90);
-  // Written again, it is a version-5 file (still without quantiles), which reads back the same.
+  // Written again, it is a version-6 file (still without quantiles), which reads back the same.
   const std::string again = profile_json_text(p);
-  EXPECT_EQ(J::parse(again)["version"], 5);
+  EXPECT_EQ(J::parse(again)["version"], 6);
   EXPECT_EQ(profile_json_text(parse_profile(again, "again.json")), again);
   // A version-1 file has none of version 2's fields.
   J v1 = J::parse(text.str());
@@ -237,14 +287,14 @@ struct Broken {
   std::string error;  // after "bad.json: "
 };
 
-TEST(ProfileVersion5, EveryMalformedNewFieldHasItsOneLineError) {
+TEST(ProfileVersion6, EveryMalformedNewFieldHasItsOneLineError) {
   const J good = J::parse(profile_json_text(sample()));
   auto set = [](const char* ptr, J value) { return [=](J& j) { j[J::json_pointer(ptr)] = value; }; };
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const char* bf = "/micro_batches/0/block/forward";
   const double q0 = good[J::json_pointer(std::string(bf) + "/quantiles_s/0")].get<double>();
   const std::vector<Broken> cases = {
-      {"/version", set("/version", 6), "/version: this pipesim reads versions 1 to 5; got 6 (written by another pipesim)"},
+      {"/version", set("/version", 7), "/version: this pipesim reads versions 1 to 6; got 7 (written by another pipesim)"},
       {"/version", set("/version", 0), "/version: expected an integer in 1..2147483647; got 0"},
       {"quantiles", set("/micro_batches/0/block/forward/quantiles_s", J::array()),
        "/micro_batches/0/block/forward/quantiles_s: expected a non-empty array; got an array"},
@@ -303,6 +353,13 @@ TEST(ProfileVersion5, EveryMalformedNewFieldHasItsOneLineError) {
        "/gradient_copies/copy_out/median_s: expected a positive number of seconds; got -1"},
       {"gradient_copies", set("/gradient_copies/sum", 1),
        "/gradient_copies: unknown field 'sum' (expected parameters, copy_out, copy_in)"},
+      {"link/wake", erase("/link/samples/1", "copy"),
+       "/link/samples/1: missing field 'copy': with the sender's wake-up call (link/wake) every sample has its copy"},
+      {"link/wake", erase("/link", "wake"),
+       "/link/samples/0/copy: a sender's copy without its wake-up call (link/wake): both, or neither"},
+      {"link/wake", set("/link/wake/median_s", "fast"), "/link/wake/median_s: expected a positive number of seconds; got 'fast'"},
+      {"link/copy", set("/link/samples/0/copy/repeats", 0),
+       "/link/samples/0/copy/repeats: expected an integer in 1..2147483647; got 0"},
   };
   for (const Broken& b : cases) {
     J j = good;

@@ -184,8 +184,23 @@ TEST(ProfiledCost, MemoryMessagesAndLinks) {
   const TransferCost t = cm.transfer(0, 1, 1'000'000);
   EXPECT_EQ(t.occupancy, 100'000);  // 1 MB at 10 GB/s
   EXPECT_EQ(t.latency, 1'000);
+  EXPECT_FALSE(t.hand_off());  // a profile without the sender's parts (version 5 and before)
   EXPECT_EQ(cm.allreduce_time(1, 1'000'000), 0);
   EXPECT_EQ(cm.allreduce_time(4, 1'000'000), ns(1.5 * 1e6 / 10e9 + 6e-6));
+}
+
+TEST(ProfiledCost, AHandOffsSenderCopiesAndWakesAndItsLatencyIsTheWakeUp) {
+  ProfiledCostConfig c = synthetic_config(find_model("gpt-tiny"));
+  c.profile.link.wake = at(20e-6);
+  c.profile.link.samples[0].copy = at(1e-6);   // 4096 bytes
+  c.profile.link.samples[1].copy = at(13e-6);  // 65536 bytes
+  const ProfiledCostModel cm(c);
+  const TransferCost t = cm.transfer(0, 1, 4096 + 61440 / 2);
+  EXPECT_EQ(t.latency, 1'000);
+  EXPECT_EQ(t.sender, 7'000);  // halfway between the samples' copies
+  EXPECT_EQ(t.wake, 20'000);
+  EXPECT_TRUE(t.latency_is_wake);
+  EXPECT_EQ(cm.transfer(0, 1, 2 * 65536).sender, 26'000);  // in proportion beyond the last sample
 }
 
 TEST(ProfiledCost, PiecewisePolicyFollowsABend) {
@@ -247,7 +262,7 @@ TEST(ProfileFile, EveryMalformedClassHasItsOneLineError) {
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const std::vector<Broken> cases = {
       {"/format", set("/format", "other"), "/format: expected 'pipesim-profile'; got 'other'"},
-      {"/version", set("/version", 6), "/version: this pipesim reads versions 1 to 5; got 6 (written by another pipesim)"},
+      {"/version", set("/version", 7), "/version: this pipesim reads versions 1 to 6; got 7 (written by another pipesim)"},
       {"/extra", set("/extra", 1), "/: unknown field 'extra' (expected format, version, backend, date, machine, "
                                    "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link, interference, "
                                    "shared_core, gradient_copies)"},

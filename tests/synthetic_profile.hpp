@@ -56,7 +56,7 @@ inline Profile synthetic_profile(const ModelSpec& m, const std::vector<int>& siz
     p.micro_batches.push_back(mb);
   }
   p.link.kind = "thread-handoff";
-  p.link.samples = {{4096, at(2e-6)}, {65536, at(8e-6)}};
+  p.link.samples = {{4096, at(2e-6), {}}, {65536, at(8e-6), {}}};
   p.link.latency = 1e-6;
   p.link.bandwidth = 10e9;
   return p;

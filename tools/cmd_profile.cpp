@@ -187,6 +187,12 @@ std::string summary(const Profile& p, const std::string& path) {
       << format_fixed(p.link.bandwidth / 1e9, 2) << " GB/s; residual rms "
       << format_percent(p.link.rms_relative_residual) << ", max " << format_percent(p.link.max_relative_residual)
       << "\n";
+  if (p.link.sender_measured()) {
+    const double message = static_cast<double>(p.micro_batches.front().message_bytes);
+    out << "link's sender (its thread, before its next op): copy " << seconds_text(p.link.sender_copy(message)) << " ("
+        << format_bytes(message) << ", micro-batch size " << p.micro_batches.front().size
+        << "), waking a receiver that sleeps " << seconds_text(p.link.wake.expected()) << " (mean)\n";
+  }
   // The fits ProfiledCostModel will use (default policy).
   const ProfiledCostModel model(ProfiledCostConfig{p, path, {}, p.micro_batches.front().size});
   out << "fits over b (auto): block F " << fit_text(model.fit(Piece::Block, Measure::Forward)) << "\n"

@@ -1,0 +1,152 @@
+// A hand-off between threads (TransferCost::sender, wake, latency_is_wake; sim/engine.hpp):
+// the sending device's thread copies the message before its next op, and wakes a receiver
+// that sleeps waiting for it; only a sleeping receiver pays the latency (its wake-up) when
+// latency_is_wake. Closed forms on GPipe with p = 2 and 3 micro-batches, F 1 ms and B 2 ms:
+//
+//   device 0  F0 [0, 1000] hand-off 30 (device 1 sleeps for F0) | F1 [1030, 2030] copy 10
+//             (device 1 runs F0 until 2050) | F2 [2040, 3040] copy 10 ...
+//   device 1  F0 [1050, 2050] (1000 + the wake-up's 50) | F1 [2050, 3050] (its message was
+//             there at 2030) | F2 [3050, 4050] ...                                   (us)
+#include <gtest/gtest.h>
+
+#include <map>
+#include <utility>
+
+#include "cost_models/uniform.hpp"
+#include "sim/engine.hpp"
+#include "sim/resources.hpp"
+#include "sim/timeline.hpp"
+#include "tests/forwarding_cost_model.hpp"
+#include "tests/generated.hpp"
+
+namespace pipesim {
+namespace {
+
+constexpr Tick kUs = 1000;
+
+// `base` with every message a hand-off of latency 50 us, copy `sender` and wake-up call `wake`.
+class WithHandOff final : public testing_costs::ForwardingCostModel {
+ public:
+  WithHandOff(const CostModel& base, Tick sender, Tick wake, bool latency_is_wake)
+      : ForwardingCostModel(base), sender_(sender), wake_(wake), latency_is_wake_(latency_is_wake) {}
+  TransferCost transfer(int, int, std::int64_t) const override {
+    TransferCost c;
+    c.latency = 50 * kUs;
+    c.sender = sender_;
+    c.wake = wake_;
+    c.latency_is_wake = latency_is_wake_;
+    return c;
+  }
+
+ private:
+  Tick sender_, wake_;
+  bool latency_is_wake_;
+};
+
+UniformCostConfig ops_1_2_ms() {
+  UniformCostConfig c;
+  c.stage.fwd = 1000 * kUs;
+  c.stage.bwd = 2000 * kUs;
+  return c;
+}
+
+// Each op's (start, end) in us by its text ("0F1": stage 0, micro-batch 1).
+std::map<std::string, std::pair<Tick, Tick>> times(const Timeline& t) {
+  std::map<std::string, std::pair<Tick, Tick>> out;
+  for (const OpRecord& r : t.ops) out[to_string(r.op)] = {r.start / kUs, r.end / kUs};
+  return out;
+}
+
+Timeline run(const CostModel& costs, bool event_loop_only = false, const SharedHardware* hw = nullptr) {
+  Simulator sim;
+  sim.always_event_loop(event_loop_only);
+  TimelineRecorder rec;
+  sim.run(testing_schedules::generated("gpipe", 2, 3), costs, &rec, nullptr, hw);
+  return rec.timeline;
+}
+
+using Span = std::pair<Tick, Tick>;
+
+TEST(HandOff, TheSenderCopiesAndWakesASleepingReceiverBeforeItsNextOp) {
+  const UniformCostModel base(ops_1_2_ms());
+  Simulator sim;
+  sim.run(testing_schedules::generated("gpipe", 2, 3), WithHandOff(base, 10 * kUs, 20 * kUs, true));
+  EXPECT_EQ(sim.last_path(), EnginePath::EventLoop);  // whether a receiver sleeps: the loop's order
+  const auto t = times(run(WithHandOff(base, 10 * kUs, 20 * kUs, true)));
+  EXPECT_EQ(t.at("0F0"), Span(0, 1000));
+  EXPECT_EQ(t.at("0F1"), Span(1030, 2030));  // copy 10 + wake-up call 20: device 1 slept
+  EXPECT_EQ(t.at("1F0"), Span(1050, 2050));  // the wake-up's latency
+  EXPECT_EQ(t.at("0F2"), Span(2040, 3040));  // copy only: device 1 was computing
+  EXPECT_EQ(t.at("1F1"), Span(2050, 3050));  // its message waited for it, no latency
+  EXPECT_EQ(t.at("1F2"), Span(3050, 4050));
+}
+
+TEST(HandOff, ALatencyThatIsNotAWakeUpHoldsEveryMessage) {
+  const UniformCostModel base(ops_1_2_ms());
+  const auto t = times(run(WithHandOff(base, 10 * kUs, 20 * kUs, false)));
+  EXPECT_EQ(t.at("0F1"), Span(1030, 2030));
+  EXPECT_EQ(t.at("1F0"), Span(1050, 2050));
+  EXPECT_EQ(t.at("1F1"), Span(2080, 3080));  // 2030 + 50: the receiver was busy, the latency holds
+}
+
+TEST(HandOff, TheSendersPartsAreNoOpsBusyTime) {
+  const UniformCostModel base(ops_1_2_ms());
+  Simulator sim;
+  const SimResult r = sim.run(testing_schedules::generated("gpipe", 2, 3), WithHandOff(base, 10 * kUs, 20 * kUs, true));
+  // Device 0: three F and three B, nothing else counted busy.
+  EXPECT_EQ(r.devices[0].busy, 9000 * kUs);
+  EXPECT_EQ(r.devices[1].busy, 9000 * kUs);
+}
+
+TEST(HandOff, ASharedPoolWithACoreForEveryDeviceGivesTheFastPathsTimes) {
+  const UniformCostModel base(ops_1_2_ms());
+  const WithHandOff costs(base, 10 * kUs, 20 * kUs, true);
+  SharedHardware hw;
+  ComputePool pool;
+  pool.devices = {0, 1};
+  pool.cores = 2;
+  pool.queue = true;
+  hw.pools.push_back(pool);
+  const Timeline alone = run(costs);
+  const Timeline pooled = run(costs, true, &hw);
+  EXPECT_EQ(times(pooled), times(alone));
+}
+
+TEST(HandOff, OnOneQueuedCoreTheSendersPartTakesTheCore) {
+  // Device 0 keeps the core for its hand-off (1000-1030) and its F1 (1030-2030); device 1's
+  // F0, its input there at 1050, waits for the core until 2030.
+  const UniformCostModel base(ops_1_2_ms());
+  SharedHardware hw;
+  ComputePool pool;
+  pool.devices = {0, 1};
+  pool.cores = 1;
+  pool.queue = true;
+  hw.pools.push_back(pool);
+  const auto t = times(run(WithHandOff(base, 10 * kUs, 20 * kUs, true), true, &hw));
+  EXPECT_EQ(t.at("0F1"), Span(1030, 2030));
+  EXPECT_EQ(t.at("1F0").second, 3030);
+}
+
+TEST(HandOff, NothingChangesWithoutOne) {
+  // All parts 0: the ready pass runs the schedule (with no observer that wants transfers),
+  // at the times it always had: device 1's F1 at 2050, its message there since 1050.
+  const UniformCostModel base(ops_1_2_ms());
+  const WithHandOff costs(base, 0, 0, false);
+  Simulator sim;
+  const SimResult fast = sim.run(testing_schedules::generated("gpipe", 2, 3), costs);
+  EXPECT_EQ(sim.last_path(), EnginePath::ReadyPass);
+  EXPECT_EQ(times(run(costs)).at("1F1"), Span(2050, 3050));
+  sim.always_event_loop(true);
+  EXPECT_EQ(sim.run(testing_schedules::generated("gpipe", 2, 3), costs).makespan, fast.makespan);
+}
+
+TEST(HandOff, RerunsAreIdentical) {
+  const UniformCostModel base(ops_1_2_ms());
+  const WithHandOff costs(base, 10 * kUs, 20 * kUs, true);
+  const auto a = times(run(costs));
+  const auto b = times(run(costs));
+  EXPECT_EQ(a, b);
+}
+
+}  // namespace
+}  // namespace pipesim
