@@ -96,6 +96,11 @@ class CostModel {
     return 0;
   }
 
+  // The device's own work after each of its compute ops, before its next one: an executor's
+  // work between two ops (the next op's input, weight versions, its records), which a CPU
+  // executor's device thread does on its core. 0 (the default): none.
+  virtual Tick between_ops() const { return 0; }
+
   // True when every answer about an op depends only on its kind, pipeline and stage and the
   // scale, never on its micro-batch: then a run may ask once per (kind, pipeline, stage) and
   // reuse the answers (the engine's ready pass, sim/ready_pass.cpp, does). False (the

@@ -218,6 +218,7 @@ std::string profile_json_text(const Profile& p) {
   if (p.interference.measured()) j["interference"] = interference_json(p.interference);
   if (p.shared_core.measured()) j["shared_core"] = shared_core_json(p.shared_core);
   if (p.gradient_copies.measured()) j["gradient_copies"] = gradient_copies_json(p.gradient_copies);
+  if (p.executor.measured()) j["executor"] = {{"op_gap", stats_json(p.executor.op_gap)}};
   return j.dump(2) + "\n";
 }
 

@@ -14,8 +14,9 @@
 //   ├── interference   (optional) per pass, the slowdown with k = 0..K neighbours busy
 //   ├── shared_core    (optional, version 3, CPU; version 5 its ring of threads) per pass
 //                      and the optimizer step, the slowdown with more device threads than cores
-//   └── gradient_copies (optional, version 4, CPU) a stage's gradient copied out to a
+//   ├── gradient_copies (optional, version 4, CPU) a stage's gradient copied out to a
 //                      fresh buffer and a sum copied back in: a GradSync member's own work
+//   └── executor       (optional, version 6, CPU) the executor's own time between two ops
 //
 // Times are seconds; every timed quantity is the median of `repeats` runs after warm-up,
 // with its 10th and 90th percentiles and (version 2) its quantile function: the sample
@@ -214,6 +215,14 @@ struct ProfileGradientCopies {
   bool measured() const { return parameters > 0; }
 };
 
+// The executor's own work on a device between two of its ops, where a device is a thread
+// (the CPU): taking the next op's input, its weight version, its records. Measured as the
+// gaps between the ops of a run of the executor on one device (executor/op_gap_probe.hpp).
+struct ProfileExecutor {
+  TimingStats op_gap;  // repeats 0: not measured (versions 1-5, or not the CPU)
+  bool measured() const { return op_gap.repeats > 0; }
+};
+
 struct Profile {
   std::string backend;  // "cpu" or "cuda"
   std::string date;     // UTC, ISO 8601: "2026-11-30T07:51:38Z"
@@ -229,6 +238,7 @@ struct Profile {
   ProfileInterference interference;  // version 2, optional
   ProfileSharedCore shared_core;      // version 3, optional
   ProfileGradientCopies gradient_copies;  // version 4, optional
+  ProfileExecutor executor;               // version 6, optional
 };
 
 // The operand dtype of the profile's GEMMs, whose peak rate an MFU is against and whose

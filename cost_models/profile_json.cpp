@@ -330,12 +330,13 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     return static_cast<int>(v);
   }();
   // Each version's fields: 2 added interference, 3 shared_core, 4 gradient_copies, 5 the
-  // shared-core ring's threads and cores.
+  // shared-core ring's threads and cores, 6 executor and the link's sender parts.
   std::vector<const char*> fields = {"format", "version", "backend", "date", "machine", "libraries", "settings",
                                      "model", "dtype", "parameters", "optimizer", "micro_batches", "link"};
   if (version >= 2) fields.push_back("interference");
   if (version >= 3) fields.push_back("shared_core");
   if (version >= 4) fields.push_back("gradient_copies");
+  if (version >= 6) fields.push_back("executor");
   const Obj root(root_value, source, "", fields, version);
   if (root.text("format") != kProfileFormat)
     fail(root.where("format"), std::string("expected '") + kProfileFormat + "'; got " + shown(root.at("format")));
@@ -463,6 +464,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   if (root.has("interference")) p.interference = read_interference(root, p.micro_batches);
   if (root.has("shared_core")) p.shared_core = read_shared_core(root, p.micro_batches, version);
   if (root.has("gradient_copies")) p.gradient_copies = read_gradient_copies(root, p.parameters.block);
+  if (root.has("executor")) p.executor.op_gap = read_stats(root.object("executor", {"op_gap"}), "op_gap");
   return p;
 }
 

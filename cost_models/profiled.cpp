@@ -275,6 +275,11 @@ Tick ProfiledCostModel::grad_sync_work(const Op& grad_sync, OpScale scale) const
                   config_.source);
 }
 
+Tick ProfiledCostModel::between_ops() const {
+  const ProfileExecutor& e = config_.profile.executor;
+  return e.measured() ? to_ticks(e.op_gap.expected(), config_.source) : 0;
+}
+
 Tick ProfiledCostModel::allreduce_time(int participants, std::int64_t bytes) const {
   if (participants <= 1 || bytes <= 0) return 0;
   const LinkProfile& link = config_.profile.link;

@@ -65,6 +65,7 @@ class ProfiledCostModel final : public CostModel {
   std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
   Tick grad_sync_work(const Op& grad_sync, OpScale scale) const override;
+  Tick between_ops() const override;  // the profile's executor.op_gap (its mean); 0 without
   bool same_for_every_microbatch() const override { return true; }
 
   const ProfiledCostConfig& config() const { return config_; }

@@ -20,6 +20,9 @@ class RetimedCostModel : public CostModel {
     return bytes_.message_bytes(producer, scale);
   }
   std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const final { return bytes_.grad_bytes(grad_sync, scale); }
+  // The executor's work between ops as the base model has it: neither a draw nor a replay
+  // retimes it.
+  Tick between_ops() const override { return bytes_.between_ops(); }
 
  protected:
   const CostModel& base() const { return bytes_; }

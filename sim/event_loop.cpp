@@ -1,7 +1,7 @@
 // The event loop's run (sim/event_loop.hpp): its setup, the loop, compute ops starting on
 // their device and finishing (the op's records, its weight versions, its memory), and the
-// results (device statistics, the critical path). What an op's end hands on is in
-// sim/event_loop_transfers.cpp.
+// results (device statistics, the critical path), and the device thread's own work after an
+// op (start_host_work). What an op's end hands on is in sim/event_loop_transfers.cpp.
 #include "sim/event_loop.hpp"
 
 #include <algorithm>
@@ -42,6 +42,7 @@ EventLoop::EventLoop(const Schedule& schedule, const CostModel& costs, SimObserv
     : s_(schedule), costs_(costs), observer_(observer), wants_(wanted(observer)),
       progress_(progress && progress->report ? progress : nullptr),
       next_report_(progress_ ? std::max<std::uint64_t>(1, progress_->every) : kNever), scale_(scale_of(schedule)),
+      between_ops_(costs.between_ops()),
       layout_(checked(schedule)),
       walked_(buffers.walked && same_walk(*buffers.walked, schedule)),
       ops_(walked_ ? buffers.ops.get(layout_.size()) : in_id_order(buffers.ops.get(layout_.size()))),
@@ -187,11 +188,39 @@ SimResult EventLoop::run() {
   }
   if (++ops_done_ >= next_report_) [[unlikely]] report_progress();
   release_successors(id, d);
-  if (dev.hand_off > 0) [[unlikely]] return start_hand_off(d);
+  if (dev.host_work > 0 || between_ops_ > 0) [[unlikely]] {
+    dev.host_work = later(dev.host_work, between_ops_);
+    return start_host_work(d);
+  }
   try_start(d, now_);
 }
 
 [[gnu::noinline]] void EventLoop::finish_compute(SlotId id) { handle(OpFinish{id}); }
+
+// The device thread's own work after an op (DeviceState::host_work): it holds the device as a
+// compute op does, on its pool's cores where it has one (as a SEND, at factor 1), but it is no
+// op's busy time and ends in no op record.
+[[gnu::noinline]] void EventLoop::start_host_work(int d) {
+  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+  const Tick work = dev.host_work;
+  dev.host_work = 0;
+  dev.busy = true;
+  if (sharing_ && sharing_->shares_compute(d)) {
+    sharing_->start_compute(d, OpKind::SendF, work, now_, kHostWorkPayload | static_cast<std::uint32_t>(d));
+    push_changes();
+  } else {
+    queue_.push(later(now_, work), HostWorkFinish{d});
+  }
+}
+
+void EventLoop::handle(const HostWorkFinish& e) { finish_host_work(e.device); }
+
+[[gnu::noinline]] void EventLoop::finish_host_work(int d) {
+  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+  dev.busy = false;
+  dev.free_at = now_;
+  try_start(d, now_);
+}
 
 [[gnu::noinline]] void EventLoop::report_progress() {
   progress_->report(ops_done_);

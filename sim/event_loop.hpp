@@ -83,7 +83,7 @@ class EventLoop {
     bool comm_busy = false;      // shared hardware with overlap: a collective runs on it
     ActivationAccount memory;
     Tick busy_time = 0, first_start = 0, last_end = 0;
-    Tick hand_off = 0;           // the sender's part of the hand-offs of its op that just ended
+    Tick host_work = 0;          // its thread's own work after the op that just ended (start_host_work)
   };
   struct CollectiveState {
     int arrived = 0;
@@ -154,16 +154,17 @@ class EventLoop {
   }
   inline void send(SlotId from, SlotId to, int src, int dst, const Op& producer);
   // A hand-off between threads (TransferCost::hand_off): adds the sender's part to device
-  // src's hand_off and returns the latency the message takes to `to` on device dst.
+  // src's host_work and returns the latency the message takes to `to` on device dst.
   Tick hand_off(int src, int dst, SlotId to, const TransferCost& cost);
-  // Device d's thread hands its messages on before its next op: busy for dev.hand_off, on its
-  // pool's cores where it has one, as no op's busy time (handle(HandOffFinish)).
-  void start_hand_off(int d);
-  // A hand-off's activity on shared hardware carries this bit and its device as its payload
+  // Device d's thread does its own work before its next op (dev.host_work: its hand-offs'
+  // sender parts, and the executor's work between two ops, CostModel::between_ops): busy that
+  // long, on its pool's cores where it has one, as no op's busy time (handle(HostWorkFinish)).
+  void start_host_work(int d);
+  // Host work's activity on shared hardware carries this bit and its device as its payload
   // (slots are fewer than 2^31).
-  static constexpr std::uint32_t kHandOffPayload = 0x80000000u;
-  void handle(const HandOffFinish& e);
-  void finish_hand_off(int d);
+  static constexpr std::uint32_t kHostWorkPayload = 0x80000000u;
+  void handle(const HostWorkFinish& e);
+  void finish_host_work(int d);
   std::uint32_t keep_record(const TransferRecord& r);
   void handle(const TransferArrive& e);
   void run_comm(SlotId id, int d);
@@ -202,6 +203,7 @@ class EventLoop {
   std::uint64_t ops_done_ = 0;
   std::uint64_t next_report_;
   const OpScale scale_;
+  const Tick between_ops_;  // CostModel::between_ops, asked once
   const SlotNumbering layout_;  // op -> slot
   const bool walked_;           // the Simulator's last walk was of an equal schedule: copied
   const Op* const ops_;         // the schedule's ops, by slot

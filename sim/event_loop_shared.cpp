@@ -49,13 +49,13 @@ namespace pipesim {
   push_changes();
   if (kind == Sharing::Kind::Compute) {
     // The op ran from when it had a core (a queued pool: after waiting for one) to now.
-    if (payload & kHandOffPayload) return finish_hand_off(static_cast<int>(payload & ~kHandOffPayload));
+    if (payload & kHostWorkPayload) return finish_host_work(static_cast<int>(payload & ~kHostWorkPayload));
     const SlotId id{payload};
     if (op_of(id).kind == OpKind::GradSync) return finish_sync_work(id, device_of(id));  // no op's busy time
     // An op that waited for a core was held up last by the op that gave it the core. Not by a
     // GradSync's work: that member's cause becomes its collective's last arrival, which may
     // come after this op (the critical path would loop); the op keeps its own cause then.
-    if (core_from != ~0u && !(core_from & kHandOffPayload) && running_since > slots_[id].released &&
+    if (core_from != ~0u && !(core_from & kHostWorkPayload) && running_since > slots_[id].released &&
         op_of(SlotId{core_from}).kind != OpKind::GradSync)
       slots_[id].cause = SlotId{core_from};
     slots_[id].released = running_since;

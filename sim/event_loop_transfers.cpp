@@ -72,31 +72,9 @@ void EventLoop::release_successors(SlotId id, int d) {
   PIPESIM_ASSERT(cost.sender >= 0 && cost.wake >= 0);
   const DeviceState& r = dev_[static_cast<std::size_t>(dst)];
   const bool asleep = !r.busy && !r.blocked && r.next < r.size && (slot_at(r.base, r.next) == to || is_recv(slots_[to].kind));
-  Tick& sender = dev_[static_cast<std::size_t>(src)].hand_off;
+  Tick& sender = dev_[static_cast<std::size_t>(src)].host_work;  // the work after its op
   sender = later(sender, asleep ? later(cost.sender, cost.wake) : cost.sender);
   return asleep || !cost.latency_is_wake ? cost.latency : 0;
-}
-
-[[gnu::noinline]] void EventLoop::start_hand_off(int d) {
-  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-  const Tick work = dev.hand_off;
-  dev.hand_off = 0;
-  dev.busy = true;
-  if (sharing_ && sharing_->shares_compute(d)) {
-    sharing_->start_compute(d, OpKind::SendF, work, now_, kHandOffPayload | static_cast<std::uint32_t>(d));
-    push_changes();
-  } else {
-    queue_.push(later(now_, work), HandOffFinish{d});
-  }
-}
-
-void EventLoop::handle(const HandOffFinish& e) { finish_hand_off(e.device); }
-
-[[gnu::noinline]] void EventLoop::finish_hand_off(int d) {
-  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-  dev.busy = false;
-  dev.free_at = now_;
-  try_start(d, now_);
 }
 
 // A transfer's record, kept until it arrives (for the observer): its index in in_flight_.
@@ -135,7 +113,7 @@ void EventLoop::handle(const TransferArrive& e) {
   Slot& st = slots_[id];
   if (!is_recv(st.kind)) {
     release_successors(id, d);
-    if (dev_[static_cast<std::size_t>(d)].hand_off > 0) [[unlikely]] start_hand_off(d);  // stops start_ops
+    if (dev_[static_cast<std::size_t>(d)].host_work > 0) [[unlikely]] start_host_work(d);  // stops start_ops
     return;
   }
   const bool waiting = st.of.recv.state == RecvState::SendWaiting;

@@ -22,9 +22,10 @@ struct SyncWorkFinish {
   SlotId sync;
 };
 
-// The sending thread's part of a hand-off (TransferCost::sender and wake) ends on `device`:
-// the device may start its next op.
-struct HandOffFinish {
+// A device thread's own work after an op (the sender's part of its hand-offs,
+// TransferCost::sender and wake, and CostModel::between_ops) ends on `device`: the device
+// may start its next op.
+struct HostWorkFinish {
   std::int32_t device;
 };
 
@@ -52,7 +53,7 @@ struct ActivityFinish {
   std::uint32_t generation;
 };
 
-using Event = std::variant<OpFinish, TransferArrive, CollectiveFinish, ActivityFinish, SyncWorkFinish, HandOffFinish>;
+using Event = std::variant<OpFinish, TransferArrive, CollectiveFinish, ActivityFinish, SyncWorkFinish, HostWorkFinish>;
 
 // An event and the simulated time it happens at (what EventQueue::pop returns).
 struct TimedEvent {

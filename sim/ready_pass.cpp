@@ -416,6 +416,7 @@ class Pass {
 bool ready_pass(const Schedule& schedule, const CostModel& costs, SimObserver* observer, const SimProgress* progress,
                 const SharedHardware* hardware, ReadyPassBuffers& buffers, SimResult& out) {
   if (hardware && !hardware->shares_nothing()) return false;
+  if (costs.between_ops() > 0) return false;  // host work between ops: the event loop's (start_host_work)
   const std::uint8_t wants = observer ? observer->wants() : 0;
   if ((wants & (kTransferRecords | kMemoryRecords)) || (observer && observer->needs_time_order())) return false;
   // Op records, or their totals (observer.hpp): added up only where every op of a (pipeline,

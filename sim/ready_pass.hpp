@@ -27,7 +27,8 @@
 //   - the ops are F, B, I, W and OptStep only (no GradSync, no SEND/RECV), placed on their
 //     stage's device, micro-batch ids in [0, microbatches x iterations), at most one of B
 //     and I per (micro-batch, stage), no duplicates, fewer than 2^31 ops;
-//   - no message is a hand-off between threads (TransferCost::hand_off: what it costs
+//   - no work of a device's own between its ops (CostModel::between_ops 0), and no message
+//     is a hand-off between threads (TransferCost::hand_off: what it costs
 //     depends on whether its receiver sleeps when it is sent, an order the pass does not know);
 //   - the pass completes: a device waiting for an input that never comes (a missing
 //     producer, a deadlock) or any InputError (overflow, a 2BW version not made yet) hands

@@ -23,6 +23,7 @@ class ForwardingCostModel : public CostModel {
     return base_.allreduce_time(participants, bytes);
   }
   Tick grad_sync_work(const Op& op, OpScale s) const override { return base_.grad_sync_work(op, s); }
+  Tick between_ops() const override { return base_.between_ops(); }
 
  protected:
   const CostModel& base() const { return base_; }

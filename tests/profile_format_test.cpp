@@ -53,7 +53,8 @@ Profile sample() {
   p.gradient_copies.parameters = 2 * p.parameters.block;
   p.gradient_copies.copy_out = spread(4e-5);
   p.gradient_copies.copy_in = spread(2e-5);
-  p.link.wake = spread(2e-5);  // version 6: the sender's parts of a hand-off
+  p.executor.op_gap = spread(4e-6);  // version 6: the executor's work between ops
+  p.link.wake = spread(2e-5);        // and the sender's parts of a hand-off
   p.link.samples[0].copy = spread(4e-7);
   p.link.samples[1].copy = spread(6e-6);
   return p;
@@ -137,6 +138,8 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   EXPECT_EQ(back.gradient_copies.parameters, 2 * p.parameters.block);
   EXPECT_EQ(back.gradient_copies.copy_out.median, p.gradient_copies.copy_out.median);
   EXPECT_EQ(back.gradient_copies.copy_in.quantiles, p.gradient_copies.copy_in.quantiles);
+  ASSERT_TRUE(back.executor.measured());
+  EXPECT_EQ(back.executor.op_gap.quantiles, p.executor.op_gap.quantiles);
   ASSERT_TRUE(back.link.sender_measured());
   EXPECT_EQ(back.link.wake.quantiles, p.link.wake.quantiles);
   EXPECT_EQ(back.link.samples[1].copy.median, p.link.samples[1].copy.median);
@@ -156,6 +159,10 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   const std::string no_copies = profile_json_text(flat);
   EXPECT_FALSE(J::parse(no_copies).contains("gradient_copies"));
   EXPECT_FALSE(parse_profile(no_copies, "flat.json").gradient_copies.measured());
+  // Without the executor's gaps, no "executor".
+  flat.executor = {};
+  EXPECT_FALSE(J::parse(profile_json_text(flat)).contains("executor"));
+  EXPECT_FALSE(parse_profile(profile_json_text(flat), "flat.json").executor.measured());
   // Without the sender's parts, no "wake" and no sample's "copy".
   flat.link.wake = {};
   for (LinkSample& l : flat.link.samples) l.copy = {};
@@ -178,9 +185,11 @@ TEST(ProfileVersion6, TheSendersCopyIsLinearBetweenSamples) {
 
 // A version-5 file has no sender's parts: its hand-offs cost the sender nothing, and it may not
 // hold version 6's fields.
-TEST(ProfileVersion5, StillReadsWithoutTheSendersParts) {
+TEST(ProfileVersion5, StillReadsWithoutTheSendersPartsOrTheExecutorsGaps) {
   J j = J::parse(profile_json_text(sample()));
   j["version"] = 5;
+  const J executor = j["executor"];
+  j.erase("executor");
   const J wake = j["link"]["wake"];
   j["link"].erase("wake");
   const J copy = j["link"]["samples"][0]["copy"];
@@ -188,6 +197,11 @@ TEST(ProfileVersion5, StillReadsWithoutTheSendersParts) {
   const Profile p = parse_profile(j.dump(), "old.json");
   EXPECT_FALSE(p.link.sender_measured());
   EXPECT_EQ(p.link.samples[0].copy.repeats, 0);
+  EXPECT_FALSE(p.executor.measured());
+  J with_executor = j;
+  with_executor["executor"] = executor;
+  EXPECT_THAT(error_of([&] { parse_profile(with_executor.dump(), "old.json"); }),
+              HasSubstr("old.json: /: unknown field 'executor' (expected format, version,"));
   J with_wake = j;
   with_wake["link"]["wake"] = wake;
   EXPECT_EQ(error_of([&] { parse_profile(with_wake.dump(), "old.json"); }),
@@ -207,6 +221,7 @@ Profile as_older_version(int version, const char* field, const std::vector<const
   j["shared_core"].erase("cores");
   j["link"].erase("wake");  // version 6's
   for (J& l : j["link"]["samples"]) l.erase("copy");
+  j.erase("executor");
   const J kept = j[field];
   j.erase(field);
   for (const char* f : later) j.erase(f);
@@ -226,6 +241,7 @@ TEST(ProfileVersion4, TurnsAreAPinnedPairs) {
   j["shared_core"].erase("cores");
   j["link"].erase("wake");
   for (J& l : j["link"]["samples"]) l.erase("copy");
+  j.erase("executor");
   const Profile p = parse_profile(j.dump(), "old.json");
   EXPECT_EQ(p.shared_core.threads, 2);
   EXPECT_EQ(p.shared_core.cores, 1);
@@ -358,6 +374,10 @@ TEST(ProfileVersion6, EveryMalformedNewFieldHasItsOneLineError) {
       {"link/wake", erase("/link", "wake"),
        "/link/samples/0/copy: a sender's copy without its wake-up call (link/wake): both, or neither"},
       {"link/wake", set("/link/wake/median_s", "fast"), "/link/wake/median_s: expected a positive number of seconds; got 'fast'"},
+      {"executor", set("/executor/op_gap/p10_s", 1.0),
+       "/executor/op_gap: expected min_s <= p10_s <= median_s <= p90_s <= max_s"},
+      {"executor", set("/executor/between", 1), "/executor: unknown field 'between' (expected op_gap)"},
+      {"executor", erase("/executor", "op_gap"), "/executor: missing field 'op_gap'"},
       {"link/copy", set("/link/samples/0/copy/repeats", 0),
        "/link/samples/0/copy/repeats: expected an integer in 1..2147483647; got 0"},
   };

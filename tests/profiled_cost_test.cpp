@@ -203,6 +203,13 @@ TEST(ProfiledCost, AHandOffsSenderCopiesAndWakesAndItsLatencyIsTheWakeUp) {
   EXPECT_EQ(cm.transfer(0, 1, 2 * 65536).sender, 26'000);  // in proportion beyond the last sample
 }
 
+TEST(ProfiledCost, TheExecutorsWorkBetweenOpsIsItsGapsMean) {
+  ProfiledCostConfig c = synthetic_config(find_model("gpt-tiny"));
+  EXPECT_EQ(ProfiledCostModel(c).between_ops(), 0);  // not measured
+  c.profile.executor.op_gap = summarize_timings({3e-6, 4e-6, 8e-6});
+  EXPECT_EQ(ProfiledCostModel(c).between_ops(), 5'000);
+}
+
 TEST(ProfiledCost, PiecewisePolicyFollowsABend) {
   ProfiledCostConfig c;
   c.profile = synthetic(find_model("gpt-tiny"));
@@ -265,7 +272,7 @@ TEST(ProfileFile, EveryMalformedClassHasItsOneLineError) {
       {"/version", set("/version", 7), "/version: this pipesim reads versions 1 to 6; got 7 (written by another pipesim)"},
       {"/extra", set("/extra", 1), "/: unknown field 'extra' (expected format, version, backend, date, machine, "
                                    "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link, interference, "
-                                   "shared_core, gradient_copies)"},
+                                   "shared_core, gradient_copies, executor)"},
       {"/date", erase("", "date"), "/: missing field 'date'"},
       {"/backend", set("/backend", "tpu"), "/backend: expected 'cpu' or 'cuda'; got 'tpu'"},
       {"/date", set("/date", "yesterday"), "/date: expected a UTC date like 2026-11-30T07:51:38Z; got 'yesterday'"},

@@ -12,6 +12,7 @@
 #include "cost_models/profiled.hpp"
 #include "cost_models/time_fit.hpp"
 #include "executor/backend_factory.hpp"
+#include "executor/op_gap_probe.hpp"
 #include "kernels/profiler.hpp"
 #include "kernels/shared_core_probe.hpp"
 #include "core/cpu_affinity.hpp"
@@ -187,6 +188,9 @@ std::string summary(const Profile& p, const std::string& path) {
       << format_fixed(p.link.bandwidth / 1e9, 2) << " GB/s; residual rms "
       << format_percent(p.link.rms_relative_residual) << ", max " << format_percent(p.link.max_relative_residual)
       << "\n";
+  if (p.executor.measured())
+    out << "executor between two ops of a device (its own work): " << seconds_text(p.executor.op_gap.median)
+        << " median, " << seconds_text(p.executor.op_gap.expected()) << " mean\n";
   if (p.link.sender_measured()) {
     const double message = static_cast<double>(p.micro_batches.front().message_bytes);
     out << "link's sender (its thread, before its next op): copy " << seconds_text(p.link.sender_copy(message)) << " ("
@@ -276,7 +280,7 @@ void add_profile_command(CLI::App& app) {
     o.progress = f->quiet ? nullptr : &std::cerr;
     std::unique_ptr<ProfileBackend> backend = make_profile_backend(f->backend, f->clock, f->virtual_devices);
     const ModelSpec model = find_model(f->model);
-    const Profile p = profile_model(model, o, *backend);
+    const Profile p = with_executor_gaps(profile_model(model, o, *backend));
     out->stream() << profile_json_text(p);
     std::cout << summary(p, f->out);
     files.commit();

@@ -42,6 +42,7 @@
 #include "cost_models/sampled.hpp"
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
+#include "executor/op_gap_probe.hpp"
 #include "executor/shared_layout.hpp"
 #include "kernels/profiler.hpp"
 #include "core/cpu_affinity.hpp"
@@ -150,7 +151,7 @@ std::pair<Profile, std::string> read_or_profile(const ValidateFlags& f, const Mo
     std::cerr << "pipesim: profiling " << model.name << " on " << f.backend
               << (split > 1 ? " (1/" + std::to_string(split) + " of the SMs)" : std::string()) << " (at least " << f.repeats
               << " repeats, more up to " << f.min_time << " per op)\n";
-  return {profile_model(model, po, *backend), "profiled now"};
+  return {with_executor_gaps(profile_model(model, po, *backend)), "profiled now"};
 }
 
 // The profiled cost model of the prediction, as the registry makes it of a profile

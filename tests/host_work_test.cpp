@@ -1,4 +1,6 @@
-// A hand-off between threads (TransferCost::sender, wake, latency_is_wake; sim/engine.hpp):
+// A device thread's own work after an op (sim/event_loop.hpp's host work): the executor's
+// work between two ops (CostModel::between_ops), and the sender's part of a hand-off between
+// threads (TransferCost::sender, wake, latency_is_wake; docs/shared-hardware.md):
 // the sending device's thread copies the message before its next op, and wakes a receiver
 // that sleeps waiting for it; only a sleeping receiver pays the latency (its wake-up) when
 // latency_is_wake. Closed forms on GPipe with p = 2 and 3 micro-batches, F 1 ms and B 2 ms:
@@ -24,11 +26,13 @@ namespace {
 
 constexpr Tick kUs = 1000;
 
-// `base` with every message a hand-off of latency 50 us, copy `sender` and wake-up call `wake`.
+// `base` with every message a hand-off of latency 50 us, copy `sender` and wake-up call `wake`,
+// and `between` of the executor's work after every compute op.
 class WithHandOff final : public testing_costs::ForwardingCostModel {
  public:
-  WithHandOff(const CostModel& base, Tick sender, Tick wake, bool latency_is_wake)
-      : ForwardingCostModel(base), sender_(sender), wake_(wake), latency_is_wake_(latency_is_wake) {}
+  WithHandOff(const CostModel& base, Tick sender, Tick wake, bool latency_is_wake, Tick between = 0)
+      : ForwardingCostModel(base), sender_(sender), wake_(wake), latency_is_wake_(latency_is_wake), between_(between) {}
+  Tick between_ops() const override { return between_; }
   TransferCost transfer(int, int, std::int64_t) const override {
     TransferCost c;
     c.latency = 50 * kUs;
@@ -41,6 +45,7 @@ class WithHandOff final : public testing_costs::ForwardingCostModel {
  private:
   Tick sender_, wake_;
   bool latency_is_wake_;
+  Tick between_;
 };
 
 UniformCostConfig ops_1_2_ms() {
@@ -138,6 +143,24 @@ TEST(HandOff, NothingChangesWithoutOne) {
   EXPECT_EQ(times(run(costs)).at("1F1"), Span(2050, 3050));
   sim.always_event_loop(true);
   EXPECT_EQ(sim.run(testing_schedules::generated("gpipe", 2, 3), costs).makespan, fast.makespan);
+}
+
+TEST(HostWork, TheExecutorsWorkBetweenOpsHoldsTheDeviceAfterEachOp) {
+  // 5 us after each op, a latency of 50 us that is not a wake-up: device 0's F1 at 1005 and F2
+  // at 2010; device 1's F0 at 1050, its F1 at 2055, when F1's message arrives (2005 + 50).
+  const UniformCostModel base(ops_1_2_ms());
+  const WithHandOff costs(base, 0, 0, false, 5 * kUs);
+  Simulator sim;
+  const SimResult r = sim.run(testing_schedules::generated("gpipe", 2, 3), costs);
+  EXPECT_EQ(sim.last_path(), EnginePath::EventLoop);
+  EXPECT_EQ(r.devices[0].busy, 9000 * kUs);  // no op's busy time
+  const auto t = times(run(costs));
+  EXPECT_EQ(t.at("0F1"), Span(1005, 2005));
+  EXPECT_EQ(t.at("0F2"), Span(2010, 3010));
+  EXPECT_EQ(t.at("1F0"), Span(1050, 2050));
+  EXPECT_EQ(t.at("1F1"), Span(2055, 3055));
+  // With a hand-off as well, the two add up: 30 + 5 after F0.
+  EXPECT_EQ(times(run(WithHandOff(base, 10 * kUs, 20 * kUs, true, 5 * kUs))).at("0F1"), Span(1035, 2035));
 }
 
 TEST(HandOff, RerunsAreIdentical) {
