@@ -40,6 +40,7 @@
 #include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
 #include "cost_models/sampled.hpp"
+#include "cost_models/stage_layout.hpp"
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
 #include "executor/op_gap_probe.hpp"
@@ -106,6 +107,21 @@ std::vector<int> profile_sizes(const std::vector<Schedule>& schedules, int b) {
   return {sizes.begin(), sizes.end()};
 }
 
+// The blocks the most loaded device of `s` holds, all its stages' (Chimera: one stage of each
+// pipeline; interleaved: its chunks): what its caches hold between its ops, and so the stage
+// its block ops are timed within. A Chimera gpt-tiny device at p = 2 holds 8 blocks; timed
+// within 4, its F, B and OPT ran 5, 4 and 12 % longer than profiled, within 8, 3, 1 and
+// 0 % (docs/validation/cpu-history.md, 2026-12-05).
+int device_blocks(const ModelSpec& model, const Schedule& s) {
+  int most = 1;
+  for (int d = 0; d < s.num_devices; ++d) {
+    int blocks = 0;
+    for (const auto& [pipeline, stage] : s.replicas_on(d)) blocks += stage_layout(model.layers, stage, s.num_stages).blocks;
+    most = std::max(most, blocks);
+  }
+  return most;
+}
+
 // What profiling now measures (checked before the run starts: check_profile_options).
 ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, const std::vector<Schedule>& schedules) {
   ProfileOptions po;
@@ -113,9 +129,11 @@ ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, c
   po.repeats = f.repeats;
   po.min_time_s = ticks_to_seconds(parse_duration(f.min_time, "--min-time"));
   po.warmup = f.warmup;
-  // The block timed within a stage as the schedules' stages hold it (the fewest blocks of them).
-  po.stage_blocks = model.layers;
-  for (const Schedule& s : schedules) po.stage_blocks = std::min(po.stage_blocks, default_stage_blocks(model, s.num_stages));
+  // The block timed within a stage of the blocks a device holds (device_blocks; the fewest of
+  // the schedules', one profile serving them all), up to what the caps of
+  // default_stage_blocks allow.
+  po.stage_blocks = default_stage_blocks(model, 1);
+  for (const Schedule& s : schedules) po.stage_blocks = std::min(po.stage_blocks, device_blocks(model, s));
   // The shared-core turns only where a schedule has more device threads than cores: the one
   // prediction that uses them (executor/shared_layout.hpp), with as many threads as the
   // largest of those runs.
@@ -150,7 +168,8 @@ std::pair<Profile, std::string> read_or_profile(const ValidateFlags& f, const Mo
   if (!f.json)
     std::cerr << "pipesim: profiling " << model.name << " on " << f.backend
               << (split > 1 ? " (1/" + std::to_string(split) + " of the SMs)" : std::string()) << " (at least " << f.repeats
-              << " repeats, more up to " << f.min_time << " per op)\n";
+              << " repeats, more up to " << f.min_time << " per op; the block within " << po.stage_blocks
+              << " blocks, as a device holds them)\n";
   return {with_executor_gaps(profile_model(model, po, *backend)), "profiled now"};
 }
 
