@@ -40,7 +40,6 @@
 #include "cost_models/catalog.hpp"
 #include "cost_models/profiled.hpp"
 #include "cost_models/sampled.hpp"
-#include "cost_models/stage_layout.hpp"
 #include "executor/backend_factory.hpp"
 #include "executor/executor.hpp"
 #include "executor/op_gap_probe.hpp"
@@ -64,6 +63,7 @@
 #include "tools/sample_flags.hpp"
 #include "tools/table.hpp"
 #include "tools/validate_core_speeds.hpp"
+#include "tools/validate_footprint.hpp"
 #include "tools/validate_verdict.hpp"
 #include "tools/validation_output.hpp"
 #include "traces/validation.hpp"
@@ -107,21 +107,6 @@ std::vector<int> profile_sizes(const std::vector<Schedule>& schedules, int b) {
   return {sizes.begin(), sizes.end()};
 }
 
-// The blocks the most loaded device of `s` holds, all its stages' (Chimera: one stage of each
-// pipeline; interleaved: its chunks): what its caches hold between its ops, and so the stage
-// its block ops are timed within. A Chimera gpt-tiny device at p = 2 holds 8 blocks; timed
-// within 4, its F, B and OPT ran 5, 4 and 12 % longer than profiled, within 8, 3, 1 and
-// 0 % (docs/validation/cpu-history.md, 2026-12-05).
-int device_blocks(const ModelSpec& model, const Schedule& s) {
-  int most = 1;
-  for (int d = 0; d < s.num_devices; ++d) {
-    int blocks = 0;
-    for (const auto& [pipeline, stage] : s.replicas_on(d)) blocks += stage_layout(model.layers, stage, s.num_stages).blocks;
-    most = std::max(most, blocks);
-  }
-  return most;
-}
-
 // What profiling now measures (checked before the run starts: check_profile_options).
 ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, const std::vector<Schedule>& schedules) {
   ProfileOptions po;
@@ -129,9 +114,8 @@ ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, c
   po.repeats = f.repeats;
   po.min_time_s = ticks_to_seconds(parse_duration(f.min_time, "--min-time"));
   po.warmup = f.warmup;
-  // The block timed within a stage of the blocks a device holds (device_blocks; the fewest of
-  // the schedules', one profile serving them all), up to what the caps of
-  // default_stage_blocks allow.
+  // The block timed within a stage of the blocks a device holds (tools/validate_footprint.hpp:
+  // the fewest of the schedules', one profile serving them all).
   po.stage_blocks = default_stage_blocks(model, 1);
   for (const Schedule& s : schedules) po.stage_blocks = std::min(po.stage_blocks, device_blocks(model, s));
   // The shared-core turns only where a schedule has more device threads than cores: the one
@@ -415,6 +399,10 @@ void add_validate_command(CLI::App& app) {
     for (const std::string& w : validity_warnings(load, spread, f->tolerance()))
       std::cerr << "pipesim: warning: " << w << "\n";
     for (const std::string& w : runs_warnings(all, f->tolerance())) std::cerr << "pipesim: warning: " << w << "\n";
+    if (f->backend == "cpu")  // a GPU block outgrows its caches anyway (docs/profile-format.md)
+      for (const Schedule& s : schedules)
+        if (const std::string w = footprint_warning(model, s, costs.config().profile.settings.stage_blocks); !w.empty())
+          std::cerr << "pipesim: warning: " << w << "\n";
     for (const Validation& v : all) {
       if (const std::string w = drift_warning(one_line(validation_label(v)), v.speeds_before, v.speeds_after, f->tolerance());
           !w.empty())
