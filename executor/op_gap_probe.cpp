@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/units.hpp"
 #include "cost_models/catalog.hpp"
 #include "executor/executor.hpp"
 #include "schedules/generator.hpp"
@@ -25,7 +26,7 @@ TimingStats measure_op_gaps() {
   PIPESIM_ASSERT(ops.size() == first * kOpGapIterations);
   std::vector<double> gaps;
   for (std::size_t i = first; i < ops.size(); ++i)
-    gaps.push_back(static_cast<double>(std::max<Tick>(1, ops[i].start - ops[i - 1].end)) * 1e-9);
+    gaps.push_back(ticks_to_seconds(std::max<Tick>(1, ops[i].start - ops[i - 1].end)));
   PIPESIM_ASSERT(!gaps.empty());
   return summarize_timings(gaps);
 }

@@ -73,7 +73,6 @@ class OptimizerProbe {
   virtual double step(OptimizerKind kind) = 0;  // seconds of one update
 };
 
-// A message of a fixed size from one device (thread, GPU) to another.
 // What the sender of the last send() spent on it (a hand-off between threads: the CPU's):
 // its copy of the message, and the call that woke the receiver (it slept, waiting for it),
 // seconds; negative: not measured (a link whose sender only enqueues a copy).
@@ -81,6 +80,7 @@ struct SenderParts {
   double copy = -1, wake = -1;
 };
 
+// A message of a fixed size from one device (thread, GPU) to another.
 class LinkProbe {
  public:
   virtual ~LinkProbe() = default;

@@ -14,6 +14,7 @@
 #include "tests/generated.hpp"
 #include "tests/sync_pair.hpp"
 #include "tests/forwarding_cost_model.hpp"
+#include "tests/queued_pool.hpp"
 
 namespace pipesim {
 namespace {
@@ -45,16 +46,7 @@ UniformCostConfig pair_costs() {
 
 std::pair<Tick, Tick> span(Tick start, Tick end) { return {start, end}; }
 
-// Devices 0 .. devices - 1 on `cores` cores, an op waiting for a core of its own.
-SharedHardware queued_pool(int devices, double cores) {
-  SharedHardware hw;
-  ComputePool pool;
-  for (int d = 0; d < devices; ++d) pool.devices.push_back(d);
-  pool.cores = cores;
-  pool.queue = true;
-  hw.pools.push_back(pool);
-  return hw;
-}
+using testing_hardware::queued_pool;
 
 // F 1 us, B 2 us, a 1 us allreduce.
 UniformCostConfig short_ops() {

@@ -20,6 +20,7 @@
 #include "sim/timeline.hpp"
 #include "tests/forwarding_cost_model.hpp"
 #include "tests/generated.hpp"
+#include "tests/queued_pool.hpp"
 
 namespace pipesim {
 namespace {
@@ -106,12 +107,7 @@ TEST(HandOff, TheSendersPartsAreNoOpsBusyTime) {
 TEST(HandOff, ASharedPoolWithACoreForEveryDeviceGivesTheFastPathsTimes) {
   const UniformCostModel base(ops_1_2_ms());
   const WithHandOff costs(base, 10 * kUs, 20 * kUs, true);
-  SharedHardware hw;
-  ComputePool pool;
-  pool.devices = {0, 1};
-  pool.cores = 2;
-  pool.queue = true;
-  hw.pools.push_back(pool);
+  const SharedHardware hw = testing_hardware::queued_pool(2, 2);
   const Timeline alone = run(costs);
   const Timeline pooled = run(costs, true, &hw);
   EXPECT_EQ(times(pooled), times(alone));
@@ -121,12 +117,7 @@ TEST(HandOff, OnOneQueuedCoreTheSendersPartTakesTheCore) {
   // Device 0 keeps the core for its hand-off (1000-1030) and its F1 (1030-2030); device 1's
   // F0, its input there at 1050, waits for the core until 2030.
   const UniformCostModel base(ops_1_2_ms());
-  SharedHardware hw;
-  ComputePool pool;
-  pool.devices = {0, 1};
-  pool.cores = 1;
-  pool.queue = true;
-  hw.pools.push_back(pool);
+  const SharedHardware hw = testing_hardware::queued_pool(2, 1);
   const auto t = times(run(WithHandOff(base, 10 * kUs, 20 * kUs, true), true, &hw));
   EXPECT_EQ(t.at("0F1"), Span(1030, 2030));
   EXPECT_EQ(t.at("1F0").second, 3030);
