@@ -46,11 +46,18 @@ Segments split_op(OpKind kind, Tick duration, Tick alone, ComputeParts parts) {
            {TimeCategory::Contention, contention}}};
 }
 
+// What fills part of a device's time between its ops: a GradSync collective (DP sync) or its
+// thread's host work.
+struct Mark {
+  Tick start, end;
+  TimeCategory category;
+};
+
 // One device's time in the window, added up interval by interval in time order.
 class DeviceAccount {
  public:
-  DeviceAccount(const IterationWindow& window, const std::vector<Span>& syncs, Tick first, Tick last)
-      : window_(window), syncs_(syncs), first_(first), last_(last) {}
+  DeviceAccount(const IterationWindow& window, const std::vector<Mark>& marks, Tick first, Tick last)
+      : window_(window), marks_(marks), first_(first), last_(last) {}
 
   // [a, b) of `category`, clipped to the window.
   void add(TimeCategory category, Tick a, Tick b) {
@@ -62,20 +69,21 @@ class DeviceAccount {
   // `ticks` (>= 0) of `category` that lie wholly inside the window: add() without clipping.
   void add_inside(TimeCategory category, Tick ticks) { out_[category] += ticks; }
 
-  // [a, b) in which the device computes nothing: DP sync while one of its collectives runs,
-  // idle outside [first op's start, last op's end), pipeline wait in between.
+  // [a, b) in which the device computes nothing: a mark's category while it lasts (host work,
+  // DP sync while one of its collectives runs), idle outside [first op's start, last op's
+  // end), pipeline wait in between.
   void add_gap(Tick a, Tick b) {
     a = std::max(a, window_.start);
     b = std::min(b, window_.end);
     while (a < b) {
-      while (next_sync_ < syncs_.size() && syncs_[next_sync_].end <= a) ++next_sync_;
+      while (next_mark_ < marks_.size() && marks_[next_mark_].end <= a) ++next_mark_;
       Tick until = b;
       TimeCategory category = TimeCategory::Pipeline;
-      if (next_sync_ < syncs_.size() && syncs_[next_sync_].start <= a) {
-        category = TimeCategory::DpSync;
-        until = std::min(b, syncs_[next_sync_].end);
+      if (next_mark_ < marks_.size() && marks_[next_mark_].start <= a) {
+        category = marks_[next_mark_].category;
+        until = std::min(b, marks_[next_mark_].end);
       } else {
-        if (next_sync_ < syncs_.size()) until = std::min(b, syncs_[next_sync_].start);
+        if (next_mark_ < marks_.size()) until = std::min(b, marks_[next_mark_].start);
         if (a < first_) {
           category = TimeCategory::Idle;
           until = std::min(until, first_);
@@ -90,11 +98,11 @@ class DeviceAccount {
     }
   }
 
-  // For a device without collectives, after its ops: the not-busy time at once (add_gap
-  // per gap gives the same): idle before its first op and after its last, and the rest of
-  // the window, between its ops, pipeline wait.
-  void add_gaps_without_syncs() {
-    PIPESIM_ASSERT(syncs_.empty() && first_ <= last_);
+  // For a device without marks, after its ops: the not-busy time at once (add_gap per gap
+  // gives the same): idle before its first op and after its last, and the rest of the
+  // window, between its ops, pipeline wait.
+  void add_gaps_without_marks() {
+    PIPESIM_ASSERT(marks_.empty() && first_ <= last_);
     const Tick idle = std::max<Tick>(0, std::min(window_.end, first_) - window_.start) +
                       std::max<Tick>(0, window_.end - std::max(window_.start, last_));
     out_[TimeCategory::Idle] += idle;
@@ -105,9 +113,9 @@ class DeviceAccount {
 
  private:
   const IterationWindow& window_;
-  const std::vector<Span>& syncs_;  // sorted, disjoint
+  const std::vector<Mark>& marks_;  // sorted, disjoint
   Tick first_, last_;
-  std::size_t next_sync_ = 0;
+  std::size_t next_mark_ = 0;
   CategoryTicks out_;
 };
 
@@ -122,6 +130,29 @@ std::vector<Span> merged(std::vector<Span> spans) {
     else
       out.push_back(s);
   }
+  return out;
+}
+
+// A device's marks in time order: its host work (disjoint, in time order: one thread), and
+// its collectives where no host work runs (the thread's own work counts first; the
+// collective runs on the communication stream beside it).
+std::vector<Mark> marks_of(const std::vector<Span>& collectives, const std::vector<Span>& host) {
+  std::vector<Mark> out;
+  out.reserve(host.size() + collectives.size());
+  for (const Span& h : host) out.push_back({h.start, h.end, TimeCategory::Host});
+  std::size_t next = 0;  // the first host work that ends after the piece's start
+  for (Span s : merged(collectives)) {
+    while (s.start < s.end) {
+      while (next < host.size() && host[next].end <= s.start) ++next;
+      if (next == host.size() || host[next].start >= s.end) {
+        out.push_back({s.start, s.end, TimeCategory::DpSync});
+        break;
+      }
+      if (host[next].start > s.start) out.push_back({s.start, host[next].start, TimeCategory::DpSync});
+      s.start = host[next].end;
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Mark& a, const Mark& b) { return a.start < b.start; });
   return out;
 }
 
@@ -143,6 +174,7 @@ constexpr std::array<CategoryNames, kNumTimeCategories> kNames = {{{"forward", "
                                                                    {"dp_sync", "DP sync"},
                                                                    {"optimizer", "optimizer"},
                                                                    {"contention", "contention"},
+                                                                   {"host", "host"},
                                                                    {"idle", "idle"}}};
 
 }  // namespace
@@ -188,12 +220,13 @@ double TimeBreakdown::mean_share(TimeCategory c) const {
 BreakdownRecorder::BreakdownRecorder(const Schedule& schedule, bool keep_spans)
     : schedule_(schedule), takes_totals_(!keep_spans && schedule.iterations <= 1),
       begin_(static_cast<std::size_t>(std::max(0, schedule.num_devices))), size_(begin_.size()),
-      count_(begin_.size()), last_end_(begin_.size()), syncs_(begin_.size()) {}
+      count_(begin_.size()), last_end_(begin_.size()), syncs_(begin_.size()), host_work_(begin_.size()) {}
 
 void BreakdownRecorder::restart() {
   std::fill(count_.begin(), count_.end(), 0);
   std::fill(last_end_.begin(), last_end_.end(), 0);
   for (auto& s : syncs_) s.clear();
+  for (auto& h : host_work_) h.clear();
   totals_.reset();
 }
 
@@ -224,6 +257,13 @@ void BreakdownRecorder::on_op_totals(const OpTotals& t) {
 
 void BreakdownRecorder::on_collective(const CollectiveRecord& r) {
   for (const OpRef& p : r.participants) syncs_[static_cast<std::size_t>(p.device)].push_back({r.start, r.end});
+}
+
+void BreakdownRecorder::on_host_work(const HostWorkRecord& r) {
+  const auto d = static_cast<std::size_t>(r.device);
+  PIPESIM_ASSERT(d < host_work_.size() && r.start < r.end);
+  PIPESIM_ASSERT(host_work_[d].empty() || host_work_[d].back().end <= r.start);  // one thread, in time order
+  host_work_[d].push_back({r.start, r.end});
 }
 
 namespace {
@@ -268,6 +308,7 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
     // inside the window [0, makespan]; only the not-busy time is left, between the first op
     // and the last.
     PIPESIM_ASSERT(out.window.start == 0 && out.window.end == result.makespan && !result.shared && shared_answers);
+    for (const std::vector<Span>& h : recorder.host_work()) PIPESIM_ASSERT(h.empty());  // the ready pass has none
     std::vector<CategoryTicks> ticks(static_cast<std::size_t>(schedule.num_devices));
     std::vector<Tick> busy(ticks.size());
     std::vector<std::uint64_t> ops(ticks.size());
@@ -280,14 +321,14 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       for (const auto& [category, t] : split_op(g.kind, g.duration, g.duration, parts_of(make_op(g.kind, g.stage, 0, g.pipeline))))
         ticks[d][category] += n * t;
     }
-    const std::vector<Span> no_syncs;
+    const std::vector<Mark> no_marks;
     for (int d = 0; d < schedule.num_devices; ++d) {
       const auto i = static_cast<std::size_t>(d);
       const DeviceStats& dev = result.devices[i];
       PIPESIM_ASSERT(ops[i] == schedule.ops[i].size() && busy[i] == dev.busy);  // every op ran, once
-      DeviceAccount account(out.window, no_syncs, dev.first_start, dev.last_end);
+      DeviceAccount account(out.window, no_marks, dev.first_start, dev.last_end);
       for (TimeCategory c : kTimeCategories) account.add_inside(c, ticks[i][c]);
-      account.add_gaps_without_syncs();
+      account.add_gaps_without_marks();
       add_device(out, d, account.result(), busy[i], most_busy);
     }
     return out;
@@ -303,9 +344,10 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
     // Spans for this schedule's lists, or none where no compute op ran anywhere.
     PIPESIM_ASSERT(times.size() == list.size() || (times.empty() && !any));
     const Tick first = any ? times[first_op].start : 0, last = any ? times[end_op - 1].end : 0;
-    const std::vector<Span> syncs = merged(recorder.syncs()[static_cast<std::size_t>(d)]);
-    DeviceAccount account(out.window, syncs, first, last);
-    const bool gaps_at_end = syncs.empty();  // most devices: add_gaps_without_syncs()
+    const std::vector<Mark> marks = marks_of(recorder.syncs()[static_cast<std::size_t>(d)],
+                                             recorder.host_work()[static_cast<std::size_t>(d)]);
+    DeviceAccount account(out.window, marks, first, last);
+    const bool gaps_at_end = marks.empty();  // most devices: add_gaps_without_marks()
     Tick cursor = out.window.start, busy = 0;
     for (std::size_t i = first_op; i < end_op; ++i) {
       const Op& op = list[i];
@@ -332,7 +374,7 @@ TimeBreakdown time_breakdown(const Schedule& schedule, const SimResult& result, 
       }
     }
     if (gaps_at_end)
-      account.add_gaps_without_syncs();
+      account.add_gaps_without_marks();
     else
       account.add_gap(cursor, out.window.end);
     PIPESIM_ASSERT(compute_ops == recorder.recorded(d));  // every compute op ran, once

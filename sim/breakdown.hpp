@@ -13,6 +13,9 @@
 //     the rest      the op's own work: forward (F), backward (B), input_grad (I),
 //                   weight_grad (W), optimizer (OptStep)
 //   not busy
+//     host          the device's thread does its own work between two ops (HostWorkRecord,
+//                   sim/records.hpp: the executor's work between ops, a message's copy and
+//                   the call that wakes its receiver; a profiled CPU cost model's)
 //     dp_sync       one of the device's GradSync collectives runs (exposed: nothing computes under it)
 //     pipeline      between the device's first op and the end of its last, waiting for an
 //                   input from another device (a transfer in flight, another stage's work)
@@ -38,19 +41,19 @@
 namespace pipesim {
 
 enum class TimeCategory : std::uint8_t {
-  Forward, Backward, InputGrad, WeightGrad, Recompute, TpComm, Pipeline, DpSync, Optimizer, Contention, Idle
+  Forward, Backward, InputGrad, WeightGrad, Recompute, TpComm, Pipeline, DpSync, Optimizer, Contention, Host, Idle
 };
-inline constexpr int kNumTimeCategories = 11;
+inline constexpr int kNumTimeCategories = 12;
 inline constexpr std::array<TimeCategory, kNumTimeCategories> kTimeCategories = {
     TimeCategory::Forward,  TimeCategory::Backward, TimeCategory::InputGrad,  TimeCategory::WeightGrad,
     TimeCategory::Recompute, TimeCategory::TpComm,  TimeCategory::Pipeline,   TimeCategory::DpSync,
-    TimeCategory::Optimizer, TimeCategory::Contention, TimeCategory::Idle};
+    TimeCategory::Optimizer, TimeCategory::Contention, TimeCategory::Host,   TimeCategory::Idle};
 
 // "forward", "backward", "input_grad", "weight_grad", "recompute", "tp_comm", "pipeline",
-// "dp_sync", "optimizer", "contention", "idle": JSON keys (docs/json.md).
+// "dp_sync", "optimizer", "contention", "host", "idle": JSON keys (docs/json.md).
 std::string_view time_category_key(TimeCategory c);
 // For tables and charts: "F", "B", "I", "W", "recompute", "TP comm", "pipeline", "DP sync",
-// "optimizer", "contention", "idle".
+// "optimizer", "contention", "host", "idle".
 std::string_view time_category_label(TimeCategory c);
 
 // Ticks per category, indexed by TimeCategory.
@@ -88,8 +91,8 @@ struct TimeBreakdown {
 //           (docs/performance.md, issue 19 part 5).
 //   spans   otherwise: when each of a device's compute ops ran, at its position in the
 //           device's list (16 bytes per op of the schedule: the position is the op, so no
-//           index is kept), and the spans of its GradSync collectives; time_breakdown cuts
-//           them to the window once it is known.
+//           index is kept), and the spans of its GradSync collectives and of its thread's
+//           host work; time_breakdown cuts them to the window once it is known.
 // Both give the same figures to the nanosecond (tests/breakdown_test.cpp runs every generator
 // both ways).
 class BreakdownRecorder final : public SimObserver {
@@ -99,12 +102,15 @@ class BreakdownRecorder final : public SimObserver {
   // their place in one array, sized for the schedule's ops when the first op record comes,
   // so that nothing grows and the array can have huge pages (sim/buffer.hpp).
   explicit BreakdownRecorder(const Schedule& schedule, bool keep_spans = false);
-  std::uint8_t wants() const override { return (takes_totals_ ? kOpTotals : kOpRecords) | kCollectiveRecords; }
+  std::uint8_t wants() const override {
+    return (takes_totals_ ? kOpTotals : kOpRecords) | kCollectiveRecords | kHostWorkRecords;
+  }
   bool needs_time_order() const override { return false; }  // one list per device
   void restart() override;
   void on_op(const OpRecord& r) override;
   void on_op_totals(const OpTotals& t) override;
   void on_collective(const CollectiveRecord& r) override;
+  void on_host_work(const HostWorkRecord& r) override;
 
   struct Span {
     Tick start, end;
@@ -122,6 +128,7 @@ class BreakdownRecorder final : public SimObserver {
   // How many compute ops of device d have a record.
   std::size_t recorded(int d) const { return count_[static_cast<std::size_t>(d)]; }
   const std::vector<std::vector<Span>>& syncs() const { return syncs_; }
+  const std::vector<std::vector<Span>>& host_work() const { return host_work_; }  // per device, in time order
 
  private:
   const Schedule& schedule_;
@@ -130,7 +137,7 @@ class BreakdownRecorder final : public SimObserver {
   Span* spans_ = nullptr;                          // null until the first op record
   std::vector<std::size_t> begin_, size_, count_;  // per device: its list in spans_, records
   std::vector<Tick> last_end_;                      // per device: its latest record's end
-  std::vector<std::vector<Span>> syncs_;
+  std::vector<std::vector<Span>> syncs_, host_work_;
   std::optional<OpTotals> totals_;
 };
 

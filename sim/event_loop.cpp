@@ -205,6 +205,7 @@ SimResult EventLoop::run() {
   const Tick work = dev.host_work;
   dev.host_work = 0;
   dev.busy = true;
+  dev.host_since = now_;
   if (sharing_ && sharing_->shares_compute(d)) {
     sharing_->start_compute(d, OpKind::SendF, work, now_, kHostWorkPayload | static_cast<std::uint32_t>(d));
     push_changes();
@@ -219,6 +220,7 @@ void EventLoop::handle(const HostWorkFinish& e) { finish_host_work(e.device); }
   DeviceState& dev = dev_[static_cast<std::size_t>(d)];
   dev.busy = false;
   dev.free_at = now_;
+  if (wants_ & kHostWorkRecords) observer_->on_host_work(HostWorkRecord{d, dev.host_since, now_});
   try_start(d, now_);
 }
 

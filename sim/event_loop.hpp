@@ -84,6 +84,7 @@ class EventLoop {
     ActivationAccount memory;
     Tick busy_time = 0, first_start = 0, last_end = 0;
     Tick host_work = 0;          // its thread's own work after the op that just ended (start_host_work)
+    Tick host_since = 0;         // when the work that holds it now began (HostWorkRecord)
   };
   struct CollectiveState {
     int arrived = 0;

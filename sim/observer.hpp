@@ -16,7 +16,8 @@ enum RecordKinds : std::uint8_t {
   kTransferRecords = 2,
   kCollectiveRecords = 4,
   kMemoryRecords = 8,
-  kAllRecords = 15,
+  kHostWorkRecords = 32,  // only a cost model with host work sends any (CostModel::between_ops)
+  kAllRecords = 15 | kHostWorkRecords,
   // Instead of op records, their totals (OpTotals, records.hpp): an observer that wants this
   // and not kOpRecords gets on_op_totals once at the end where the engine can add the records
   // up (the ready pass, when each (pipeline, stage, kind) takes one time), and every op
@@ -44,6 +45,7 @@ class SimObserver {
   virtual void on_transfer(const TransferRecord&) {}
   virtual void on_collective(const CollectiveRecord&) {}
   virtual void on_memory(const MemoryRecord&) {}
+  virtual void on_host_work(const HostWorkRecord&) {}
 };
 
 // Passes every record to each of its observers, in the order they were added (a trace, a
@@ -73,6 +75,7 @@ class ObserverList final : public SimObserver {
   void on_transfer(const TransferRecord& r) override { for (SimObserver* o : list_) o->on_transfer(r); }
   void on_collective(const CollectiveRecord& r) override { for (SimObserver* o : list_) o->on_collective(r); }
   void on_memory(const MemoryRecord& r) override { for (SimObserver* o : list_) o->on_memory(r); }
+  void on_host_work(const HostWorkRecord& r) override { for (SimObserver* o : list_) o->on_host_work(r); }
 
  private:
   std::vector<SimObserver*> list_;

@@ -60,6 +60,15 @@ struct OpTotals {
   std::vector<Group> groups;  // in (pipeline, stage, kind) order, only those with ops
 };
 
+// A device thread's own work between two of its compute ops (CostModel::between_ops, the
+// sender's part of its messages: the event loop's start_host_work): the device is held, on
+// its pool's cores where it has one, and no op runs.
+struct HostWorkRecord {
+  std::int32_t device = 0;
+  Tick start = 0;
+  Tick end = 0;
+};
+
 // Activation memory held by a device after a change at `time`.
 struct MemoryRecord {
   std::int32_t device = 0;

@@ -15,7 +15,7 @@ using testing::Not;
 using namespace pipesim::testing_cli;
 
 const char* kCategories[] = {"forward", "backward",  "input_grad", "weight_grad", "recompute", "tp_comm",
-                             "pipeline", "dp_sync", "optimizer",  "contention",  "idle"};
+                             "pipeline", "dp_sync", "optimizer",  "contention",  "host", "idle"};
 
 // Every device's window_ns adds up to the window, which is time per iteration x counted.
 void expect_exact(const nlohmann::json& run) {
@@ -44,7 +44,7 @@ TEST(BreakdownCli, SimulateTableShowsTheBubbleAsPipelineAndIdle) {
   EXPECT_THAT(r.out, HasSubstr("0 *     2.000 ms 22.2%  4.000 ms 44.4%  3.000 ms 33.3%   0.000 ms 0.0%  9.000 ms 100.0%\n"));
   EXPECT_THAT(r.out, HasSubstr("1       2.000 ms 22.2%  4.000 ms 44.4%   0.000 ms 0.0%  3.000 ms 33.3%  9.000 ms 100.0%\n"));
   EXPECT_THAT(r.out, HasSubstr("mean    2.000 ms 22.2%  4.000 ms 44.4%  1.500 ms 16.7%  1.500 ms 16.7%  9.000 ms 100.0%\n"));
-  EXPECT_THAT(r.out, HasSubstr("zero everywhere: I, W, recompute, TP comm, DP sync, optimizer, contention\n"));
+  EXPECT_THAT(r.out, HasSubstr("zero everywhere: I, W, recompute, TP comm, DP sync, optimizer, contention, host\n"));
   EXPECT_THAT(run("simulate --schedule 1f1b -p 2 -m 2").out, Not(HasSubstr("by category")));
 }
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "cost_models/uniform.hpp"
+#include "sim/breakdown.hpp"
 #include "sim/engine.hpp"
 #include "sim/resources.hpp"
 #include "sim/timeline.hpp"
@@ -152,6 +153,51 @@ TEST(HostWork, TheExecutorsWorkBetweenOpsHoldsTheDeviceAfterEachOp) {
   EXPECT_EQ(t.at("1F1"), Span(2055, 3055));
   // With a hand-off as well, the two add up: 30 + 5 after F0.
   EXPECT_EQ(times(run(WithHandOff(base, 10 * kUs, 20 * kUs, true, 5 * kUs))).at("0F1"), Span(1035, 2035));
+}
+
+// --breakdown counts the thread's own work as `host`, not as pipeline wait: 5 us after each
+// of a device's 7 compute ops (3 F, 3 B, its OPT), in the window [0, makespan] but device
+// 0's last (after the run's last op, its OPT).
+TEST(HostWork, TheBreakdownCountsItAsHost) {
+  const UniformCostModel base(ops_1_2_ms());
+  const WithHandOff costs(base, 0, 0, false, 5 * kUs);
+  const Schedule s = testing_schedules::generated("gpipe", 2, 3);
+  BreakdownRecorder recorder(s);
+  const SimResult r = simulate(s, costs, &recorder);
+  const TimeBreakdown b = time_breakdown(s, r, costs, recorder);
+  EXPECT_EQ(b.per_device[0][TimeCategory::Host], 30 * kUs);
+  EXPECT_EQ(b.per_device[1][TimeCategory::Host], 35 * kUs);
+  // Without it the same time is no one's work: pipeline wait, idle.
+  BreakdownRecorder plain(s);
+  const SimResult q = simulate(s, base, &plain);
+  EXPECT_EQ(time_breakdown(s, q, base, plain).per_device[1][TimeCategory::Host], 0);
+  // The ops' own time is the same either way.
+  EXPECT_EQ(b.per_device[1][TimeCategory::Forward], 3000 * kUs);
+  EXPECT_EQ(b.per_device[1][TimeCategory::Backward], 6000 * kUs);
+}
+
+// With GradSync collectives beside it (Chimera's two pipelines), each device's categories
+// still add up to the window, host work counted where the thread works (before a collective
+// that runs at the same time on the communication stream).
+TEST(HostWork, BesideGradSyncsTheCategoriesStillAddUp) {
+  UniformCostConfig config = ops_1_2_ms();
+  config.grad_bytes = 1'000'000;  // 1 ms a GradSync at 1 GB/s
+  config.link_bandwidth = 1e9;
+  const UniformCostModel base(config);
+  const WithHandOff costs(base, 0, 0, false, 5 * kUs);
+  const Schedule s = testing_schedules::generated("chimera", 2, 4);
+  BreakdownRecorder recorder(s);
+  const SimResult r = simulate(s, costs, &recorder);
+  const TimeBreakdown b = time_breakdown(s, r, costs, recorder);
+  for (int d = 0; d < 2; ++d) {
+    SCOPED_TRACE(d);
+    EXPECT_GT(b.per_device[static_cast<std::size_t>(d)][TimeCategory::Host], 0);
+    EXPECT_EQ(b.per_device[static_cast<std::size_t>(d)].total(), b.window_ticks());
+    // At most 5 us after each of its compute ops.
+    EXPECT_LE(b.per_device[static_cast<std::size_t>(d)][TimeCategory::Host],
+              5 * kUs * static_cast<Tick>(s.ops[static_cast<std::size_t>(d)].size()));
+    EXPECT_GT(b.per_device[static_cast<std::size_t>(d)][TimeCategory::DpSync], 0);
+  }
 }
 
 TEST(HandOff, RerunsAreIdentical) {

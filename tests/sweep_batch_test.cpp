@@ -182,7 +182,7 @@ TEST(SweepBatch, SavedConfigReproducesTheSweep) {
 TEST(SweepBatch, WhereTheTimeGoesIsCompares) {
   const json j = run_json(kBatchGrid, "parts.json");
   const char* keys[] = {"forward", "backward", "input_grad", "weight_grad", "recompute",
-                        "tp_comm", "pipeline", "dp_sync", "optimizer", "contention", "idle"};
+                        "tp_comm", "pipeline", "dp_sync", "optimizer", "contention", "host", "idle"};
   for (const auto& row : j["configurations"]) {
     double sum = 0;
     for (const char* k : keys) sum += row["time_" + std::string(k) + "_s"].get<double>();

@@ -79,7 +79,8 @@ std::string render(const std::string& first, const std::vector<std::string>& ext
 const char* kLegend =
     "F, B, I, W = forward, full backward, input-gradient and weight-gradient work; recompute = forward rerun in "
     "the backward;\nTP comm = exposed tensor-parallel collectives; pipeline = waiting for another stage (the "
-    "bubble, p2p transfers);\nDP sync = exposed gradient reductions (data-parallel, tied embeddings, GradSync); idle = before the first op and after the "
+    "bubble, p2p transfers);\nDP sync = exposed gradient reductions (data-parallel, tied embeddings, GradSync); host = "
+    "the device thread's own work between ops (a profiled CPU cost model's);\nidle = before the first op and after the "
     "last (fill, drain).\n";
 
 std::string window_line(const TimeBreakdown& b) {

@@ -56,7 +56,7 @@ bool work_light_text(WorkKind kind) { return style(kind).light_text; }
 
 std::string_view time_category_class(TimeCategory c) {
   static constexpr std::array<std::string_view, kNumTimeCategories> kClasses = {"tF", "tB", "tI", "tW", "tR", "tT",
-                                                                                "tP", "tD", "tO", "tC", "tX"};
+                                                                                "tP", "tD", "tO", "tC", "tH", "tX"};
   return kClasses[static_cast<std::size_t>(c)];
 }
 
@@ -72,6 +72,7 @@ std::string_view time_category_colour(TimeCategory c) {
     case TimeCategory::DpSync: return work_colour(WorkKind::Sync);
     case TimeCategory::Optimizer: return work_colour(WorkKind::Optimizer);
     case TimeCategory::Contention: return "#E8A33D";  // amber: waiting on a shared core or link
+    case TimeCategory::Host: return "#7F6A93";        // muted violet: the device thread's own work
     case TimeCategory::Idle: return "#D4D4DC";
   }
   return "#000000";
