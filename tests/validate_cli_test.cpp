@@ -95,6 +95,15 @@ TEST(ValidateCli, SeedSchedulesOnTwoDevices) {
   expect_valid(j["schedules"][0], "1f1b", 2);
   expect_valid(j["schedules"][1], "chimera", 2);
   expect_valid(j["schedules"][2], "amp", 2);
+  // A profile per footprint: 1F1B's and AMP's devices hold 4 of gpt-tiny's 8 blocks,
+  // Chimera's 8 (a stage of each pipeline), each timed within its own.
+  for (int i : {0, 1, 2}) {
+    const json& fp = j["schedules"][i]["footprint"];
+    EXPECT_EQ(fp["device_blocks"], i == 1 ? 8 : 4);
+    EXPECT_EQ(fp["profiled_within"], fp["device_blocks"]);
+    EXPECT_THAT(j["schedules"][i]["cost_model"].get<std::string>(),
+                HasSubstr("profiled now, the block within " + fp["device_blocks"].dump() + " blocks"));
+  }
 }
 
 // AMDP needs p to be a multiple of 4: four device threads on however many cores.

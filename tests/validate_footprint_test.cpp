@@ -1,6 +1,7 @@
 // A device's footprint (tools/validate_footprint.hpp): the blocks its most loaded device
-// holds, all its stages', at most the profiler's cap; and validate's warning where a
-// schedule's devices hold another number than the profile timed the block within.
+// holds, all its stages', at most the profiler's cap; validate's groups of schedules, a
+// profile each; and its warning where a schedule's devices hold another number than a
+// --cost profile timed the block within.
 #include <gtest/gtest.h>
 
 #include "cost_models/catalog.hpp"
@@ -29,8 +30,20 @@ TEST(DeviceBlocks, AWarningWhereTheProfileTimedAnotherNumber) {
   EXPECT_EQ(footprint_warning(tiny, chimera, 8), "");
   EXPECT_EQ(footprint_warning(tiny, chimera, 4),
             "chimera's devices hold 8 blocks each (all their stages'), the profile timed the block within 4: its ops may "
-            "run longer than predicted (validate it on its own, or profile with --stage-blocks 8 and pass --cost)");
+            "run longer than predicted (profile with --stage-blocks 8 for it, or leave out --cost: validate then profiles "
+            "each footprint)");
   EXPECT_NE(footprint_warning(tiny, generated("1f1b", 4, 4), 4).find("may run shorter"), std::string::npos);
+}
+
+// validate profiles once per footprint: 1F1B and AMP share one (4 blocks a device), Chimera
+// and 1F1B at p = 1 another (8), in the order each first comes.
+TEST(DeviceBlocks, SchedulesGroupedByFootprint) {
+  const ModelSpec tiny = find_model("gpt-tiny");
+  const std::vector<Schedule> schedules = {generated("1f1b", 2, 4), generated("chimera", 2, 4), generated("amp", 2, 4),
+                                           generated("1f1b", 1, 4)};
+  EXPECT_EQ(footprint_groups(tiny, schedules), (std::vector<std::vector<std::size_t>>{{0, 2}, {1, 3}}));
+  EXPECT_EQ(footprint_groups(tiny, {schedules[0]}), (std::vector<std::vector<std::size_t>>{{0}}));
+  EXPECT_TRUE(footprint_groups(tiny, {}).empty());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // `pipesim validate`: predicted against measured. For each schedule: profile the model's
-// ops on this machine (or read --cost profile.json), simulate the schedule with that
+// ops on this machine (on the CPU once per footprint, the blocks a device of the schedule
+// holds: tools/validate_footprint.hpp; or read --cost profile.json), simulate the schedule with that
 // profiled cost model, run it for real on the executor, and compare op by op
 // (traces/validation.hpp): time per iteration, per-kind op durations, bubble, peak memory,
 // and the weight version of every forward and backward, which must match exactly.
@@ -115,7 +116,7 @@ ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, c
   po.min_time_s = ticks_to_seconds(parse_duration(f.min_time, "--min-time"));
   po.warmup = f.warmup;
   // The block timed within a stage of the blocks a device holds (tools/validate_footprint.hpp:
-  // the fewest of the schedules', one profile serving them all).
+  // on the CPU the schedules given share that number; elsewhere the fewest of theirs).
   po.stage_blocks = default_stage_blocks(model, 1);
   for (const Schedule& s : schedules) po.stage_blocks = std::min(po.stage_blocks, device_blocks(model, s));
   // The shared-core turns only where a schedule has more device threads than cores: the one
@@ -129,6 +130,22 @@ ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, c
         po.shared_core_threads = std::max(po.shared_core_threads, s.num_devices);
       }
   return po;
+}
+
+// "cost model: LABEL\n", or with a profile per footprint "cost models, a profile per
+// footprint:\n  LABEL\n  LABEL\n".
+std::string cost_models_text(const std::vector<std::string>& labels) {
+  if (labels.size() == 1) return "cost model: " + one_line(labels.front()) + "\n";
+  std::string out = "cost models, a profile per footprint:\n";
+  for (const std::string& label : labels) out += "  " + one_line(label) + "\n";
+  return out;
+}
+
+// "1f1b, amp": the schedules' names.
+std::string schedule_names(const std::vector<Schedule>& schedules) {
+  std::string out;
+  for (const Schedule& s : schedules) out += (out.empty() ? "" : ", ") + one_line(s.name);
+  return out;
 }
 
 // The prediction's profile: --cost's, or measured now (profile_options), and where it came
@@ -149,12 +166,16 @@ std::pair<Profile, std::string> read_or_profile(const ValidateFlags& f, const Mo
     std::cerr << "pipesim: profiling on the whole GPU: " << e.what() << "\n";
     backend = make_profile_backend(f.backend, "wall", 1);
   }
+  const std::string within = "the block within " + std::to_string(po.stage_blocks) + " blocks";
+  const bool held_by_all = std::all_of(schedules.begin(), schedules.end(),
+                                       [&](const Schedule& s) { return device_blocks(model, s) == po.stage_blocks; });
   if (!f.json)
     std::cerr << "pipesim: profiling " << model.name << " on " << f.backend
               << (split > 1 ? " (1/" + std::to_string(split) + " of the SMs)" : std::string()) << " (at least " << f.repeats
-              << " repeats, more up to " << f.min_time << " per op; the block within " << po.stage_blocks
-              << " blocks, as a device holds them)\n";
-  return {with_executor_gaps(profile_model(model, po, *backend)), "profiled now"};
+              << " repeats, more up to " << f.min_time << " per op; " << within
+              << (held_by_all ? ", as a device of " : ", the fewest a device of ") << schedule_names(schedules)
+              << " holds)\n";
+  return {with_executor_gaps(profile_model(model, po, *backend)), "profiled now, " + within};
 }
 
 // The profiled cost model of the prediction, as the registry makes it of a profile
@@ -255,7 +276,8 @@ void add_validate_command(CLI::App& app) {
   add_executor_flags(*cmd, *f);
   add_schedule_flags(*cmd, *so, true);
   cmd->add_option("--schedules", f->schedules, "Validate several schedules (comma-separated, or 'all') instead of --schedule");
-  cmd->add_option("--cost", f->cost, "Profile file (pipesim profile) for the prediction; default: profile now");
+  cmd->add_option("--cost", f->cost, "Profile file (pipesim profile) for the prediction; default: profile now (on the CPU once per "
+                  "footprint, the blocks a device of the schedules holds)");
   cmd->add_option("--repeats", f->repeats, "Profiling now: timed runs per op, at least (the median is kept)")->capture_default_str();
   cmd->add_option("--min-time", f->min_time,
                   "Profiling now: ... and more until this long has passed since the first (at most 1000 runs); 0s: exactly --repeats")
@@ -360,48 +382,77 @@ void add_validate_command(CLI::App& app) {
       traces.push_back(files.output("--trace", f->trace));
     }
     OutputFile* report = files.output("--report", f->report);
-    if (f->cost.empty()) check_profile_options(model, profile_options(*f, model, schedules));
+    // A profile per group of schedules: on the CPU, profiling now, one per footprint (the
+    // blocks a device holds, tools/validate_footprint.hpp); otherwise one for all.
+    std::vector<std::vector<Schedule>> groups;
+    std::vector<std::vector<std::size_t>> group_indices;
+    if (f->cost.empty() && f->backend == "cpu") {
+      group_indices = footprint_groups(model, schedules);
+    } else {
+      group_indices.emplace_back();
+      for (std::size_t i = 0; i < schedules.size(); ++i) group_indices.back().push_back(i);
+    }
+    for (const std::vector<std::size_t>& indices : group_indices) {
+      groups.emplace_back();
+      for (std::size_t i : indices) groups.back().push_back(schedules[i]);
+      if (f->cost.empty()) check_profile_options(model, profile_options(*f, model, groups.back()));
+    }
     MachineLoad load{static_cast<int>(std::thread::hardware_concurrency()), load_average(), std::nullopt, 0, 0, std::nullopt};
     const std::optional<CpuTimes> cpu_before = cpu_times();
     const auto first_reading = std::chrono::steady_clock::now();
     for (const Schedule& s : schedules) load.own_threads = std::max(load.own_threads, std::min(s.num_devices, load.cores));
-    const std::unique_ptr<CostModelSetup> setup = profiled_costs(*f, model, schedules);
-    const ProfiledCostModel& costs = *setup->measured();
-    const std::string cost_label = costs.label();
-    CoreSpeeds speeds = f->backend == "cpu" && f->core_speeds == "measure"
-                                  ? measure_core_speeds(model, f->micro_batch_size, costs.config().profile, f->json)
-                                  : CoreSpeeds{};
-    std::vector<Validation> all;
-    for (std::size_t i = 0; i < schedules.size(); ++i) {
-      const Schedule& s = schedules[i];
-      warn_if_oversubscribed(s);
-      for (int run = 1; run <= f->runs; ++run) {
-        if (!f->json)
-          std::cerr << "pipesim: validating " << one_line(s.name)
-                    << (repeated ? ", run " + std::to_string(run) + " of " + std::to_string(f->runs) : std::string())
-                    << " (" << s.total_ops() << " ops)\n";
-        all.push_back(validate_one(s, warmups[i], costs, options, model, *f, speeds));
-        all.back().run = repeated ? run : 0;
-        // Again after the run: how far the machine moved while it ran; the next run's prediction.
-        const CoreSpeeds after = speeds.cores.empty()
-                                     ? CoreSpeeds{}
-                                     : measure_core_speeds(model, f->micro_batch_size, costs.config().profile, f->json);
-        finish_interval(all.back(), costs, sampling, after);
-        if (!after.cores.empty()) speeds = after;
-        if (!traces.empty()) write_trace(*traces[all.size() - 1], all.back(), cost_label);
+    // Group by group, each profiled just before its runs: every validation at its schedule's
+    // place, the runs of schedule i at i * runs .. (i + 1) * runs - 1 (as the traces are).
+    std::vector<Validation> all(schedules.size() * static_cast<std::size_t>(f->runs));
+    std::vector<std::string> cost_labels;  // each once, in the order first used
+    double spread = 0;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const std::unique_ptr<CostModelSetup> setup = profiled_costs(*f, model, groups[g]);
+      const ProfiledCostModel& costs = *setup->measured();
+      const Profile& profile = costs.config().profile;
+      if (std::find(cost_labels.begin(), cost_labels.end(), costs.label()) == cost_labels.end())
+        cost_labels.push_back(costs.label());
+      spread = std::max(spread, repeat_spread(profile));
+      // The cores' speed over this profile's: probed before the group's first run, and after
+      // each run (the next run's prediction).
+      CoreSpeeds speeds = f->backend == "cpu" && f->core_speeds == "measure"
+                              ? measure_core_speeds(model, f->micro_batch_size, profile, f->json)
+                              : CoreSpeeds{};
+      for (std::size_t i : group_indices[g]) {
+        const Schedule& s = schedules[i];
+        warn_if_oversubscribed(s);
+        for (int run = 1; run <= f->runs; ++run) {
+          if (!f->json)
+            std::cerr << "pipesim: validating " << one_line(s.name)
+                      << (repeated ? ", run " + std::to_string(run) + " of " + std::to_string(f->runs) : std::string())
+                      << " (" << s.total_ops() << " ops)\n";
+          const std::size_t at = i * static_cast<std::size_t>(f->runs) + static_cast<std::size_t>(run - 1);
+          Validation& v = all[at] = validate_one(s, warmups[i], costs, options, model, *f, speeds);
+          v.run = repeated ? run : 0;
+          v.cost_label = costs.label();
+          v.device_blocks = device_blocks(model, s);
+          v.profiled_blocks = profile.settings.stage_blocks;
+          // Again after the run: how far the machine moved while it ran; the next run's prediction.
+          const CoreSpeeds after = speeds.cores.empty()
+                                       ? CoreSpeeds{}
+                                       : measure_core_speeds(model, f->micro_batch_size, profile, f->json);
+          finish_interval(v, costs, sampling, after);
+          if (!after.cores.empty()) speeds = after;
+          if (!traces.empty()) write_trace(*traces[at], v);
+        }
       }
     }
     load.after = load_average();
     load.steal = steal_share(cpu_before, cpu_times());
     load.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_reading).count();
-    const double spread = repeat_spread(costs.config().profile);
     const std::optional<double> others = others_during(load);
     for (const std::string& w : validity_warnings(load, spread, f->tolerance()))
       std::cerr << "pipesim: warning: " << w << "\n";
     for (const std::string& w : runs_warnings(all, f->tolerance())) std::cerr << "pipesim: warning: " << w << "\n";
     if (f->backend == "cpu")  // a GPU block outgrows its caches anyway (docs/profile-format.md)
-      for (const Schedule& s : schedules)
-        if (const std::string w = footprint_warning(model, s, costs.config().profile.settings.stage_blocks); !w.empty())
+      for (std::size_t i = 0; i < schedules.size(); ++i)
+        if (const std::string w = footprint_warning(model, schedules[i], all[i * static_cast<std::size_t>(f->runs)].profiled_blocks);
+            !w.empty())
           std::cerr << "pipesim: warning: " << w << "\n";
     for (const Validation& v : all) {
       if (const std::string w = drift_warning(one_line(validation_label(v)), v.speeds_before, v.speeds_after, f->tolerance());
@@ -411,6 +462,8 @@ void add_validate_command(CLI::App& app) {
         if (const std::string w = core_use_warning(one_line(validation_label(v)), *v.core_use, f->tolerance()); !w.empty())
           std::cerr << "pipesim: warning: " << w << "\n";
     }
+    std::string cost_label;
+    for (const std::string& label : cost_labels) cost_label += (cost_label.empty() ? "" : "; ") + label;
     const ValidationSettings settings{f->model, f->backend, f->optimizer, f->micro_batch_size, f->tolerance(), cost_label};
     if (report) write_report(*report, all, settings);
     bool versions_match = true;
@@ -436,7 +489,7 @@ void add_validate_command(CLI::App& app) {
       std::cout << json_text(j) << "\n";
     } else {
       std::cout << "pipesim validate: " << f->model << " on " << f->backend << ", micro-batch size "
-                << f->micro_batch_size << ", " << f->optimizer << "\ncost model: " << cost_label << "\n"
+                << f->micro_batch_size << ", " << f->optimizer << "\n" << cost_models_text(cost_labels)
                 << conditions_line(load, spread) << "\n" << speeds_line(all.front().speeds_before) << "intervals: " << sampling.samples
                 << " simulations on draws of the profile's measured distributions, seed " << sampling.seed << "\n"
                 << window_line(all.front()) << "\n\n"

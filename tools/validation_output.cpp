@@ -257,7 +257,8 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
   j["backend"] = f.backend;
   j["model"] = f.model;
   j["micro_batch_size"] = f.micro_batch_size;
-  j["cost_model"] = f.cost_label;
+  j["cost_model"] = v.cost_label;
+  j["footprint"] = {{"device_blocks", v.device_blocks}, {"profiled_within", v.profiled_blocks}};
   j["versions_match"] = r.versions_match();
   j["versions_compared"] = r.versions_compared;
   j["version_mismatch_count"] = r.version_mismatch_count;
@@ -322,10 +323,10 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
   return j;
 }
 
-void write_trace(OutputFile& file, const Validation& v, const std::string& cost_label) {
+void write_trace(OutputFile& file, const Validation& v) {
   TraceOptions options;
   options.title = validation_label(v) + ": predicted and measured";
-  options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", cost_label}};
+  options.metadata = {{"generator", "pipesim " PIPESIM_VERSION}, {"cost model", v.cost_label}};
   write_chrome_trace_groups(file.stream(),
                             {TraceGroup{"predicted", v.schedule, v.predicted_timeline},
                              TraceGroup{"measured", v.schedule, v.measured_run.timeline}},

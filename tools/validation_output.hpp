@@ -40,6 +40,10 @@ struct Validation {
   // cpu, more device threads than cores: how much of the cores' time ops filled, each way.
   std::optional<CoreUse> core_use;
   Replay replay;        // the error split: the simulator on the run's own times
+  std::string cost_label;  // its prediction's cost model (ProfiledCostModel::label)
+  // Its footprint (tools/validate_footprint.hpp): the blocks its busiest device holds, and
+  // those the profile timed the block within (0: a profile that does not say).
+  int device_blocks = 0, profiled_blocks = 0;
   bool inside = false;  // the measured time per iteration inside the interval's [p5, p95]
   bool pass = false;    // its error within --tolerance
 };
@@ -62,7 +66,7 @@ struct ValidationSettings {
   std::string model, backend, optimizer;
   int micro_batch_size = 1;
   double tolerance = 0;  // a fraction
-  std::string cost_label;
+  std::string cost_label;  // the validations' cost models, each once ("; " between them)
 };
 
 // Which iterations the time per iteration covers (iteration_window, sim/metrics.hpp).
@@ -93,7 +97,7 @@ std::string verdict_text(const Tally& t, double tolerance, bool versions_match);
 // One schedule's object of `validate --json`.
 nlohmann::ordered_json validation_json(const Validation& v, const ValidationSettings& settings);
 // Predicted and measured in one Chrome trace; closes the file.
-void write_trace(OutputFile& file, const Validation& v, const std::string& cost_label);
+void write_trace(OutputFile& file, const Validation& v);
 // The HTML page: the intervals, each schedule's error tables and both timelines; closes it.
 void write_report(OutputFile& file, const std::vector<Validation>& all, const ValidationSettings& settings);
 
