@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "tools/run_losses.hpp"
 #include "tools/table.hpp"
 #include "traces/html_lines.hpp"
 #include "traces/svg.hpp"
@@ -17,8 +18,6 @@ namespace pipesim {
 namespace {
 
 constexpr double kNoLoss = std::numeric_limits<double>::infinity();
-
-std::string loss_text(double loss) { return format_fixed(loss, 4); }
 
 // The seeds' iterations to the target, sorted; runs that never reached it left out.
 std::vector<std::int32_t> reached(const ScheduleConvergence& r, double target) {

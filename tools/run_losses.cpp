@@ -9,9 +9,10 @@
 #include "traces/svg.hpp"
 
 namespace pipesim {
+std::string loss_text(double loss) { return format_fixed(loss, 4); }
+
 namespace {
 
-std::string loss_text(double loss) { return format_fixed(loss, 4); }
 std::string seconds_text(Tick ns) { return format_fixed(static_cast<double>(ns) * 1e-9, 3) + " s"; }
 
 }  // namespace

@@ -15,6 +15,8 @@ namespace pipesim {
 // When each iteration's last loss was computed (ns since the start), by iteration.
 std::vector<Tick> iteration_end_times(const MeasuredRun& run);
 
+// A loss as the outputs write it: "2.3456", 4 decimals.
+std::string loss_text(double loss);
 // "loss ...\n" and "validation ...\n" lines of the summary.
 std::string loss_lines(const MeasuredRun& run);
 // Iteration, training loss, validation loss, wall time: the validation points (and the

@@ -19,7 +19,7 @@
 #include "tools/analytical_setup.hpp"
 #include "tools/exit_codes.hpp"
 #include "tools/sharing_flags.hpp"
-#include "tools/stage_costs.hpp"
+#include "tools/cached_costs.hpp"
 
 namespace pipesim {
 namespace {
@@ -92,7 +92,7 @@ SweepRow evaluate_one(Simulator& simulator, const Plan& plan, const AnalyticalCo
   row.index = index;
   row.point = point;
   BreakdownRecorder parts(schedule);  // no timeline is kept: only where the time goes
-  const StageCosts costs(model);                   // the model's answers, asked once per stage
+  const CachedCosts costs(model);                   // the model's answers, asked once per stage
   std::vector<int> nodes;  // where the analytical model places the devices: what NICs are shared by
   for (int d = 0; d < schedule.num_devices; ++d) nodes.push_back(model.node_of_device(d));
   const std::optional<SharedHardware> shared =

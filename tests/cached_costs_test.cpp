@@ -1,4 +1,4 @@
-// tools/stage_costs.hpp: a sweep asks the analytical model once per (kind, stage) and once per
+// tools/cached_costs.hpp: a sweep asks the analytical model once per (kind, stage) and once per
 // (source, destination, bytes). That is only right if the model's answers depend on nothing
 // else: for every op of every generator (Chimera's two pipelines, AMP's and AMDP's
 // asynchronous micro-batches, interleaved chunks, Chimera's halving split), on a tp, recompute
@@ -14,7 +14,7 @@
 #include "tests/generated.hpp"
 #include "tools/analytical_setup.hpp"
 #include "tools/hardware_flags.hpp"
-#include "tools/stage_costs.hpp"
+#include "tools/cached_costs.hpp"
 
 namespace {
 
@@ -30,7 +30,7 @@ AnalyticalConfig config_for(const Schedule& s, int tp, const char* recompute) {
   return with_parallelism(make_analytical_config(o, "h100-sxm", 1), tp, s.num_devices, 2);
 }
 
-TEST(StageCosts, EveryAnswerIsTheModelsForEveryOpOfEveryGenerator) {
+TEST(CachedCosts, EveryAnswerIsTheModelsForEveryOpOfEveryGenerator) {
   std::mt19937 rng(7);
   for (const GeneratorInfo& g : generators()) {
     ScheduleParams params = testing_schedules::shape(4, 8, 2);
@@ -38,7 +38,7 @@ TEST(StageCosts, EveryAnswerIsTheModelsForEveryOpOfEveryGenerator) {
     const Schedule s = generate(g.name, params);
     for (const auto& [tp, recompute] : {std::pair{1, "none"}, std::pair{2, "full"}}) {
       const AnalyticalCostModel model(config_for(s, tp, recompute));
-      const StageCosts costs(model);
+      const CachedCosts costs(model);
       const OpScale scale = scale_of(s);
       std::vector<Op> ops;
       for (const auto& list : s.ops) ops.insert(ops.end(), list.begin(), list.end());
@@ -75,11 +75,11 @@ TEST(StageCosts, EveryAnswerIsTheModelsForEveryOpOfEveryGenerator) {
   }
 }
 
-TEST(StageCosts, ASimulationThroughItIsTheModelsTickForTick) {
+TEST(CachedCosts, ASimulationThroughItIsTheModelsTickForTick) {
   for (const char* name : {"1f1b", "chimera", "interleaved", "zb-v", "amp"}) {
     const Schedule s = testing_schedules::generated(name, 4, 8, 2);
     const AnalyticalCostModel model(config_for(s, 2, "selective"));
-    const SimResult direct = simulate(s, model), memo = simulate(s, StageCosts(model));
+    const SimResult direct = simulate(s, model), memo = simulate(s, CachedCosts(model));
     EXPECT_EQ(memo.makespan, direct.makespan) << name;
     ASSERT_EQ(memo.devices.size(), direct.devices.size());
     for (std::size_t d = 0; d < direct.devices.size(); ++d) {

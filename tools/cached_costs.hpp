@@ -1,7 +1,7 @@
 #pragma once
 // The analytical cost model (cost_models/analytical.hpp) for one configuration of a sweep,
 // each answer asked once. Its per-op answers depend on an op's kind and stage and the
-// schedule's scale, never on its micro-batch or pipeline (tests/stage_costs_test.cpp holds
+// schedule's scale, never on its micro-batch or pipeline (tests/cached_costs_test.cpp holds
 // that for every op of every generator), so a run of thousands of ops asks it once per
 // (kind, stage) and a transfer once per (source, destination, bytes). A sweep evaluates each
 // configuration through one; `compare` asks the model itself, and gets the same answers.
@@ -15,9 +15,9 @@
 
 namespace pipesim {
 
-class StageCosts final : public CostModel {
+class CachedCosts final : public CostModel {
  public:
-  explicit StageCosts(const AnalyticalCostModel& model) : model_(model) {}
+  explicit CachedCosts(const AnalyticalCostModel& model) : model_(model) {}
 
   Tick compute_time(const Op& op, OpScale scale) const override;
   ComputeParts compute_parts(const Op& op, OpScale scale) const override;
