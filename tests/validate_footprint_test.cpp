@@ -7,6 +7,7 @@
 #include "cost_models/catalog.hpp"
 #include "tests/generated.hpp"
 #include "tools/validate_footprint.hpp"
+#include "tools/validation_output.hpp"
 
 namespace pipesim {
 namespace {
@@ -44,6 +45,13 @@ TEST(DeviceBlocks, SchedulesGroupedByFootprint) {
   EXPECT_EQ(footprint_groups(tiny, schedules), (std::vector<std::vector<std::size_t>>{{0, 2}, {1, 3}}));
   EXPECT_EQ(footprint_groups(tiny, {schedules[0]}), (std::vector<std::vector<std::size_t>>{{0}}));
   EXPECT_TRUE(footprint_groups(tiny, {}).empty());
+}
+
+// The text's cost-model lines: one, or one per footprint's profile.
+TEST(DeviceBlocks, OneCostModelLineOrOnePerFootprint) {
+  EXPECT_EQ(cost_models_text({"profiled: a"}), "cost model: profiled: a\n");
+  EXPECT_EQ(cost_models_text({"profiled: a", "profiled: b"}),
+            "cost models, a profile per footprint:\n  profiled: a\n  profiled: b\n");
 }
 
 }  // namespace

@@ -132,15 +132,6 @@ ProfileOptions profile_options(const ValidateFlags& f, const ModelSpec& model, c
   return po;
 }
 
-// "cost model: LABEL\n", or with a profile per footprint "cost models, a profile per
-// footprint:\n  LABEL\n  LABEL\n".
-std::string cost_models_text(const std::vector<std::string>& labels) {
-  if (labels.size() == 1) return "cost model: " + one_line(labels.front()) + "\n";
-  std::string out = "cost models, a profile per footprint:\n";
-  for (const std::string& label : labels) out += "  " + one_line(label) + "\n";
-  return out;
-}
-
 // "1f1b, amp": the schedules' names.
 std::string schedule_names(const std::vector<Schedule>& schedules) {
   std::string out;

@@ -121,6 +121,13 @@ nlohmann::ordered_json runs_json(const std::vector<Validation>& all, double tole
   return out;
 }
 
+std::string cost_models_text(const std::vector<std::string>& labels) {
+  if (labels.size() == 1) return "cost model: " + one_line(labels.front()) + "\n";
+  std::string out = "cost models, a profile per footprint:\n";
+  for (const std::string& label : labels) out += "  " + one_line(label) + "\n";
+  return out;
+}
+
 // Which iterations the time per iteration covers (iteration_window, sim/metrics.hpp).
 std::string window_line(const Validation& v) {
   const int n = v.schedule.iterations;

@@ -69,6 +69,9 @@ struct ValidationSettings {
   std::string cost_label;  // the validations' cost models, each once ("; " between them)
 };
 
+// "cost model: LABEL\n", or with a profile per footprint "cost models, a profile per
+// footprint:\n  LABEL\n  LABEL\n".
+std::string cost_models_text(const std::vector<std::string>& labels);
 // Which iterations the time per iteration covers (iteration_window, sim/metrics.hpp).
 std::string window_line(const Validation& v);
 // Per schedule: times, error, interval, bubble, peak memory, versions, verdict.
