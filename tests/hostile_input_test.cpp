@@ -546,6 +546,16 @@ std::vector<Case> cases() {
        "--tolerance: expected a percentage above 0, got -1.00"},
       {"validate_samples_zero", "outputs", {}, "$P validate --samples 0 --report r.html --trace t.json",
        {"r.html", "t.json"}, 2, "--samples: expected a number of simulations in 1..100000, got 0"},
+      // --calibration (tools/validate_calibration.hpp): past validate --json outputs, read
+      // before any profiling.
+      {"validate_calibration_missing", "inputs", {}, "$P validate --calibration past --report r.html", {"r.html"}, 2,
+       "--calibration: 'past': no such file or folder (past validate --json outputs)"},
+      {"validate_calibration_not_validate_json", "inputs", {{"p.json", "{\"traceEvents\": []}"}},
+       "$P validate --calibration p.json --report r.html", {"r.html"}, 2,
+       "p.json: expected validate --json output (a schedule's object, or {\"schedules\": [...]})"},
+      {"validate_calibration_bad_field", "config",
+       {{"d/v.json", "{\"schedules\": [{\"schedule\": \"1f1b\", \"measured\": {}, \"time_per_iteration_error\": 0}]}"}},
+       "$P validate --calibration d --report r.html", {"r.html"}, 2, "d/v.json: /schedules/0: missing field 'backend'"},
   };
 }
 

@@ -363,6 +363,45 @@ TEST(ValidateCli, RunsRepeatEachSchedule) {
   EXPECT_EQ(runs["within_tolerance"], 2);
 }
 
+// --calibration: nine past runs of this group whose measurements fell 1 .. 9 % of p50
+// outside their intervals (and one of another group, not used) widen each interval by the
+// largest, 9 %: [p5 - 0.09 p50, p95 + 0.09 p50], in the JSON, the table and the report.
+TEST(ValidateCli, CalibrationWidensTheIntervalByItsGroupsPastMisses) {
+  namespace fs = std::filesystem;
+  const fs::path past = temp_path("calibration_past");
+  fs::create_directories(past);
+  json runs = json::array();
+  for (int i = 1; i <= 9; ++i)
+    runs.push_back({{"schedule", "1f1b"}, {"backend", "cpu"}, {"model", "gpt-tiny"}, {"time_per_iteration_error", 0},
+                    {"prediction_interval", {{"time_per_iteration_s", {{"p5", 0.9}, {"p50", 1.0}, {"p95", 1.1}}}}},
+                    {"core_use", nullptr}, {"measured", {{"time_per_iteration_s", 1.1 + i / 100.0}}}});
+  std::ofstream(past / "tiny.json") << json{{"schedules", runs}}.dump();
+  json other = runs[0];
+  other["model"] = "gpt-small";
+  other["measured"]["time_per_iteration_s"] = 3.0;
+  std::ofstream(past / "small.json") << other.dump();
+  const std::string report = temp_path("calibrated.html");
+  const Result r = run("validate --schedule 1f1b -p 2 -m 2 --iterations 2 --model gpt-tiny --repeats 2 --samples 20 "
+                       "--tolerance 400 --json --calibration " + past.string() + " --report " + report);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const json j = json_of(r);
+  EXPECT_EQ(j["calibration"]["runs"], 10);
+  EXPECT_EQ(j["calibration"]["files"], 2);
+  const json& c = j["calibrated_interval"];
+  EXPECT_EQ(c["group"], "cpu gpt-tiny");
+  EXPECT_EQ(c["calibration_runs"], 9);
+  EXPECT_NEAR(c["widening"].get<double>(), 0.09, 1e-12);
+  const json& t = j["prediction_interval"]["time_per_iteration_s"];
+  const double p50 = t["p50"].get<double>();
+  EXPECT_NEAR(c["time_per_iteration_s"]["p5"].get<double>(), t["p5"].get<double>() - 0.09 * p50, 1e-12);
+  EXPECT_NEAR(c["time_per_iteration_s"]["p95"].get<double>(), t["p95"].get<double>() + 0.09 * p50, 1e-12);
+  const double measured = j["measured"]["time_per_iteration_s"].get<double>();
+  EXPECT_EQ(c["inside"].get<bool>(), measured >= c["time_per_iteration_s"]["p5"].get<double>() &&
+                                         measured <= c["time_per_iteration_s"]["p95"].get<double>());
+  EXPECT_EQ(j["calibrated_coverage"].get<double>(), c["inside"].get<bool>() ? 1.0 : 0.0);
+  EXPECT_THAT(slurp(report), HasSubstr("<th>calibrated p5 .. p95</th>"));
+}
+
 TEST(ValidateCli, BadInput) {
   testing_cli::expect_one_line_error(run("validate --schedule 1f1b -p 2 -m 2 --backend tpu"),
                                      "--backend: expected cpu or cuda, got 'tpu'");

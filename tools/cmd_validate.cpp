@@ -13,7 +13,9 @@
 // profile's measured distributions (assess/prediction_interval.hpp), on the CPU with the
 // machine's speed drawn between the core-speed probes before and after the run, and whether
 // the measured time per iteration lies inside its [p5, p95]; over several schedules, the
-// coverage. Before
+// coverage. --calibration PATH (past validate --json outputs) widens each interval by how far
+// this machine's past measurements fell outside theirs (tools/validate_calibration.hpp,
+// split conformal prediction), for a [p5, p95] that holds 90 % of runs. Before
 // the verdict, the machine's load before and after and the spread of the profile's repeats,
 // with a warning on stderr when either makes the comparison meaningless
 // (tools/validate_verdict.hpp).
@@ -63,6 +65,7 @@
 #include "tools/run_flags.hpp"
 #include "tools/sample_flags.hpp"
 #include "tools/table.hpp"
+#include "tools/validate_calibration.hpp"
 #include "tools/validate_core_speeds.hpp"
 #include "tools/validate_footprint.hpp"
 #include "tools/validate_verdict.hpp"
@@ -78,6 +81,7 @@ constexpr int kMaxRuns = 100;
 struct ValidateFlags : ExecutorFlags {
   std::string schedules;  // --schedules a,b (instead of --schedule)
   std::string cost;       // --cost profile.json; empty: profile now
+  std::vector<std::string> calibration;  // --calibration: past validate --json outputs
   int repeats = 5;
   std::string min_time = "25ms";
   int warmup = 2;
@@ -291,6 +295,11 @@ void add_validate_command(CLI::App& app) {
   cmd->add_flag("--json", f->json,
                 "Print JSON (one object; with --schedules or --runs {\"schedules\": [...]}) instead of tables");
   add_sample_flags(*cmd, f->samples, kValidateSamples, false);  // the draws use --seed, as the weights do
+  cmd->add_option("--calibration", f->calibration,
+                  "Past `validate --json` outputs of this machine (files, or folders searched for *.json; repeatable): "
+                  "each interval is widened by how far the measurements of past runs of its backend and model (with "
+                  "or without devices sharing cores) fell outside their [p5, p95], so that 90 % of runs fall inside "
+                  "(split conformal prediction; at least 9 past runs per group)");
   cmd->add_option("--core-sharing", f->core_sharing,
                   "cpu, more devices than cores: how the prediction shares them: auto (ops longer than four kernel "
                   "time slices are time-sliced, shorter ones queue for a core), slice or queue (docs/shared-hardware.md)")
@@ -326,6 +335,9 @@ void add_validate_command(CLI::App& app) {
     if (!f->cost.empty())
       reject_given_flags(*cmd, {"--repeats", "--min-time", "--warmup"}, "used only when profiling now (without --cost)");
     CommandFiles files;
+    for (const std::string& path : f->calibration)
+      if (!std::filesystem::is_directory(path)) files.input("--calibration", path);
+    const CalibrationRuns calibration = read_calibration(f->calibration);  // before minutes of profiling
     files.input("--schedule-file", so->file);
     files.input("--cost", f->cost);
     files.catalog_input("--model", f->model);
@@ -433,6 +445,15 @@ void add_validate_command(CLI::App& app) {
         }
       }
     }
+    if (!f->calibration.empty())
+      for (Validation& v : all) {
+        v.calibrated = calibrate(calibration, calibration_group(f->backend, f->model, v.core_use.has_value()),
+                                 v.interval.time_per_iteration, static_cast<double>(v.measured.time_per_iteration));
+        if (!v.calibrated->widening)
+          std::cerr << "pipesim: warning: --calibration: " << one_line(validation_label(v)) << " (" << one_line(v.calibrated->group)
+                    << "): " << v.calibrated->runs << " past runs, " << min_calibration_runs()
+                    << " needed: no calibrated interval\n";
+      }
     load.after = load_average();
     load.steal = steal_share(cpu_before, cpu_times());
     load.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_reading).count();
@@ -476,6 +497,10 @@ void add_validate_command(CLI::App& app) {
       j["profile_repeat_spread"] = spread;
       j["core_speeds"] = speeds_json(all.front().speeds_before);
       j["coverage"] = static_cast<double>(verdict.inside) / static_cast<double>(verdict.total);
+      j["calibration"] = f->calibration.empty() ? nullptr : calibration_json(calibration);
+      j["calibrated_coverage"] = verdict.calibrated == 0 ? nullptr
+                                                         : nlohmann::ordered_json(static_cast<double>(verdict.calibrated_inside) /
+                                                                                  static_cast<double>(verdict.calibrated));
       j["overall_verdict"] = verdict.failed == 0 && versions_match ? "PASS" : "FAIL";
       std::cout << json_text(j) << "\n";
     } else {
@@ -483,6 +508,7 @@ void add_validate_command(CLI::App& app) {
                 << f->micro_batch_size << ", " << f->optimizer << "\n" << cost_models_text(cost_labels)
                 << conditions_line(load, spread) << "\n" << speeds_line(all.front().speeds_before) << "intervals: " << sampling.samples
                 << " simulations on draws of the profile's measured distributions, seed " << sampling.seed << "\n"
+                << (f->calibration.empty() ? std::string() : calibration_text(calibration))
                 << window_line(all.front()) << "\n\n"
                 << summary_table(all) << "\nop durations (error = (predicted - measured) / measured):\n"
                 << kind_table(all)

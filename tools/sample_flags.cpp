@@ -73,12 +73,16 @@ nlohmann::ordered_json interval_json(const PredictionInterval& r) {
   return j;
 }
 
-std::string interval_report_html(const std::vector<NamedInterval>& rows) {
+std::string interval_report_html(const std::vector<NamedInterval>& rows, const std::vector<std::string>& calibrated) {
   if (rows.empty()) return {};
+  PIPESIM_ASSERT(calibrated.empty() || calibrated.size() == rows.size());
   std::vector<ReportInterval> report;
-  for (const auto& [name, r] : rows)
-    report.push_back({name, ticks(r.time_per_iteration.p10), ticks(r.time_per_iteration.p50),
-                      ticks(r.time_per_iteration.p90), r.bubble_ratio.p10, r.bubble_ratio.p50, r.bubble_ratio.p90});
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const PredictionInterval& r = rows[i].second;
+    report.push_back({rows[i].first, ticks(r.time_per_iteration.p10), ticks(r.time_per_iteration.p50),
+                      ticks(r.time_per_iteration.p90), r.bubble_ratio.p10, r.bubble_ratio.p50, r.bubble_ratio.p90,
+                      calibrated.empty() ? std::string() : calibrated[i]});
+  }
   const Sampling& s = rows.front().second.sampling;
   return intervals_html(report, s.samples, s.seed);
 }

@@ -49,6 +49,7 @@ std::string interval_table(const std::vector<NamedInterval>& rows);
 std::string time_range(const PredictionInterval& interval);
 // {"samples", "seed", "time_per_iteration_s": {p5, p10, p50, p90, p95}, "bubble_ratio": {...}}
 nlohmann::ordered_json interval_json(const PredictionInterval& interval);
-std::string interval_report_html(const std::vector<NamedInterval>& rows);
+// `calibrated`: empty, or a calibrated range's text per row ("" for none).
+std::string interval_report_html(const std::vector<NamedInterval>& rows, const std::vector<std::string>& calibrated = {});
 
 }  // namespace pipesim

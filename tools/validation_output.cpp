@@ -138,22 +138,33 @@ std::string window_line(const Validation& v) {
 }
 
 std::string summary_table(const std::vector<Validation>& all) {
+  const bool calibrated = std::any_of(all.begin(), all.end(), [](const Validation& v) { return v.calibrated.has_value(); });
   Table t;
   t.add_column("schedule", Table::Align::Left);
-  for (const char* c : {"time/iter predicted", "measured", "error", "predicted p5 .. p95", "inside", "bubble pred.",
-                        "p10 .. p90", "meas.", "peak act. pred.", "meas."})
-    t.add_column(c);
+  for (const char* c : {"time/iter predicted", "measured", "error", "predicted p5 .. p95", "inside"}) t.add_column(c);
+  if (calibrated)
+    for (const char* c : {"calibrated p5 .. p95", "inside"}) t.add_column(c);
+  for (const char* c : {"bubble pred.", "p10 .. p90", "meas.", "peak act. pred.", "meas."}) t.add_column(c);
   t.add_column("weight versions", Table::Align::Left);
   t.add_column("verdict", Table::Align::Left);
-  for (const Validation& v : all)
-    t.add_row({validation_label(v), format_duration(v.predicted.time_per_iteration),
-               format_duration(v.measured.time_per_iteration), signed_percent(v.report.time_per_iteration_error),
-               time_range(v.interval), v.inside ? "yes" : "no", format_percent(v.predicted.bubble_ratio),
-               format_percent(v.interval.bubble_ratio.p10) + " .. " + format_percent(v.interval.bubble_ratio.p90),
-               format_percent(v.measured.bubble_ratio),
-               format_bytes(static_cast<double>(max_peak_activation_bytes(v.predicted))),
-               format_bytes(static_cast<double>(max_peak_activation_bytes(v.measured))), versions_cell(v.report),
-               v.pass && v.report.versions_match() ? "PASS" : "FAIL"});
+  for (const Validation& v : all) {
+    std::vector<std::string> row{validation_label(v), format_duration(v.predicted.time_per_iteration),
+                                 format_duration(v.measured.time_per_iteration),
+                                 signed_percent(v.report.time_per_iteration_error), time_range(v.interval),
+                                 v.inside ? "yes" : "no"};
+    if (calibrated) {
+      row.push_back(v.calibrated ? calibrated_range_text(*v.calibrated) : "-");
+      row.push_back(v.calibrated && v.calibrated->widening ? (v.calibrated->inside ? "yes" : "no") : "-");
+    }
+    for (std::string cell :
+         {format_percent(v.predicted.bubble_ratio),
+          format_percent(v.interval.bubble_ratio.p10) + " .. " + format_percent(v.interval.bubble_ratio.p90),
+          format_percent(v.measured.bubble_ratio), format_bytes(static_cast<double>(max_peak_activation_bytes(v.predicted))),
+          format_bytes(static_cast<double>(max_peak_activation_bytes(v.measured))), versions_cell(v.report),
+          std::string(v.pass && v.report.versions_match() ? "PASS" : "FAIL")})
+      row.push_back(std::move(cell));
+    t.add_row(row);
+  }
   return t.render();
 }
 
@@ -163,6 +174,10 @@ Tally tally(const std::vector<Validation>& all) {
   t.total = all.size();
   for (const Validation& v : all) {
     t.inside += v.inside;
+    if (v.calibrated && v.calibrated->widening) {
+      ++t.calibrated;
+      t.calibrated_inside += v.calibrated->inside;
+    }
     if (v.pass) continue;
     ++t.failed;
     t.failures += (t.failures.empty() ? "" : ", ") + one_line(validation_label(v)) + " " +
@@ -174,7 +189,14 @@ Tally tally(const std::vector<Validation>& all) {
 std::string verdict_text(const Tally& t, double tolerance, bool versions_match) {
   const std::string coverage = "measured inside the predicted [p5, p95]: " + std::to_string(t.inside) + " of " +
                                std::to_string(t.total) + " (" +
-                               format_percent(static_cast<double>(t.inside) / static_cast<double>(t.total)) + ")\n";
+                               format_percent(static_cast<double>(t.inside) / static_cast<double>(t.total)) + ")\n" +
+                               (t.calibrated == 0 ? std::string()
+                                                  : "measured inside the calibrated [p5, p95]: " +
+                                                        std::to_string(t.calibrated_inside) + " of " +
+                                                        std::to_string(t.calibrated) + " (" +
+                                                        format_percent(static_cast<double>(t.calibrated_inside) /
+                                                                       static_cast<double>(t.calibrated)) +
+                                                        ")\n");
   const bool pass = t.failed == 0 && versions_match;
   std::string out = coverage + "verdict: " + (pass ? "PASS" : "FAIL") + " (time per iteration within " +
                     format_percent(tolerance) + ": " + std::to_string(t.total - t.failed) + " of " + std::to_string(t.total);
@@ -280,6 +302,7 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
   j["verdict"] = v.pass && r.versions_match() ? "PASS" : "FAIL";
   j["prediction_interval"] = interval_json(v.interval);
   j["inside_interval"] = v.inside;
+  j["calibrated_interval"] = v.calibrated ? calibrated_json(*v.calibrated) : nullptr;
   j["speed_probes"] = {{"before", speeds_json(v.speeds_before)}, {"after", speeds_json(v.speeds_after)},
                       {"drift", speed_drift(v.speeds_before, v.speeds_after)}};
   j["core_use"] = v.core_use ? nlohmann::ordered_json{{"cores", v.core_use->cores},
@@ -349,8 +372,12 @@ void write_report(OutputFile& file, const std::vector<Validation>& all, const Va
   options.generator = "pipesim " PIPESIM_VERSION;
   options.rank_runs = false;  // predicted and measured of one schedule: neither is "best"
   std::vector<NamedInterval> intervals;
-  for (const Validation& v : all) intervals.emplace_back(validation_label(v), v.interval);
-  options.intro_html = interval_report_html(intervals);
+  std::vector<std::string> calibrated;
+  for (const Validation& v : all) {
+    intervals.emplace_back(validation_label(v), v.interval);
+    calibrated.push_back(v.calibrated ? calibrated_range_text(*v.calibrated) : std::string());
+  }
+  options.intro_html = interval_report_html(intervals, calibrated);
   // The timelines' names on the page ("1f1b (predicted)"); the validations keep theirs.
   std::vector<Metrics> named;
   named.reserve(2 * all.size());

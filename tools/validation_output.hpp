@@ -16,6 +16,7 @@
 #include "sim/resources.hpp"
 #include "sim/timeline.hpp"
 #include "tools/command_files.hpp"
+#include "tools/validate_calibration.hpp"
 #include "tools/validate_core_speeds.hpp"
 #include "tools/validate_core_use.hpp"
 #include "tools/validate_replay.hpp"
@@ -45,6 +46,8 @@ struct Validation {
   // those the profile timed the block within (0: a profile that does not say).
   int device_blocks = 0, profiled_blocks = 0;
   bool inside = false;  // the measured time per iteration inside the interval's [p5, p95]
+  // --calibration: the interval widened by past validations' misses (tools/validate_calibration.hpp).
+  std::optional<Calibrated> calibrated;
   bool pass = false;    // its error within --tolerance
 };
 
@@ -88,13 +91,15 @@ std::string replay_table(const std::vector<Validation>& all);
 // went even on its own times). Empty when every schedule is within the tolerance.
 std::string replay_advice(const std::vector<Validation>& all, double tolerance);
 
-// How many schedules passed and how many lie inside their interval.
+// How many schedules passed and how many lie inside their interval (and, with --calibration,
+// inside their calibrated one, of those that have one).
 struct Tally {
   std::size_t failed = 0, inside = 0, total = 0;
+  std::size_t calibrated_inside = 0, calibrated = 0;
   std::string failures;  // "chimera -7.20 %, amp +9.10 %"
 };
 Tally tally(const std::vector<Validation>& all);
-// The coverage line and the verdict line.
+// The coverage line (both, with --calibration) and the verdict line.
 std::string verdict_text(const Tally& t, double tolerance, bool versions_match);
 
 // One schedule's object of `validate --json`.

@@ -14,6 +14,9 @@ struct ReportInterval {
   std::string schedule;
   Tick time_p10 = 0, time_p50 = 0, time_p90 = 0;  // per iteration
   double bubble_p10 = 0, bubble_p50 = 0, bubble_p90 = 0;
+  // validate --calibration: "1.20 s .. 1.31 s" (tools/validate_calibration.hpp); a column
+  // when some row has one.
+  std::string calibrated;
 };
 
 std::string intervals_html(const std::vector<ReportInterval>& rows, int samples, std::uint64_t seed);
