@@ -16,6 +16,7 @@ import sys
 
 out = sys.argv[1]
 within = inside = total = sim_within = split = 0
+calibrated = calibrated_inside = 0
 for rdir in sorted(glob.glob(os.path.join(out, "round*"))):
     for path in sorted(glob.glob(os.path.join(rdir, "*.json"))):
         try:
@@ -31,6 +32,12 @@ for rdir in sorted(glob.glob(os.path.join(out, "round*"))):
             total += 1
             within += abs(err) <= tol
             inside += bool(s["inside_interval"])
+            c = s.get("calibrated_interval")
+            cal = ""
+            if c and c.get("widening") is not None:
+                calibrated += 1
+                calibrated_inside += bool(c["inside"])
+                cal = f"  calibrated {'inside' if c['inside'] else 'outside'} (+-{c['widening']*100:.1f} %)"
             r = s.get("replay")
             parts = ""
             if r:
@@ -48,7 +55,9 @@ for rdir in sorted(glob.glob(os.path.join(out, "round*"))):
                           f" other {use['thread_cpu_outside_ops']*100:.1f} %")
             print(f"{os.path.basename(rdir)}  {model:9} {s['schedule']:8} predicted {s['predicted']['time_per_iteration_s']*1e3:9.2f} ms"
                   f"  measured {s['measured']['time_per_iteration_s']*1e3:9.2f} ms  error {err*100:+6.1f} %"
-                  f"  {'inside' if s['inside_interval'] else 'outside'}  drift {drift*100:4.1f} %{parts}")
+                  f"  {'inside' if s['inside_interval'] else 'outside'}{cal}  drift {drift*100:4.1f} %{parts}")
 print(f"within the tolerance: {within} of {total}; inside [p5, p95]: {inside} of {total}")
+if calibrated:
+    print(f"inside the calibrated [p5, p95]: {calibrated_inside} of {calibrated}")
 if split:
     print(f"the simulator's part within the tolerance: {sim_within} of {split}")
