@@ -187,16 +187,12 @@ Tally tally(const std::vector<Validation>& all) {
 }
 
 std::string verdict_text(const Tally& t, double tolerance, bool versions_match) {
-  const std::string coverage = "measured inside the predicted [p5, p95]: " + std::to_string(t.inside) + " of " +
-                               std::to_string(t.total) + " (" +
-                               format_percent(static_cast<double>(t.inside) / static_cast<double>(t.total)) + ")\n" +
-                               (t.calibrated == 0 ? std::string()
-                                                  : "measured inside the calibrated [p5, p95]: " +
-                                                        std::to_string(t.calibrated_inside) + " of " +
-                                                        std::to_string(t.calibrated) + " (" +
-                                                        format_percent(static_cast<double>(t.calibrated_inside) /
-                                                                       static_cast<double>(t.calibrated)) +
-                                                        ")\n");
+  const auto share = [](std::size_t part, std::size_t whole) {
+    return std::to_string(part) + " of " + std::to_string(whole) + " (" +
+           format_percent(static_cast<double>(part) / static_cast<double>(whole)) + ")\n";
+  };
+  std::string coverage = "measured inside the predicted [p5, p95]: " + share(t.inside, t.total);
+  if (t.calibrated > 0) coverage += "measured inside the calibrated [p5, p95]: " + share(t.calibrated_inside, t.calibrated);
   const bool pass = t.failed == 0 && versions_match;
   std::string out = coverage + "verdict: " + (pass ? "PASS" : "FAIL") + " (time per iteration within " +
                     format_percent(tolerance) + ": " + std::to_string(t.total - t.failed) + " of " + std::to_string(t.total);
