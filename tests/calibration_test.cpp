@@ -17,7 +17,6 @@
 #include "core/error.hpp"
 #include "tests/cli_runner.hpp"
 #include "tools/validate_calibration.hpp"
-#include "tools/validation_output.hpp"
 
 namespace pipesim {
 namespace {
@@ -208,20 +207,6 @@ TEST(CalibrationFiles, AFolderIsSearchedAndWhatIsNotValidateJsonIsSkipped) {
   broken["measured"] = "fast";
   write("round1/broken.json", broken.dump());
   EXPECT_THROW(read_calibration({dir.string()}), InputError);
-}
-
-TEST(CalibrationFiles, TheVerdictCountsBothCoverages) {
-  Tally t;
-  t.total = 8;
-  t.inside = 3;
-  EXPECT_EQ(verdict_text(t, 0.05, true),
-            "measured inside the predicted [p5, p95]: 3 of 8 (37.50 %)\n"
-            "verdict: PASS (time per iteration within 5.00 %: 8 of 8)\n");
-  t.calibrated = 8;
-  t.calibrated_inside = 7;
-  EXPECT_THAT(verdict_text(t, 0.05, true),
-              testing::StartsWith("measured inside the predicted [p5, p95]: 3 of 8 (37.50 %)\n"
-                                  "measured inside the calibrated [p5, p95]: 7 of 8 (87.50 %)\nverdict: PASS"));
 }
 
 }  // namespace

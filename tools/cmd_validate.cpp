@@ -510,7 +510,7 @@ void add_validate_command(CLI::App& app) {
                 << " simulations on draws of the profile's measured distributions, seed " << sampling.seed << "\n"
                 << (f->calibration.empty() ? std::string() : calibration_text(calibration))
                 << window_line(all.front()) << "\n\n"
-                << summary_table(all) << "\nop durations (error = (predicted - measured) / measured):\n"
+                << summary_table(all) << bubble_note(all) << "\nop durations (error = (predicted - measured) / measured):\n"
                 << kind_table(all)
                 << "\nerror split (the simulator replayed on each run's own op times and hand-offs; "
                    "docs/validation/README.md):\n"

@@ -168,6 +168,19 @@ std::string summary_table(const std::vector<Validation>& all) {
   return t.render();
 }
 
+std::string bubble_note(const std::vector<Validation>& all) {
+  std::string names;
+  for (const Validation& v : all)
+    if (v.predicted.bubble_ratio < v.interval.bubble_ratio.p10)
+      names += (names.empty() ? "" : ", ") + one_line(validation_label(v)) + " " +
+               format_percent(v.predicted.bubble_ratio) + " against " + format_percent(v.interval.bubble_ratio.p10) +
+               " .. " + format_percent(v.interval.bubble_ratio.p90);
+  if (names.empty()) return {};
+  return "bubble: the plain prediction lies below its interval (" + names +
+         "). It takes every op at its mean; the interval draws each op from its profiled spread, and a device "
+         "that waits for the slower of two ops waits longer than for two ops at their means (Jensen's "
+         "inequality): compare the measured bubble with the interval\n";
+}
 
 Tally tally(const std::vector<Validation>& all) {
   Tally t;

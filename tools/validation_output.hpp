@@ -79,6 +79,10 @@ std::string cost_models_text(const std::vector<std::string>& labels);
 std::string window_line(const Validation& v);
 // Per schedule: times, error, interval, bubble, peak memory, versions, verdict.
 std::string summary_table(const std::vector<Validation>& all);
+// The schedules whose plain bubble (every op at its mean) lies below their interval's p10,
+// and why (ops that vary make devices wait on each other, which ops at their means never
+// do): a line to print under the summary table; empty when there are none.
+std::string bubble_note(const std::vector<Validation>& all);
 // Per schedule and op kind: predicted and measured medians, |error| median and p90, bias.
 std::string kind_table(const std::vector<Validation>& all);
 
