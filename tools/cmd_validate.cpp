@@ -446,34 +446,15 @@ void add_validate_command(CLI::App& app) {
       }
     }
     if (!f->calibration.empty())
-      for (Validation& v : all) {
-        v.calibrated = calibrate(calibration, calibration_group(f->backend, f->model, v.core_use.has_value()),
-                                 v.interval.time_per_iteration, static_cast<double>(v.measured.time_per_iteration));
-        if (!v.calibrated->widening)
-          std::cerr << "pipesim: warning: --calibration: " << one_line(validation_label(v)) << " (" << one_line(v.calibrated->group)
-                    << "): " << v.calibrated->runs << " past runs, " << min_calibration_runs()
-                    << " needed: no calibrated interval\n";
-      }
+      for (const std::string& w : calibrate_all(all, calibration, f->backend, f->model))
+        std::cerr << "pipesim: warning: " << w << "\n";
     load.after = load_average();
     load.steal = steal_share(cpu_before, cpu_times());
     load.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_reading).count();
-    const std::optional<double> others = others_during(load);
     for (const std::string& w : validity_warnings(load, spread, f->tolerance()))
       std::cerr << "pipesim: warning: " << w << "\n";
-    for (const std::string& w : runs_warnings(all, f->tolerance())) std::cerr << "pipesim: warning: " << w << "\n";
-    if (f->backend == "cpu")  // a GPU block outgrows its caches anyway (docs/profile-format.md)
-      for (std::size_t i = 0; i < schedules.size(); ++i)
-        if (const std::string w = footprint_warning(model, schedules[i], all[i * static_cast<std::size_t>(f->runs)].profiled_blocks);
-            !w.empty())
-          std::cerr << "pipesim: warning: " << w << "\n";
-    for (const Validation& v : all) {
-      if (const std::string w = drift_warning(one_line(validation_label(v)), v.speeds_before, v.speeds_after, f->tolerance());
-          !w.empty())
-        std::cerr << "pipesim: warning: " << w << "\n";
-      if (v.core_use)
-        if (const std::string w = core_use_warning(one_line(validation_label(v)), *v.core_use, f->tolerance()); !w.empty())
-          std::cerr << "pipesim: warning: " << w << "\n";
-    }
+    for (const std::string& w : validation_warnings(all, model, f->backend, f->tolerance()))
+      std::cerr << "pipesim: warning: " << w << "\n";
     std::string cost_label;
     for (const std::string& label : cost_labels) cost_label += (cost_label.empty() ? "" : "; ") + label;
     const ValidationSettings settings{f->model, f->backend, f->optimizer, f->micro_batch_size, f->tolerance(), cost_label};
@@ -490,10 +471,7 @@ void add_validate_command(CLI::App& app) {
       } else {
         j = validation_json(all.front(), settings);
       }
-      j["machine_load"] = {{"cores", load.cores}, {"before", load.before ? nlohmann::ordered_json(*load.before) : nullptr},
-                           {"after", load.after ? nlohmann::ordered_json(*load.after) : nullptr},
-                           {"others_during", others ? nlohmann::ordered_json(*others) : nullptr},
-                           {"steal", load.steal ? nlohmann::ordered_json(*load.steal) : nullptr}};
+      j["machine_load"] = machine_load_json(load);
       j["profile_repeat_spread"] = spread;
       j["core_speeds"] = speeds_json(all.front().speeds_before);
       j["coverage"] = static_cast<double>(verdict.inside) / static_cast<double>(verdict.total);

@@ -74,4 +74,10 @@ std::string conditions_line(const MachineLoad& load, double spread) {
          " ((p90 - p10) / median, median over the block's passes)";
 }
 
+nlohmann::ordered_json machine_load_json(const MachineLoad& load) {
+  const auto value = [](const std::optional<double>& x) { return x ? nlohmann::ordered_json(*x) : nullptr; };
+  return {{"cores", load.cores}, {"before", value(load.before)}, {"after", value(load.after)},
+          {"others_during", value(others_during(load))}, {"steal", value(load.steal)}};
+}
+
 }  // namespace pipesim

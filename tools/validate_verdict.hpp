@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace pipesim {
 
 inline constexpr double kDefaultTolerance = 0.05;  // --tolerance 5 (%)
@@ -58,6 +60,9 @@ std::vector<std::string> validity_warnings(const MachineLoad& load, double sprea
 // "machine load 0.42 before, 1.87 after (1-minute average, 2 cores); profile repeats spread
 // 2.10 % ((p90 - p10) / median, median over the block's passes)"
 std::string conditions_line(const MachineLoad& load, double spread);
+// {"cores", "before", "after", "others_during", "steal"}: --json's machine_load (nulls where
+// not read).
+nlohmann::ordered_json machine_load_json(const MachineLoad& load);
 
 // Whether |error| is within the tolerance (fractions).
 inline bool passes(double time_per_iteration_error, double tolerance) {

@@ -9,6 +9,7 @@
 #include "tools/run_flags.hpp"
 #include "tools/sample_flags.hpp"
 #include "tools/table.hpp"
+#include "tools/validate_footprint.hpp"
 #include "tools/validate_verdict.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/html_report.hpp"
@@ -166,6 +167,36 @@ std::string summary_table(const std::vector<Validation>& all) {
     t.add_row(row);
   }
   return t.render();
+}
+
+std::vector<std::string> validation_warnings(const std::vector<Validation>& all, const ModelSpec& model,
+                                             const std::string& backend, double tolerance) {
+  std::vector<std::string> warnings = runs_warnings(all, tolerance);
+  const auto add = [&](std::string w) {
+    if (!w.empty()) warnings.push_back(std::move(w));
+  };
+  if (backend == "cpu")  // a GPU block outgrows its caches anyway (docs/profile-format.md)
+    for (const Validation& v : all)
+      if (v.run <= 1) add(footprint_warning(model, v.schedule, v.profiled_blocks));
+  for (const Validation& v : all) {
+    add(drift_warning(one_line(validation_label(v)), v.speeds_before, v.speeds_after, tolerance));
+    if (v.core_use) add(core_use_warning(one_line(validation_label(v)), *v.core_use, tolerance));
+  }
+  return warnings;
+}
+
+std::vector<std::string> calibrate_all(std::vector<Validation>& all, const CalibrationRuns& runs,
+                                       const std::string& backend, const std::string& model) {
+  std::vector<std::string> warnings;
+  for (Validation& v : all) {
+    v.calibrated = calibrate(runs, calibration_group(backend, model, v.core_use.has_value()),
+                             v.interval.time_per_iteration, static_cast<double>(v.measured.time_per_iteration));
+    if (!v.calibrated->widening)
+      warnings.push_back("--calibration: " + one_line(validation_label(v)) + " (" + one_line(v.calibrated->group) +
+                         "): " + std::to_string(v.calibrated->runs) + " past runs, " +
+                         std::to_string(min_calibration_runs()) + " needed: no calibrated interval");
+  }
+  return warnings;
 }
 
 std::string bubble_note(const std::vector<Validation>& all) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "assess/prediction_interval.hpp"
+#include "cost_models/model_spec.hpp"
 #include "executor/executor.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/metrics.hpp"
@@ -60,6 +61,13 @@ std::string validation_label(const Validation& v);
 // the verdict asks). None without repeated runs.
 std::vector<std::string> runs_lines(const std::vector<Validation>& all, double tolerance);
 std::vector<std::string> runs_warnings(const std::vector<Validation>& all, double tolerance);
+// Every warning about the runs themselves, in this order: the runs of --runs spreading more
+// than `tolerance` (runs_warnings), on the CPU a schedule whose devices hold another number
+// of blocks than its profile timed the block within (footprint_warning), and per run the
+// cores' speed moving during it (drift_warning) and, with devices sharing cores, the cores'
+// time its ops filled (core_use_warning).
+std::vector<std::string> validation_warnings(const std::vector<Validation>& all, const ModelSpec& model,
+                                             const std::string& backend, double tolerance);
 // {"schedule": ..., "runs": N, "measured_time_per_iteration_s": [...], "errors": [...], "spread": ...}
 // per schedule run more than once; an empty array otherwise.
 nlohmann::ordered_json runs_json(const std::vector<Validation>& all, double tolerance);
@@ -79,6 +87,11 @@ std::string cost_models_text(const std::vector<std::string>& labels);
 std::string window_line(const Validation& v);
 // Per schedule: times, error, interval, bubble, peak memory, versions, verdict.
 std::string summary_table(const std::vector<Validation>& all);
+// --calibration: each validation's calibrated interval, on the past runs of its group (its
+// backend and model, and whether its device threads shared cores); a warning for each
+// validation whose group has too few.
+std::vector<std::string> calibrate_all(std::vector<Validation>& all, const CalibrationRuns& runs,
+                                       const std::string& backend, const std::string& model);
 // The schedules whose plain bubble (every op at its mean) lies below their interval's p10,
 // and why (ops that vary make devices wait on each other, which ops at their means never
 // do): a line to print under the summary table; empty when there are none.
