@@ -86,11 +86,29 @@ class CostModel {
   virtual std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const = 0;
   // An allreduce of `bytes` over `participants` devices (one of them: no cost).
   virtual Tick allreduce_time(int participants, std::int64_t bytes) const = 0;
-  // The work a GradSync member does on its own device's compute, before it joins the
-  // collective: copying its replica's gradient out and the sum back in. A CPU executor's
+  // The work a GradSync member does on its own device's compute: copying its replica's
+  // gradient out and the sum back in, all before it joins the collective (CollectiveStyle
+  // Streams) or the copy in once the sum is made (MemberThreads, grad_sync_work_after). A CPU executor's
   // device thread does both between its ops (on a core it may share); 0 (the default): a
   // copy engine or the collective itself does them, and GradSync holds no compute.
   virtual Tick grad_sync_work(const Op& grad_sync, OpScale scale) const {
+    (void)grad_sync;
+    (void)scale;
+    return 0;
+  }
+
+  // Where a GradSync's reduction runs. Streams (the default): on its members' communication
+  // streams, beside their compute, for allreduce_time; each member does its grad_sync_work
+  // before it joins. MemberThreads: as a CPU executor's device threads run it
+  // (executor/worker.cpp): each member copies its gradient out (grad_sync_work less
+  // grad_sync_work_after) and joins; the member that arrives last sums the copies on its own
+  // device for allreduce_time; then each member copies the sum back in (grad_sync_work_after)
+  // before its next op.
+  enum class CollectiveStyle { Streams, MemberThreads };
+  virtual CollectiveStyle collective_style() const { return CollectiveStyle::Streams; }
+  // MemberThreads: the part of grad_sync_work a member does once the sum is made. 0 (the
+  // default): all of it before it joins.
+  virtual Tick grad_sync_work_after(const Op& grad_sync, OpScale scale) const {
     (void)grad_sync;
     (void)scale;
     return 0;

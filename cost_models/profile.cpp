@@ -65,6 +65,7 @@ ojson gradient_copies_json(const ProfileGradientCopies& g) {
   j["parameters"] = g.parameters;
   j["copy_out"] = stats_json(g.copy_out);
   j["copy_in"] = stats_json(g.copy_in);
+  if (g.sum_measured()) j["sum"] = stats_json(g.sum);
   return j;
 }
 

@@ -33,7 +33,7 @@
 namespace pipesim {
 
 inline constexpr const char* kProfileFormat = "pipesim-profile";
-inline constexpr int kProfileVersion = 6;
+inline constexpr int kProfileVersion = 7;
 inline constexpr int kOldestProfileVersion = 1;  // read too: no quantiles, no interference
 
 // The most quantiles a TimingStats keeps: up to this many repeats it keeps them all.
@@ -212,7 +212,11 @@ double relative_mean_error(const TimingStats& t);
 struct ProfileGradientCopies {
   std::int64_t parameters = 0;  // 0: not measured (versions 1-3, or not the CPU)
   TimingStats copy_out, copy_in;
+  // One copy added into another, as the member that arrives last sums the copies (version 7;
+  // repeats 0: not measured).
+  TimingStats sum;
   bool measured() const { return parameters > 0; }
+  bool sum_measured() const { return measured() && sum.repeats > 0; }
 };
 
 // The executor's own work on a device between two of its ops, where a device is a thread

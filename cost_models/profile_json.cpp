@@ -246,7 +246,9 @@ ProfileSharedCore read_shared_core(const Obj& root, const std::vector<MicroBatch
 }
 
 ProfileGradientCopies read_gradient_copies(const Obj& root, std::int64_t block_parameters) {
-  const Obj o = root.object("gradient_copies", {"parameters", "copy_out", "copy_in"});
+  std::vector<const char*> fields = {"parameters", "copy_out", "copy_in"};
+  if (root.version() >= 7) fields.push_back("sum");
+  const Obj o = root.object("gradient_copies", fields);
   ProfileGradientCopies g;
   g.parameters = o.bytes("parameters");
   if (g.parameters % block_parameters != 0)
@@ -254,6 +256,7 @@ ProfileGradientCopies read_gradient_copies(const Obj& root, std::int64_t block_p
                                     " parameters (a stage's gradient); got " + std::to_string(g.parameters));
   g.copy_out = read_stats(o, "copy_out");
   g.copy_in = read_stats(o, "copy_in");
+  if (o.has("sum")) g.sum = read_stats(o, "sum");
   return g;
 }
 
@@ -330,7 +333,8 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     return static_cast<int>(v);
   }();
   // Each version's fields: 2 added interference, 3 shared_core, 4 gradient_copies, 5 the
-  // shared-core ring's threads and cores, 6 executor and the link's sender parts.
+  // shared-core ring's threads and cores, 6 executor and the link's sender parts, 7 the
+  // gradient copies' sum.
   std::vector<const char*> fields = {"format", "version", "backend", "date", "machine", "libraries", "settings",
                                      "model", "dtype", "parameters", "optimizer", "micro_batches", "link"};
   if (version >= 2) fields.push_back("interference");

@@ -275,6 +275,19 @@ Tick ProfiledCostModel::grad_sync_work(const Op& grad_sync, OpScale scale) const
                   config_.source);
 }
 
+CostModel::CollectiveStyle ProfiledCostModel::collective_style() const {
+  return config_.profile.gradient_copies.sum_measured() ? CollectiveStyle::MemberThreads : CollectiveStyle::Streams;
+}
+
+Tick ProfiledCostModel::grad_sync_work_after(const Op& grad_sync, OpScale scale) const {
+  const ProfileGradientCopies& g = config_.profile.gradient_copies;
+  if (!g.sum_measured()) return 0;
+  const double per_parameter = g.copy_in.expected() / static_cast<double>(g.parameters);
+  return std::min(grad_sync_work(grad_sync, scale),
+                  to_ticks(per_parameter * static_cast<double>(stage_parameters(grad_sync.stage, scale.num_stages)),
+                           config_.source));
+}
+
 Tick ProfiledCostModel::between_ops() const {
   const ProfileExecutor& e = config_.profile.executor;
   return e.measured() ? to_ticks(e.op_gap.expected(), config_.source) : 0;
@@ -282,6 +295,11 @@ Tick ProfiledCostModel::between_ops() const {
 
 Tick ProfiledCostModel::allreduce_time(int participants, std::int64_t bytes) const {
   if (participants <= 1 || bytes <= 0) return 0;
+  if (const ProfileGradientCopies& g = config_.profile.gradient_copies; g.sum_measured()) {
+    // The last member adds every other member's copy into its own (CollectiveStyle::MemberThreads).
+    const double per_parameter = g.sum.expected() / static_cast<double>(g.parameters);
+    return to_ticks((participants - 1) * per_parameter * static_cast<double>(bytes / kElementBytes), config_.source);
+  }
   const LinkProfile& link = config_.profile.link;
   const double n = participants;
   return to_ticks(2 * (n - 1) / n * static_cast<double>(bytes) / link.bandwidth + 2 * (n - 1) * link.latency,

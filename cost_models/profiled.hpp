@@ -15,7 +15,11 @@
 //   links         the fitted latency + bytes / bandwidth; allreduce: a ring over it
 //   GradSync      the stage's fp32 parameters; a member's own work (grad_sync_work): the
 //                 profile's gradient copies out and in, per parameter, x the stage's parameters
-//                 (none without them: a GPU's or an older profile)
+//                 (none without them: a GPU's or an older profile). With the copies' sum
+//                 (version 7, the CPU) the collective runs as the CPU executor runs it
+//                 (CollectiveStyle::MemberThreads): the copy out before a member joins, the
+//                 sum on the last member's device, (participants - 1) sums of the stage's
+//                 parameters, and the copy in after it (grad_sync_work_after)
 //   interference  slowdown(kind): the block's measured curve (F, I, W; B the curve of I + W),
 //                 slowdown[j] with j other devices of the host busy, for the engine's
 //                 shared-hardware pools (sim/resources.hpp); empty without a curve
@@ -65,6 +69,8 @@ class ProfiledCostModel final : public CostModel {
   std::int64_t grad_bytes(const Op& grad_sync, OpScale scale) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
   Tick grad_sync_work(const Op& grad_sync, OpScale scale) const override;
+  CollectiveStyle collective_style() const override;
+  Tick grad_sync_work_after(const Op& grad_sync, OpScale scale) const override;
   Tick between_ops() const override;  // the profile's executor.op_gap (its mean); 0 without
   bool same_for_every_microbatch() const override { return true; }
 

@@ -1,5 +1,6 @@
 #include "cost_models/replayed.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <utility>
@@ -38,11 +39,13 @@ void put_medians(Map& out, const std::vector<std::pair<Key, Tick>>& times) {
 
 ReplayedCostModel::ReplayedCostModel(const CostModel& base, const std::vector<std::pair<Op, Tick>>& op_times,
                                      const std::vector<std::pair<std::pair<int, int>, Tick>>& hand_offs,
-                                     const std::vector<std::pair<std::pair<int, std::int64_t>, Tick>>& collectives)
+                                     const std::vector<std::pair<std::pair<int, std::int64_t>, Tick>>& collectives,
+                                     const std::vector<std::pair<Op, Tick>>& copies_in)
     : RetimedCostModel(base) {
   put_means(ops_, op_times);
   put_medians(links_, hand_offs);
   put_means(collectives_, collectives);
+  put_means(copies_in_, copies_in);
 }
 
 Tick ReplayedCostModel::allreduce_time(int participants, std::int64_t bytes) const {
@@ -53,6 +56,13 @@ Tick ReplayedCostModel::allreduce_time(int participants, std::int64_t bytes) con
 Tick ReplayedCostModel::grad_sync_work(const Op& grad_sync, OpScale scale) const {
   const auto it = ops_.find(grad_sync);
   return it == ops_.end() ? base().grad_sync_work(grad_sync, scale) : it->second;
+}
+
+Tick ReplayedCostModel::grad_sync_work_after(const Op& grad_sync, OpScale scale) const {
+  if (collective_style() != CollectiveStyle::MemberThreads) return 0;
+  const auto it = copies_in_.find(grad_sync);
+  return std::min(grad_sync_work(grad_sync, scale),
+                  it == copies_in_.end() ? base().grad_sync_work_after(grad_sync, scale) : it->second);
 }
 
 Tick ReplayedCostModel::compute_time(const Op& op, OpScale scale) const {

@@ -14,7 +14,9 @@
 //                a link's 20-30 lengthened every message of the replay by 0.1-0.4 ms
 //                (docs/validation/README.md, "Which hand-offs")
 //   GradSync     a member's own work: the mean of its measured copies (a GradSync's entries in
-//   work         op_times); none measured: the base model's
+//   work         op_times); none measured: the base model's. The part after the sum
+//                (CollectiveStyle MemberThreads, grad_sync_work_after): the mean of its
+//                measured copies in (`copies_in`); none measured: the base model's
 //   allreduce    the mean of the measured collectives over as many participants and as many
 //                bytes; none such: the base model's
 //   bytes        the base model's (RetimedCostModel)
@@ -33,18 +35,22 @@ class ReplayedCostModel final : public RetimedCostModel {
   // `base` must outlive the model. `op_times`: each measured op and its duration (a
   // GradSync's: its member's own copies);
   // `hand_offs`: each measured message's (source device, destination device, hand-off);
-  // `collectives`: each measured collective's ((participants, bytes), duration).
+  // `collectives`: each measured collective's ((participants, bytes), duration);
+  // `copies_in`: each GradSync member's measured copy in (its op, the time).
   ReplayedCostModel(const CostModel& base, const std::vector<std::pair<Op, Tick>>& op_times,
                     const std::vector<std::pair<std::pair<int, int>, Tick>>& hand_offs,
-                    const std::vector<std::pair<std::pair<int, std::int64_t>, Tick>>& collectives = {});
+                    const std::vector<std::pair<std::pair<int, std::int64_t>, Tick>>& collectives = {},
+                    const std::vector<std::pair<Op, Tick>>& copies_in = {});
 
   Tick compute_time(const Op& op, OpScale scale) const override;
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
   Tick grad_sync_work(const Op& grad_sync, OpScale scale) const override;
+  Tick grad_sync_work_after(const Op& grad_sync, OpScale scale) const override;
 
  private:
   std::unordered_map<Op, Tick, OpHash> ops_;  // mean per op
+  std::unordered_map<Op, Tick, OpHash> copies_in_;  // mean per GradSync
   std::map<std::pair<int, int>, Tick> links_;  // median per directed link
   std::map<std::pair<int, std::int64_t>, Tick> collectives_;  // mean per (participants, bytes)
 };

@@ -23,6 +23,8 @@ class RetimedCostModel : public CostModel {
   // The executor's work between ops as the base model has it: neither a draw nor a replay
   // retimes it.
   Tick between_ops() const override { return bytes_.between_ops(); }
+  // Where the collective runs is the base model's too.
+  CollectiveStyle collective_style() const final { return bytes_.collective_style(); }
 
  protected:
   const CostModel& base() const { return bytes_; }

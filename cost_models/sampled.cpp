@@ -136,22 +136,38 @@ TransferCost SampledCostModel::transfer(int src_device, int dst_device, std::int
   return cost;
 }
 
-Tick SampledCostModel::grad_sync_work(const Op& grad_sync, OpScale scale) const {
-  const Tick expected = base_.grad_sync_work(grad_sync, scale);
-  if (expected == 0) return 0;
+double SampledCostModel::sync_work_factor(const Op& grad_sync) const {
   const ProfileGradientCopies& g = base_.config().profile.gradient_copies;
   Draw d{unit_interval(key(hash_all({kSyncWork, static_cast<std::uint32_t>(grad_sync.stage),
                                      static_cast<std::uint32_t>(grad_sync.pipeline)})))};
   d.add(1, g.copy_out);
   d.add(1, g.copy_in);
-  return scaled(expected, d.factor());
+  return d.factor();
+}
+
+Tick SampledCostModel::grad_sync_work(const Op& grad_sync, OpScale scale) const {
+  const Tick expected = base_.grad_sync_work(grad_sync, scale);
+  if (expected == 0) return 0;
+  return scaled(expected, sync_work_factor(grad_sync));
+}
+
+Tick SampledCostModel::grad_sync_work_after(const Op& grad_sync, OpScale scale) const {
+  const Tick expected = base_.grad_sync_work_after(grad_sync, scale);
+  if (expected == 0) return 0;
+  // The same draw as the whole work's, so the part never exceeds the whole.
+  return std::min(grad_sync_work(grad_sync, scale), scaled(expected, sync_work_factor(grad_sync)));
 }
 
 Tick SampledCostModel::allreduce_time(int participants, std::int64_t bytes) const {
   const Tick median = base_.allreduce_time(participants, bytes);
   if (median == 0) return 0;
-  return scaled(median, link_factor(bytes, hash_all({kAllreduce, static_cast<std::uint32_t>(participants),
-                                                     static_cast<std::uint64_t>(bytes)})));
+  const std::uint64_t what = hash_all({kAllreduce, static_cast<std::uint32_t>(participants), static_cast<std::uint64_t>(bytes)});
+  if (base_.collective_style() == CollectiveStyle::MemberThreads) {  // the last member's sums
+    Draw d{unit_interval(key(what))};
+    d.add(1, base_.config().profile.gradient_copies.sum);
+    return scaled(median, d.factor());
+  }
+  return scaled(median, link_factor(bytes, what));
 }
 
 }  // namespace pipesim

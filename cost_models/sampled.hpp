@@ -13,9 +13,11 @@
 //                sample nearest in bytes; one u per directed link and draw (a pure model is
 //                asked (src, dst, bytes), never which transfer), so a draw has slow and
 //                fast links, each as fast for all its transfers
-//   allreduce    likewise, one u per (participants, bytes) and draw
+//   allreduce    likewise, one u per (participants, bytes) and draw (CollectiveStyle
+//                MemberThreads: the quantile-u / mean ratio of the copies' sum instead)
 //   GradSync     a member's work x (the quantile-u copies out and in / their expected
-//   work         times), one u per (stage, pipeline) and draw: the same in every iteration
+//   work         times), one u per (stage, pipeline) and draw: the same in every iteration;
+//                the part after the sum (grad_sync_work_after) at the same factor
 //   bytes        activations, messages and gradients as the profiled model: exact counts
 //
 // u is a pure function of (seed, draw, the op's kind, stage, micro-batch and pipeline): a
@@ -58,12 +60,14 @@ class SampledCostModel final : public RetimedCostModel {
   TransferCost transfer(int src_device, int dst_device, std::int64_t bytes) const override;
   Tick allreduce_time(int participants, std::int64_t bytes) const override;
   Tick grad_sync_work(const Op& grad_sync, OpScale scale) const override;
+  Tick grad_sync_work_after(const Op& grad_sync, OpScale scale) const override;
 
   // The factor draw `u` (0..1) scales compute op `op` by: quantile-u time / expected time.
   double compute_factor(const Op& op, OpScale scale, double u) const;
 
  private:
   double link_factor(std::int64_t bytes, std::uint64_t key) const;
+  double sync_work_factor(const Op& grad_sync) const;  // one draw per (stage, pipeline)
   std::uint64_t key(std::uint64_t what) const;  // the hash of (seed, draw, what)
 
   const ProfiledCostModel& base_;

@@ -241,6 +241,15 @@ class CpuGradientCopies final : public GradientCopyProbe {
     const KVec<T>& sum = held_[next_ % held_.size()];  // the oldest: made an iteration ago
     return timed(clock_, [&] { grads_ = sum; });
   }
+  // As CpuBackend::add_gradients: the newest copy out (the last member's own, just made) plus
+  // the oldest (another member's, made a while before).
+  double sum() override {
+    KVec<T>& into = held_[(next_ + held_.size() - 1) % held_.size()];
+    const KVec<T>& other = held_[next_ % held_.size()];
+    const double s = timed(clock_, [&] { into += other; });
+    sink_ = sink_ + into[0];
+    return s;
+  }
 
  private:
   CpuClock clock_;

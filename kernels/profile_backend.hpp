@@ -90,12 +90,14 @@ class LinkProbe {
 
 // A stage replica's gradient of `count` numbers, copied as a GradSync member of the backend's
 // executor copies it on its own device: out to a freshly allocated buffer for the collective,
-// and the sum back in before the OptStep.
+// and the sum back in before the OptStep; and one copy added into another, as the member that
+// arrives last sums the copies.
 class GradientCopyProbe {
  public:
   virtual ~GradientCopyProbe() = default;
   virtual double copy_out() = 0;  // seconds
   virtual double copy_in() = 0;
+  virtual double sum() = 0;
 };
 
 class ProfileBackend {

@@ -74,6 +74,7 @@ ProfileGradientCopies gradient_copies(const ProfileOptions& o, ProfileBackend& b
   g.parameters = count;
   g.copy_out = timed(&GradientCopyProbe::copy_out);
   g.copy_in = timed(&GradientCopyProbe::copy_in);
+  g.sum = timed(&GradientCopyProbe::sum);
   return g;
 }
 
@@ -246,7 +247,8 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
   p.gradient_copies = gradient_copies(o, backend, stage_count, between.get(), stage_blocks);
   if (log && p.gradient_copies.measured())
     *log << "profile: gradient copies of a stage (" << p.gradient_copies.parameters << " parameters): out "
-         << ms(p.gradient_copies.copy_out.median) << ", in " << ms(p.gradient_copies.copy_in.median) << std::endl;
+         << ms(p.gradient_copies.copy_out.median) << ", in " << ms(p.gradient_copies.copy_in.median) << ", sum "
+         << ms(p.gradient_copies.sum.median) << std::endl;
 
   std::vector<std::int64_t> links = o.link_sizes.empty() ? model_link_sizes(model, sizes) : o.link_sizes;
   std::sort(links.begin(), links.end());

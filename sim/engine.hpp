@@ -12,8 +12,10 @@
 // says a member has work of its own (CostModel::grad_sync_work: a CPU thread copying its
 // gradient out and the sum back in), the member's device does it first, as a compute op
 // that holds the device (and a core of its pool) but counts as no op's busy time, and joins
-// the collective at its end. OptStep bumps the weight version of its stage replica on its
-// device.
+// the collective at its end. Where the cost model says the members' threads run the
+// collective (CostModel::CollectiveStyle::MemberThreads, a CPU executor's), the last member
+// makes the sum on its own device and each member copies it in after (docs/shared-hardware.md).
+// OptStep bumps the weight version of its stage replica on its device.
 //
 // Communication ops in a list (docs/schedule-format.md): a SEND is posted where it stands
 // once its producer has ended, a RECV is posted where it stands; neither takes device time

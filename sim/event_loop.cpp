@@ -43,6 +43,7 @@ EventLoop::EventLoop(const Schedule& schedule, const CostModel& costs, SimObserv
       progress_(progress && progress->report ? progress : nullptr),
       next_report_(progress_ ? std::max<std::uint64_t>(1, progress_->every) : kNever), scale_(scale_of(schedule)),
       between_ops_(costs.between_ops()),
+      member_sums_(costs.collective_style() == CostModel::CollectiveStyle::MemberThreads),
       layout_(checked(schedule)),
       walked_(buffers.walked && same_walk(*buffers.walked, schedule)),
       ops_(walked_ ? buffers.ops.get(layout_.size()) : in_id_order(buffers.ops.get(layout_.size()))),
@@ -112,7 +113,9 @@ SimResult EventLoop::run() {
     if (!is_compute(op.kind)) [[unlikely]] {
       if (op.kind != OpKind::GradSync) {
         run_comm(id, d);
-      } else if (const Tick work = costs_.grad_sync_work(op, scale_); work > 0) {
+      } else if (const Tick work = costs_.grad_sync_work(op, scale_) -
+                                   (member_sums_ ? costs_.grad_sync_work_after(op, scale_) : 0);
+                 work > 0) {
         start_sync_work(id, d, work, now);  // joins the collective when it ends
       } else {
         join_collective(id, d, now);
@@ -220,7 +223,18 @@ void EventLoop::handle(const HostWorkFinish& e) { finish_host_work(e.device); }
   DeviceState& dev = dev_[static_cast<std::size_t>(d)];
   dev.busy = false;
   dev.free_at = now_;
+  if (dev.waking) [[unlikely]] {  // woken after a sum (copy_sums_in): no work of its own yet
+    dev.waking = false;
+    if (dev.host_work > 0) return start_host_work(d);
+    return try_start(d, now_);
+  }
   if (wants_ & kHostWorkRecords) observer_->on_host_work(HostWorkRecord{d, dev.host_since, now_});
+  if (dev.summing >= 0) [[unlikely]] {  // the sum is made: the collective ends (and starts the copies in)
+    const auto c = static_cast<std::uint32_t>(dev.summing);
+    dev.summing = -1;
+    return handle(CollectiveFinish{c});
+  }
+  if (dev.host_work > 0) [[unlikely]] return start_host_work(d);  // work that came meanwhile (a copy in)
   try_start(d, now_);
 }
 

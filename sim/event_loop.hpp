@@ -85,6 +85,12 @@ class EventLoop {
     Tick busy_time = 0, first_start = 0, last_end = 0;
     Tick host_work = 0;          // its thread's own work after the op that just ended (start_host_work)
     Tick host_since = 0;         // when the work that holds it now began (HostWorkRecord)
+    // CostModel::CollectiveStyle::MemberThreads: the collective whose sum its thread makes as
+    // its host work now (start_member_sum); -1: none.
+    std::int32_t summing = -1;
+    // MemberThreads: its thread sleeps until the sum wakes it (the hand-off link's latency, on
+    // no core), then copies the sum in (finish_host_work).
+    bool waking = false;
   };
   struct CollectiveState {
     int arrived = 0;
@@ -180,6 +186,9 @@ class EventLoop {
   void finish_sync_work(SlotId id, int d);
   void join_collective(SlotId id, int d, Tick now);
   void arrive_collective(SlotId id, Tick now);
+  // MemberThreads: the last member to arrive sums the copies on its device, as host work.
+  void start_member_sum(std::uint32_t c);
+  void copy_sums_in(std::uint32_t c);
   void start_ready_collectives();
   void handle(const CollectiveFinish& e);
 
@@ -205,6 +214,7 @@ class EventLoop {
   std::uint64_t next_report_;
   const OpScale scale_;
   const Tick between_ops_;  // CostModel::between_ops, asked once
+  const bool member_sums_;  // CostModel::collective_style() is MemberThreads, asked once
   const SlotNumbering layout_;  // op -> slot
   const bool walked_;           // the Simulator's last walk was of an equal schedule: copied
   const Op* const ops_;         // the schedule's ops, by slot

@@ -3,7 +3,9 @@
 // handle(SyncWorkFinish)), then joins; a collective starts when every participant has
 // joined and the participants' communication streams are free, runs for the cost model's
 // all-reduce time, and then ends every participant at
-// once (their op records, their successors). It does not stall a device unless the
+// once (their op records, their successors). Where the cost model says the members' threads
+// run it (CollectiveStyle::MemberThreads), the last to arrive makes the sum on its device
+// instead (start_member_sum), and the members' copies in follow it. It does not stall a device unless the
 // schedule says blocking_grad_sync (start_ops). On shared hardware with overlap the
 // streams are FIFOs of activities (start_ready_collectives).
 #include "sim/event_loop.hpp"
@@ -51,6 +53,7 @@ void EventLoop::arrive_collective(SlotId id, Tick now) {
   st.last_arrival = id;
   const auto& members = slots_.collectives()[c];
   if (st.arrived < static_cast<int>(members.size())) return;
+  if (member_sums_) [[unlikely]] return start_member_sum(static_cast<std::uint32_t>(c));
   if (sharing_ && sharing_->shares_collectives()) [[unlikely]] {
     ready_collectives_.push_back(static_cast<std::uint32_t>(c));
     return start_ready_collectives();
@@ -66,6 +69,51 @@ void EventLoop::arrive_collective(SlotId id, Tick now) {
     slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
   }
   queue_.push(later(st.start, dur), CollectiveFinish{static_cast<std::uint32_t>(c)});
+}
+
+// CostModel::CollectiveStyle::MemberThreads (a CPU executor's GradSync, executor/worker.cpp):
+// the member that arrives last adds the others' copies into its own on its device thread, for
+// the cost model's allreduce time, as that device's host work (it holds the device, or its
+// pool's cores, as a compute op does); when it ends the collective ends (finish_host_work),
+// and each member then copies the sum back in (grad_sync_work_after) before its next op.
+[[gnu::noinline]] void EventLoop::start_member_sum(std::uint32_t c) {
+  CollectiveState& st = collectives_[c];
+  const int d = device_of(st.last_arrival);
+  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+  PIPESIM_ASSERT(!dev.busy && dev.summing < 0);  // it has just arrived: its thread is free
+  const auto& members = slots_.collectives()[c];
+  for (SlotId m : members) slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
+  const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), costs_.grad_bytes(op_of(st.last_arrival), scale_));
+  PIPESIM_ASSERT(dur >= 0);
+  dev.summing = static_cast<std::int32_t>(c);
+  dev.host_work = later(dev.host_work, dur);
+  start_host_work(d);
+}
+
+// MemberThreads, the sum made: each member copies it in (grad_sync_work_after), now if its
+// thread is free or after the op it runs. A member whose thread sleeps waiting for the sum is
+// woken by the one that made it: as a message's receiver that slept (TransferCost: the
+// summer's call, `wake`, is its work; the latency the sleeper's, on no core).
+void EventLoop::copy_sums_in(std::uint32_t c) {
+  const int summer = device_of(collectives_[c].last_arrival);
+  DeviceState& s = dev_[static_cast<std::size_t>(summer)];
+  for (SlotId m : slots_.collectives()[c]) {  // the sleepers are woken first, then the summer copies in
+    const int d = device_of(m);
+    if (d == summer) continue;
+    DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+    dev.host_work = later(dev.host_work, costs_.grad_sync_work_after(op_of(m), scale_));
+    if (dev.busy) continue;
+    const TransferCost wake = costs_.transfer(summer, d, 0);
+    if (wake.latency_is_wake && wake.latency > 0) {
+      s.host_work = later(s.host_work, wake.wake);
+      dev.busy = dev.waking = true;
+      queue_.push(later(now_, wake.latency), HostWorkFinish{d});
+    } else if (dev.host_work > 0) {
+      start_host_work(d);
+    }
+  }
+  s.host_work = later(s.host_work, costs_.grad_sync_work_after(op_of(collectives_[c].last_arrival), scale_));
+  if (!s.busy && s.host_work > 0) start_host_work(summer);
 }
 
 // Shared hardware with overlap: collectives are activities whose end is not known when
@@ -122,6 +170,7 @@ void EventLoop::handle(const CollectiveFinish& e) {
     release_successors(m, d);
     dev_[static_cast<std::size_t>(d)].blocked = false;
   }
+  if (member_sums_) [[unlikely]] copy_sums_in(c);
   for (SlotId m : members) try_start(device_of(m), now_);
 }
 

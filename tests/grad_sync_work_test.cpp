@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <vector>
 
 #include "cost_models/uniform.hpp"
 #include "schedules/generator.hpp"
@@ -102,6 +103,86 @@ TEST(GradSyncWork, ABlockingSyncWaitsForTheCollectiveAfterTheWork) {
   EXPECT_EQ(r.makespan, 14'500'000);
 }
 
+// As a CPU executor runs a GradSync (CollectiveStyle::MemberThreads): `work` per member, the
+// last `after` of it once the sum is made; the collective (the uniform model's 10 ms
+// allreduce) is the last member's sum, on its device.
+class WithMemberSums final : public testing_costs::ForwardingCostModel {
+ public:
+  WithMemberSums(const CostModel& base, std::map<int, Tick> work, Tick after)
+      : ForwardingCostModel(base), work_(std::move(work)), after_(after) {}
+  Tick grad_sync_work(const Op& op, OpScale) const override { return work_.at(op.pipeline); }
+  CollectiveStyle collective_style() const override { return CollectiveStyle::MemberThreads; }
+  Tick grad_sync_work_after(const Op&, OpScale) const override { return after_; }
+
+ private:
+  std::map<int, Tick> work_;
+  Tick after_;
+};
+
+// The timeline (ops, collectives) and the device threads' host work.
+struct WithHostWork final : SimObserver {
+  void on_op(const OpRecord& r) override { timeline.ops.push_back(r); }
+  void on_collective(const CollectiveRecord& r) override { timeline.collectives.push_back(r); }
+  void on_host_work(const HostWorkRecord& h) override { host.push_back({h.device, {h.start, h.end}}); }
+  Timeline timeline;
+  std::vector<std::pair<int, std::pair<Tick, Tick>>> host;
+};
+
+TEST(GradSyncWork, TheLastMemberSumsOnItsDeviceAndEachCopiesTheSumInAfterIt) {
+  // F 0-1, B 1-2 on both. Copies out: device 0 2-2.3, device 1 (the last) 2-2.8; the sum on
+  // device 1 2.8-12.8 while device 0 runs F1 2.3-3.3, B1 3.3-4.3; the copies in 12.8-13.0 on
+  // both; device 1's F1 13-14, B1 14-15.
+  const Schedule s = testing_schedules::sync_pair();
+  WithHostWork rec;
+  const SimResult r =
+      simulate(s, WithMemberSums(UniformCostModel(pair_costs()), {{0, kMs / 2}, {1, kMs}}, kMs / 5), &rec);
+  ASSERT_EQ(rec.timeline.collectives.size(), 1u);
+  EXPECT_EQ(rec.timeline.collectives[0].start, 2'800'000);
+  EXPECT_EQ(rec.timeline.collectives[0].end, 12'800'000);
+  const auto t = times(rec.timeline);
+  EXPECT_EQ(t.at({0, 3}), span(2'300'000, 3'300'000));
+  EXPECT_EQ(t.at({0, 4}), span(3'300'000, 4'300'000));
+  EXPECT_EQ(t.at({1, 2}), span(2 * kMs, 12'800'000));  // the GradSync's record: reached to the sum's end
+  EXPECT_EQ(t.at({1, 3}), span(13 * kMs, 14 * kMs));
+  EXPECT_EQ(r.makespan, 15 * kMs);
+  // Device 1's thread: its copy out is no record; the sum and both copies in are host work.
+  EXPECT_EQ(rec.host, (std::vector<std::pair<int, std::pair<Tick, Tick>>>{
+                      {1, span(2'800'000, 12'800'000)}, {0, span(12'800'000, 13 * kMs)}, {1, span(12'800'000, 13 * kMs)}}));
+}
+
+// ... and a hand-off link whose latency is a sleeper's wake-up (a CPU profile's): the member
+// that sleeps waiting for the sum wakes `latency` after it, on no core, and the summer's call
+// that wakes it (`wake`) is its own work before its copy in.
+class WithMemberSumsAndWakes final : public testing_costs::ForwardingCostModel {
+ public:
+  explicit WithMemberSumsAndWakes(const CostModel& base) : ForwardingCostModel(base) {}
+  Tick grad_sync_work(const Op& op, OpScale) const override { return op.pipeline == 0 ? kMs / 2 : kMs; }
+  CollectiveStyle collective_style() const override { return CollectiveStyle::MemberThreads; }
+  Tick grad_sync_work_after(const Op&, OpScale) const override { return kMs / 5; }
+  // Only the sum's wake-up call (copy_sums_in asks for 0 bytes); messages as the base has them.
+  TransferCost transfer(int src, int dst, std::int64_t bytes) const override {
+    if (bytes > 0) return ForwardingCostModel::transfer(src, dst, bytes);
+    TransferCost t;
+    t.latency = kMs / 10;
+    t.wake = kMs / 20;
+    t.latency_is_wake = true;
+    return t;
+  }
+};
+
+TEST(GradSyncWork, AMemberThatSleepsForTheSumIsWokenByTheSummer) {
+  // As above to the sum's end at 12.8 ms, device 0 idle since 4.3 ms: it wakes at 12.9 and
+  // copies in 12.9-13.1; device 1 calls it (0.05 ms) and copies in: 12.8-13.05, then F1, B1.
+  const Schedule s = testing_schedules::sync_pair();
+  WithHostWork rec;
+  const SimResult r = simulate(s, WithMemberSumsAndWakes(UniformCostModel(pair_costs())), &rec);
+  EXPECT_EQ(times(rec.timeline).at({1, 3}), span(13'050'000, 14'050'000));
+  EXPECT_EQ(r.makespan, 15'050'000);
+  EXPECT_EQ(rec.host, (std::vector<std::pair<int, std::pair<Tick, Tick>>>{{1, span(2'800'000, 12'800'000)},
+                                                                         {1, span(12'800'000, 13'050'000)},
+                                                                         {0, span(12'900'000, 13'100'000)}}));
+}
+
 TEST(GradSyncWork, TakesACoreOfItsPoolInTurnWithTheOps) {
   // Both devices on one core, ops queued in arrival order: F0 0-1 (device 0), 1-2 (device 1),
   // B0 2-3, 3-4; the members' work 4-4.5 and 4.5-5 ms; the collective from 5 ms. Device 0's
@@ -180,6 +261,33 @@ TEST(GradSyncWork, TheFastPathAndASharedPoolWithCoresToSpareAgreeForEveryGenerat
     with_collectives += fast.timeline.collectives.empty() ? 0 : 1;
   }
   EXPECT_GE(with_collectives, 3);  // the test saw members' work (AMDP, Chimera, ...)
+}
+
+// The members' threads summing (MemberThreads, with wakes): every generator runs every op
+// once, the same on the fast path and in a pool with cores to spare, and again the same.
+TEST(GradSyncWork, MemberSumsRunEveryGeneratorAlikeOnBothPathsAndAgain) {
+  UniformCostConfig c = short_ops();
+  c.message_bytes = 1000;  // messages of their own cost; only the sum's wake-up call asks for 0 bytes
+  const UniformCostModel uniform(c);
+  const WithMemberSumsAndWakes model(uniform);
+  int with_collectives = 0;
+  for (const GeneratorInfo& g : generators()) {
+    const Schedule s = testing_schedules::generated(std::string(g.name).c_str(), 4, 8, 2);
+    TimelineRecorder fast, again, shared;
+    const SimResult a = simulate(s, model, &fast);
+    simulate(s, model, &again);
+    SharedHardware hw;
+    ComputePool pool;
+    for (int d = 0; d < s.num_devices; ++d) pool.devices.push_back(d);
+    hw.pools.push_back(pool);
+    const SimResult b = simulate(s, model, &shared, nullptr, &hw);
+    EXPECT_EQ(fast.timeline.ops.size(), static_cast<std::size_t>(s.total_ops())) << g.name;
+    EXPECT_EQ(times(fast.timeline), times(again.timeline)) << g.name;
+    EXPECT_EQ(a.makespan, b.makespan) << g.name;
+    EXPECT_EQ(times(fast.timeline), times(shared.timeline)) << g.name;
+    with_collectives += fast.timeline.collectives.empty() ? 0 : 1;
+  }
+  EXPECT_GE(with_collectives, 3);
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ Profile sample() {
   p.gradient_copies.parameters = 2 * p.parameters.block;
   p.gradient_copies.copy_out = spread(4e-5);
   p.gradient_copies.copy_in = spread(2e-5);
+  p.gradient_copies.sum = spread(3e-5);  // version 7: the last member's sum
   p.executor.op_gap = spread(4e-6);  // version 6: the executor's work between ops
   p.link.wake = spread(2e-5);        // and the sender's parts of a hand-off
   p.link.samples[0].copy = spread(4e-7);
@@ -115,7 +116,7 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   const Profile p = sample();
   const std::string text = profile_json_text(p);
   const J j = J::parse(text);
-  EXPECT_EQ(j["version"], 6);
+  EXPECT_EQ(j["version"], 7);
   EXPECT_EQ(j["micro_batches"][0]["block"]["forward"]["quantiles_s"].size(), 4u);
   EXPECT_EQ(j["interference"]["block"]["forward"]["slowdown"].size(), 3u);
   const Profile back = parse_profile(text, "v2.json");
@@ -138,6 +139,8 @@ TEST(ProfileVersion2, RoundTripKeepsQuantilesAndCurves) {
   EXPECT_EQ(back.gradient_copies.parameters, 2 * p.parameters.block);
   EXPECT_EQ(back.gradient_copies.copy_out.median, p.gradient_copies.copy_out.median);
   EXPECT_EQ(back.gradient_copies.copy_in.quantiles, p.gradient_copies.copy_in.quantiles);
+  ASSERT_TRUE(back.gradient_copies.sum_measured());
+  EXPECT_EQ(back.gradient_copies.sum.quantiles, p.gradient_copies.sum.quantiles);
   ASSERT_TRUE(back.executor.measured());
   EXPECT_EQ(back.executor.op_gap.quantiles, p.executor.op_gap.quantiles);
   ASSERT_TRUE(back.link.sender_measured());
@@ -188,6 +191,7 @@ TEST(ProfileVersion6, TheSendersCopyIsLinearBetweenSamples) {
 TEST(ProfileVersion5, StillReadsWithoutTheSendersPartsOrTheExecutorsGaps) {
   J j = J::parse(profile_json_text(sample()));
   j["version"] = 5;
+  j["gradient_copies"].erase("sum");  // version 7's
   const J executor = j["executor"];
   j.erase("executor");
   const J wake = j["link"]["wake"];
@@ -219,6 +223,7 @@ Profile as_older_version(int version, const char* field, const std::vector<const
   j["version"] = version;
   j["shared_core"].erase("threads");  // version 5's
   j["shared_core"].erase("cores");
+  j["gradient_copies"].erase("sum");  // version 7's
   j["link"].erase("wake");  // version 6's
   for (J& l : j["link"]["samples"]) l.erase("copy");
   j.erase("executor");
@@ -232,6 +237,21 @@ Profile as_older_version(int version, const char* field, const std::vector<const
   return p;
 }
 
+// A version-6 file (no sum of the gradient copies) still reads, with the GradSync on the
+// communication streams, and may not hold version 7's sum.
+TEST(ProfileVersion6, StillReadsWithoutTheCopiesSum) {
+  J j = J::parse(profile_json_text(sample()));
+  j["version"] = 6;
+  const J sum = j["gradient_copies"]["sum"];
+  j["gradient_copies"].erase("sum");
+  const Profile p = parse_profile(j.dump(), "old.json");
+  EXPECT_TRUE(p.gradient_copies.measured());
+  EXPECT_FALSE(p.gradient_copies.sum_measured());
+  j["gradient_copies"]["sum"] = sum;
+  EXPECT_EQ(error_of([&] { parse_profile(j.dump(), "old.json"); }),
+            "old.json: /gradient_copies: unknown field 'sum' (expected parameters, copy_out, copy_in)");
+}
+
 // A version-4 file's turns are a pinned pair's: two threads on one core. It may not hold
 // version 5's ring.
 TEST(ProfileVersion4, TurnsAreAPinnedPairs) {
@@ -239,6 +259,7 @@ TEST(ProfileVersion4, TurnsAreAPinnedPairs) {
   j["version"] = 4;
   j["shared_core"].erase("threads");
   j["shared_core"].erase("cores");
+  j["gradient_copies"].erase("sum");  // version 7's
   j["link"].erase("wake");
   for (J& l : j["link"]["samples"]) l.erase("copy");
   j.erase("executor");
@@ -281,9 +302,9 @@ TEST(ProfileVersion1, StillReadsWithoutQuantilesOrCurve) {
   EXPECT_TRUE(f.quantiles.empty());
   EXPECT_EQ(f.at_quantile(0.5), f.median);
   EXPECT_EQ(f.at_quantile(0.9), f.p90);
-  // Written again, it is a version-6 file (still without quantiles), which reads back the same.
+  // Written again, it is a version-7 file (still without quantiles), which reads back the same.
   const std::string again = profile_json_text(p);
-  EXPECT_EQ(J::parse(again)["version"], 6);
+  EXPECT_EQ(J::parse(again)["version"], 7);
   EXPECT_EQ(profile_json_text(parse_profile(again, "again.json")), again);
   // A version-1 file has none of version 2's fields.
   J v1 = J::parse(text.str());
@@ -310,7 +331,7 @@ TEST(ProfileVersion6, EveryMalformedNewFieldHasItsOneLineError) {
   const char* bf = "/micro_batches/0/block/forward";
   const double q0 = good[J::json_pointer(std::string(bf) + "/quantiles_s/0")].get<double>();
   const std::vector<Broken> cases = {
-      {"/version", set("/version", 7), "/version: this pipesim reads versions 1 to 6; got 7 (written by another pipesim)"},
+      {"/version", set("/version", 8), "/version: this pipesim reads versions 1 to 7; got 8 (written by another pipesim)"},
       {"/version", set("/version", 0), "/version: expected an integer in 1..2147483647; got 0"},
       {"quantiles", set("/micro_batches/0/block/forward/quantiles_s", J::array()),
        "/micro_batches/0/block/forward/quantiles_s: expected a non-empty array; got an array"},
@@ -367,8 +388,9 @@ TEST(ProfileVersion6, EveryMalformedNewFieldHasItsOneLineError) {
       {"gradient_copies", erase("/gradient_copies", "copy_in"), "/gradient_copies: missing field 'copy_in'"},
       {"gradient_copies", set("/gradient_copies/copy_out/median_s", -1),
        "/gradient_copies/copy_out/median_s: expected a positive number of seconds; got -1"},
-      {"gradient_copies", set("/gradient_copies/sum", 1),
-       "/gradient_copies: unknown field 'sum' (expected parameters, copy_out, copy_in)"},
+      {"gradient_copies", set("/gradient_copies/sum", 1), "/gradient_copies/sum: expected an object; got 1"},
+      {"gradient_copies", set("/gradient_copies/sum/median_s", 0),
+       "/gradient_copies/sum/median_s: expected a positive number of seconds; got 0"},
       {"link/wake", erase("/link/samples/1", "copy"),
        "/link/samples/1: missing field 'copy': with the sender's wake-up call (link/wake) every sample has its copy"},
       {"link/wake", erase("/link", "wake"),

@@ -171,6 +171,36 @@ TEST(ProfiledCost, AGradSyncMembersWorkIsTheProfilesCopiesPerParameterTimesItsSt
   EXPECT_EQ(cm.grad_sync_work(grad_sync(0), OpScale{}), ns(per_parameter * static_cast<double>(total_parameters(m))));
 }
 
+// With the copies' sum (profile version 7) the GradSync runs as the CPU executor runs it: the
+// member's work before it joins is the copy out, the copy in comes after the sum, and the
+// collective is the last member's (participants - 1) sums of the stage's parameters.
+TEST(ProfiledCost, WithTheCopiesSumTheLastMemberSums) {
+  const ModelSpec m = find_model("gpt-tiny");
+  ProfiledCostConfig c = model_at(1).config();
+  c.profile.gradient_copies.parameters = 2 * layer_parameters(m);
+  c.profile.gradient_copies.copy_out = at(30e-6);
+  c.profile.gradient_copies.copy_in = at(10e-6);
+  const OpScale two{1, 1, 2};
+  const std::int64_t bytes = 4 * 2 * layer_parameters(m);  // a stage's gradient, as profiled
+  const Tick ring = ProfiledCostModel(c).allreduce_time(2, bytes);
+  EXPECT_EQ(ProfiledCostModel(c).collective_style(), CostModel::CollectiveStyle::Streams);  // version 6: as before
+  EXPECT_EQ(ProfiledCostModel(c).grad_sync_work_after(grad_sync(0), two), 0);
+  c.profile.gradient_copies.sum = at(20e-6);
+  const ProfiledCostModel cm(c);
+  EXPECT_EQ(cm.collective_style(), CostModel::CollectiveStyle::MemberThreads);
+  EXPECT_EQ(cm.allreduce_time(2, bytes), ns(20e-6));  // one sum of the profiled stage
+  EXPECT_EQ(cm.allreduce_time(4, bytes), ns(60e-6));  // three
+  EXPECT_EQ(cm.allreduce_time(2, bytes / 2), ns(10e-6));
+  EXPECT_NE(cm.allreduce_time(2, bytes), ring);
+  EXPECT_EQ(cm.allreduce_time(1, bytes), 0);
+  const double per_parameter = 10e-6 / static_cast<double>(2 * layer_parameters(m));
+  for (int stage : {0, 1}) {
+    const auto parameters = static_cast<double>(cm.stage_parameters(stage, 2));
+    EXPECT_EQ(cm.grad_sync_work_after(grad_sync(stage), two), ns(per_parameter * parameters)) << stage;
+    EXPECT_LT(cm.grad_sync_work_after(grad_sync(stage), two), cm.grad_sync_work(grad_sync(stage), two));
+  }
+}
+
 TEST(ProfiledCost, MemoryMessagesAndLinks) {
   const ProfiledCostModel cm = model_at(2);
   const std::int64_t n = 2 * 32;
@@ -269,7 +299,7 @@ TEST(ProfileFile, EveryMalformedClassHasItsOneLineError) {
   auto erase = [](const char* parent, const char* key) { return [=](J& j) { j[J::json_pointer(parent)].erase(key); }; };
   const std::vector<Broken> cases = {
       {"/format", set("/format", "other"), "/format: expected 'pipesim-profile'; got 'other'"},
-      {"/version", set("/version", 7), "/version: this pipesim reads versions 1 to 6; got 7 (written by another pipesim)"},
+      {"/version", set("/version", 8), "/version: this pipesim reads versions 1 to 7; got 8 (written by another pipesim)"},
       {"/extra", set("/extra", 1), "/: unknown field 'extra' (expected format, version, backend, date, machine, "
                                    "libraries, settings, model, dtype, parameters, optimizer, micro_batches, link, interference, "
                                    "shared_core, gradient_copies, executor)"},

@@ -418,7 +418,8 @@ TEST(Profiler, SharedCoreTurnsAreTimedOnTheCpu) {
 }
 
 // A GradSync member's copies of a stage's gradient (its stage_blocks blocks): out to a new
-// buffer and back in, each timed, on the CPU only.
+// buffer and back in, and one added into another (the last member's sum), each timed, on the
+// CPU only.
 TEST(Profiler, GradientCopiesOfAStageAreTimedOnTheCpu) {
   const std::unique_ptr<ProfileBackend> cpu = make_profile_backend("cpu", "wall");
   std::ostringstream log;
@@ -428,7 +429,8 @@ TEST(Profiler, GradientCopiesOfAStageAreTimedOnTheCpu) {
   const ProfileGradientCopies& g = p.gradient_copies;
   ASSERT_TRUE(g.measured()) << log.str();
   EXPECT_EQ(g.parameters, 2 * p.parameters.block);
-  for (const TimingStats* t : {&g.copy_out, &g.copy_in}) {
+  ASSERT_TRUE(g.sum_measured());  // version 7: one copy added into another, as the last member sums
+  for (const TimingStats* t : {&g.copy_out, &g.copy_in, &g.sum}) {
     EXPECT_GT(t->median, 0);
     EXPECT_GE(t->repeats, o.repeats);
   }

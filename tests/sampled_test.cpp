@@ -142,6 +142,32 @@ TEST(SampledCostModel, AGradSyncMembersWorkIsDrawnFromItsCopies) {
   EXPECT_GT(seen.size(), 20u);
 }
 
+// With the copies' sum (CollectiveStyle::MemberThreads): the part after the sum is drawn with
+// the whole work (never more than it), and the collective from the sum's repeats.
+TEST(SampledCostModel, TheSumAndTheCopyInAreDrawnFromTheirRepeats) {
+  Profile p = with_copies(read_profile_file(kProfile));
+  p.gradient_copies.sum = summarize_timings({18e-6, 19e-6, 20e-6, 20e-6, 24e-6, 40e-6});
+  const ProfiledCostModel costs(config_of(p));
+  ASSERT_EQ(costs.collective_style(), CostModel::CollectiveStyle::MemberThreads);
+  const OpScale two{1, 1, 2};
+  const std::int64_t bytes = costs.grad_bytes(grad_sync(1), two);
+  const auto mean_sum = static_cast<double>(costs.allreduce_time(2, bytes));
+  std::set<Tick> sums;
+  for (std::uint64_t k = 0; k < 40; ++k) {
+    const SampledCostModel draw(costs, 5, k);
+    EXPECT_EQ(draw.collective_style(), CostModel::CollectiveStyle::MemberThreads);
+    const Tick after = draw.grad_sync_work_after(grad_sync(1), two), whole = draw.grad_sync_work(grad_sync(1), two);
+    EXPECT_GT(after, 0);
+    EXPECT_LT(after, whole);
+    const Tick sum = draw.allreduce_time(2, bytes);
+    EXPECT_EQ(sum, draw.allreduce_time(2, bytes));  // pure
+    EXPECT_GE(static_cast<double>(sum), mean_sum * 18 / 23.5 - 1) << k;  // the repeats' range over their mean
+    EXPECT_LE(static_cast<double>(sum), mean_sum * 40 / 23.5 + 1) << k;
+    sums.insert(sum);
+  }
+  EXPECT_GT(sums.size(), 10u);
+}
+
 // Central 80 % of the repeats at the median, tails below and above: the median of many
 // single-op makespans is the op's profiled time to the nanosecond, and the 5th and 95th
 // percentiles sit where the linear tails put them.

@@ -251,6 +251,34 @@ TEST(ValidateReplay, GradSyncCopiesAreTheMembersWork) {
   EXPECT_NE(replay_on_measured(s, costs, timeline, SharedHardware{}, 1, 0, 1).time_per_iteration, time);
 }
 
+// A CPU executor's GradSync (CollectiveStyle::MemberThreads): the members copied out for
+// 400 ns and in for 300 ns, and the last one summed. The replay takes the copies out before
+// the join, the copies in after the sum, and each collective as its sum (from the last
+// arrival to the sum's end): it gives the run's own time back, whatever the model says.
+TEST(ValidateReplay, AMemberThreadsGradSyncIsReplayedAsTheRunMadeIt) {
+  class MemberThreads final : public testing_costs::ForwardingCostModel {
+   public:
+    MemberThreads(const CostModel& base, Tick work, Tick after) : ForwardingCostModel(base), work_(work), after_(after) {}
+    Tick grad_sync_work(const Op&, OpScale) const override { return work_; }
+    Tick grad_sync_work_after(const Op&, OpScale) const override { return after_; }
+    CollectiveStyle collective_style() const override { return CollectiveStyle::MemberThreads; }
+
+   private:
+    Tick work_, after_;
+  };
+  const UniformCostModel costs(with_grad_sync());
+  const Schedule s = generated("chimera", 2, 4, 3);
+  const auto [timeline, time] = own_run(s, MemberThreads(costs, 700, 300));
+  std::vector<SyncWork> copies;
+  for (const OpRecord& r : timeline.ops)
+    if (r.op.kind == OpKind::GradSync) copies.push_back(SyncWork{r.ref, 400, 300});
+  ASSERT_FALSE(copies.empty());
+  const MemberThreads model(costs, 100, 50);  // the prediction's copies: not the run's
+  ASSERT_NE(own_run(s, model).time, time);
+  EXPECT_EQ(replay_on_measured(s, model, timeline, SharedHardware{}, 1, 0, 1, copies).time_per_iteration, time);
+  EXPECT_NE(replay_on_measured(s, model, timeline, SharedHardware{}, 1, 0, 1).time_per_iteration, time);
+}
+
 // The cost model's part splits at a replay with the run's ops and the cost model's links:
 // a model with other op times and slower links than the run's gets each its share.
 TEST(ValidateReplay, TheCostModelsPartSplitsIntoOpsAndLinks) {

@@ -131,7 +131,8 @@ std::string shared_core_text(const ProfileSharedCore& s) {
 std::string gradient_copies_text(const ProfileGradientCopies& g) {
   if (!g.measured()) return "gradient copies (a GradSync member's): not in the profile (not the CPU)\n";
   return "gradient copies (a GradSync member's, a stage of " + std::to_string(g.parameters) + " parameters): out " +
-         seconds_text(g.copy_out.median) + ", in " + seconds_text(g.copy_in.median) + "\n";
+         seconds_text(g.copy_out.median) + ", in " + seconds_text(g.copy_in.median) +
+         (g.sum_measured() ? ", one added into another (the last member's sum) " + seconds_text(g.sum.median) : "") + "\n";
 }
 
 // "10" or "10-1000": the fewest and the most timed runs of the profile's measurements

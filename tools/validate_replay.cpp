@@ -144,6 +144,7 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
     if (is_compute(r.op.kind)) op_times.add(r.op, r.end - r.start, !is_stage_op(r.op.kind) || counted(r.ref));
   // A GradSync member's copies, out and in, as its GradSync's work (the same Op every iteration).
   std::map<std::pair<int, int>, Tick> copy_in;
+  CountedFirst<Op, std::unordered_set<Op, OpHash>> copies_in;  // CollectiveStyle::MemberThreads: the part after the sum
   Tick predicted_work = 0, measured_work = 0;
   int members = 0;
   for (const SyncWork& w : sync_work) {
@@ -151,6 +152,7 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
     PIPESIM_ASSERT(op.kind == OpKind::GradSync);
     op_times.add(op, w.copy_out + w.copy_in, counted(w.member));
     copy_in[{w.member.device, w.member.index}] = w.copy_in;
+    copies_in.add(op, w.copy_in, counted(w.member));
     if (!counted(w.member)) continue;
     ++members;
     predicted_work += costs.grad_sync_work(op, scale_of(schedule));
@@ -164,7 +166,9 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
   for (const CollectiveRecord& c : measured.collectives) {
     PIPESIM_ASSERT(!c.participants.empty());
     Tick end = c.end;
-    if (steps_right_after(schedule, c))
+    // Run as the executor runs it (the sum on the last member's device, the copies in after
+    // it, each on its own): the collective is the sum.
+    if (costs.collective_style() != CostModel::CollectiveStyle::MemberThreads && steps_right_after(schedule, c))
       for (const OpRef& m : c.participants)
         if (const auto it = member_end.find({m.device, m.index}); it != member_end.end()) {
           const auto in = copy_in.find({m.device, m.index});  // replayed as the member's work
@@ -172,7 +176,7 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
         }
     collectives.add({static_cast<int>(c.participants.size()), c.bytes}, end - c.start, counted(c.participants.front()));
   }
-  const ReplayedCostModel replayed(costs, op_times.kept(), hand_offs, collectives.kept());
+  const ReplayedCostModel replayed(costs, op_times.kept(), hand_offs, collectives.kept(), copies_in.kept());
   // The same hardware, less what the measured times hold already: each core's speed, the
   // interference of the neighbours, a core's turns between devices, and a time-sliced core's
   // sharing (an op's wall time is stretched by the others sharing its core). A queue's wait
@@ -197,7 +201,7 @@ Replay replay_on_measured(const Schedule& schedule, const CostModel& costs, cons
   }
   // The run's ops with the cost model's messages and collectives: which of the two the cost
   // model's part is.
-  const Tick ops_only = replay(ReplayedCostModel(costs, op_times.kept(), {}, {}));
+  const Tick ops_only = replay(ReplayedCostModel(costs, op_times.kept(), {}, {}, copies_in.kept()));
   r.hand_offs = static_cast<int>(hand_offs.size());
   if (!hand_offs.empty()) {
     std::vector<Tick> times;
