@@ -200,6 +200,35 @@ TEST(HostWork, BesideGradSyncsTheCategoriesStillAddUp) {
   }
 }
 
+// A GradSync run as the CPU executor runs it (CollectiveStyle::MemberThreads): the last
+// member's sum and every copy in are host work, and the categories still add up to the window.
+TEST(HostWork, TheMembersSumsAndCopiesInAreHostWorkAndTheCategoriesAddUp) {
+  class MemberSums final : public testing_costs::ForwardingCostModel {
+   public:
+    using ForwardingCostModel::ForwardingCostModel;
+    Tick grad_sync_work(const Op&, OpScale) const override { return 30 * kUs; }
+    Tick grad_sync_work_after(const Op&, OpScale) const override { return 10 * kUs; }
+    CollectiveStyle collective_style() const override { return CollectiveStyle::MemberThreads; }
+  };
+  UniformCostConfig config = ops_1_2_ms();
+  config.grad_bytes = 1'000'000;  // a 1 ms sum at 1 GB/s
+  config.link_bandwidth = 1e9;
+  const UniformCostModel base(config);
+  const MemberSums costs(base);
+  const Schedule s = testing_schedules::generated("chimera", 2, 4);
+  BreakdownRecorder recorder(s);
+  const SimResult r = simulate(s, costs, &recorder);
+  const TimeBreakdown b = time_breakdown(s, r, costs, recorder);
+  Tick host = 0;
+  for (int d = 0; d < 2; ++d) {
+    SCOPED_TRACE(d);
+    EXPECT_EQ(b.per_device[static_cast<std::size_t>(d)].total(), b.window_ticks());
+    host += b.per_device[static_cast<std::size_t>(d)][TimeCategory::Host];
+  }
+  // Chimera p = 2: two GradSyncs of two members each, one sum (1 ms) each and four copies in.
+  EXPECT_EQ(host, 2 * 1000 * kUs + 4 * 10 * kUs);
+}
+
 TEST(HandOff, RerunsAreIdentical) {
   const UniformCostModel base(ops_1_2_ms());
   const WithHandOff costs(base, 10 * kUs, 20 * kUs, true);
