@@ -267,11 +267,16 @@ std::int64_t ProfiledCostModel::grad_bytes(const Op& grad_sync, OpScale scale) c
   return stage_parameters(grad_sync.stage, scale.num_stages) * kElementBytes;
 }
 
+double ProfiledCostModel::copies_seconds(double profiled, std::int64_t parameters) const {
+  const double per_parameter = profiled / static_cast<double>(config_.profile.gradient_copies.parameters);
+  return per_parameter * static_cast<double>(parameters);
+}
+
 Tick ProfiledCostModel::grad_sync_work(const Op& grad_sync, OpScale scale) const {
   const ProfileGradientCopies& g = config_.profile.gradient_copies;
   if (!g.measured()) return 0;
-  const double per_parameter = (g.copy_out.expected() + g.copy_in.expected()) / static_cast<double>(g.parameters);
-  return to_ticks(per_parameter * static_cast<double>(stage_parameters(grad_sync.stage, scale.num_stages)),
+  return to_ticks(copies_seconds(g.copy_out.expected() + g.copy_in.expected(),
+                                 stage_parameters(grad_sync.stage, scale.num_stages)),
                   config_.source);
 }
 
@@ -282,9 +287,8 @@ CostModel::CollectiveStyle ProfiledCostModel::collective_style() const {
 Tick ProfiledCostModel::grad_sync_work_after(const Op& grad_sync, OpScale scale) const {
   const ProfileGradientCopies& g = config_.profile.gradient_copies;
   if (!g.sum_measured()) return 0;
-  const double per_parameter = g.copy_in.expected() / static_cast<double>(g.parameters);
   return std::min(grad_sync_work(grad_sync, scale),
-                  to_ticks(per_parameter * static_cast<double>(stage_parameters(grad_sync.stage, scale.num_stages)),
+                  to_ticks(copies_seconds(g.copy_in.expected(), stage_parameters(grad_sync.stage, scale.num_stages)),
                            config_.source));
 }
 
@@ -297,8 +301,7 @@ Tick ProfiledCostModel::allreduce_time(int participants, std::int64_t bytes) con
   if (participants <= 1 || bytes <= 0) return 0;
   if (const ProfileGradientCopies& g = config_.profile.gradient_copies; g.sum_measured()) {
     // The last member adds every other member's copy into its own (CollectiveStyle::MemberThreads).
-    const double per_parameter = g.sum.expected() / static_cast<double>(g.parameters);
-    return to_ticks((participants - 1) * per_parameter * static_cast<double>(bytes / kElementBytes), config_.source);
+    return to_ticks((participants - 1) * copies_seconds(g.sum.expected(), bytes / kElementBytes), config_.source);
   }
   const LinkProfile& link = config_.profile.link;
   const double n = participants;

@@ -122,6 +122,9 @@ class ProfiledCostModel final : public CostModel {
 
  private:
   double microbatch(int split) const;  // b / split
+  // `profiled` seconds of the profile's gradient copies (a stage of gradient_copies.parameters),
+  // for `parameters` parameters.
+  double copies_seconds(double profiled, std::int64_t parameters) const;
   StageLayout layout_of(int stage, int num_stages) const;
 
   ProfiledCostConfig config_;

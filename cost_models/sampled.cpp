@@ -155,7 +155,8 @@ Tick SampledCostModel::grad_sync_work_after(const Op& grad_sync, OpScale scale) 
   const Tick expected = base_.grad_sync_work_after(grad_sync, scale);
   if (expected == 0) return 0;
   // The same draw as the whole work's, so the part never exceeds the whole.
-  return std::min(grad_sync_work(grad_sync, scale), scaled(expected, sync_work_factor(grad_sync)));
+  const double f = sync_work_factor(grad_sync);
+  return std::min(scaled(base_.grad_sync_work(grad_sync, scale), f), scaled(expected, f));
 }
 
 Tick SampledCostModel::allreduce_time(int participants, std::int64_t bytes) const {
