@@ -15,8 +15,8 @@ For the predicted and the measured timeline each:
 """
 import argparse
 import collections
-import json
-import sys
+
+import validate_trace
 
 
 def split(events, first_pid, devices):
@@ -70,17 +70,10 @@ def main():
     ap.add_argument("--cores", type=int, default=0)
     ap.add_argument("--pinned", action="store_true")
     a = ap.parse_args()
-    try:
-        with open(a.trace) as f:
-            events = json.load(f)["traceEvents"]
-    except (OSError, ValueError, KeyError) as e:
-        sys.exit(f"{a.trace}: not a trace of `pipesim validate --trace` ({e})")
-    names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
-    devices = sum(1 for n in names.values() if n.startswith("predicted: device"))
-    if devices == 0:
-        sys.exit(f"{a.trace}: no 'predicted: device N' process groups; expected a `pipesim validate --trace` file")
-    for label in ("predicted", "measured"):
-        first = min(p for p, n in names.items() if n.startswith(label + ": device"))
+    events, predicted, measured = validate_trace.read(a.trace)
+    devices = len(predicted)
+    for label, pids in (("predicted", predicted), ("measured", measured)):
+        first = pids[0]
         ops, sent = split(events, first, devices)
         print(f"{label:9}  {concurrency(ops)}")
         if a.cores <= 0:

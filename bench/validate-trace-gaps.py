@@ -14,8 +14,8 @@ predicted one, the run spent time there that the simulation did not.
 """
 import argparse
 import collections
-import json
-import sys
+
+import validate_trace
 
 
 def gaps_of(events, pids):
@@ -45,16 +45,7 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--top", type=int, default=12)
     a = ap.parse_args()
-    try:
-        with open(a.trace) as f:
-            events = json.load(f)["traceEvents"]
-    except (OSError, ValueError, KeyError) as e:
-        sys.exit(f"{a.trace}: not a trace of `pipesim validate --trace` ({e})")
-    names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
-    predicted = [p for p, n in names.items() if n.startswith("predicted: device")]
-    measured = [p for p, n in names.items() if n.startswith("measured: device")]
-    if not predicted or not measured:
-        sys.exit(f"{a.trace}: no predicted and measured devices (a trace of `pipesim validate --trace`?)")
+    events, predicted, measured = validate_trace.read(a.trace)
     pt, pc = gaps_of(events, predicted)
     mt, mc = gaps_of(events, measured)
     keys = sorted(set(pt) | set(mt), key=lambda k: -(mt.get(k, 0) - pt.get(k, 0)))[: a.top]
