@@ -53,6 +53,9 @@ void EventLoop::arrive_collective(SlotId id, Tick now) {
   st.last_arrival = id;
   const auto& members = slots_.collectives()[c];
   if (st.arrived < static_cast<int>(members.size())) return;
+  // Every member waited for the last to arrive (the critical path's cause), however it runs.
+  for (SlotId m : members)
+    if (m != st.last_arrival) slots_[m].cause = st.last_arrival;
   if (member_sums_) [[unlikely]] return start_member_sum(static_cast<std::uint32_t>(c));
   if (sharing_ && sharing_->shares_collectives()) [[unlikely]] {
     ready_collectives_.push_back(static_cast<std::uint32_t>(c));
@@ -64,10 +67,7 @@ void EventLoop::arrive_collective(SlotId id, Tick now) {
   const std::int64_t bytes = costs_.grad_bytes(op, scale_);
   const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), bytes);
   PIPESIM_ASSERT(dur >= 0);
-  for (SlotId m : members) {
-    dev_[static_cast<std::size_t>(device_of(m))].comm_free_at = later(st.start, dur);
-    slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
-  }
+  for (SlotId m : members) dev_[static_cast<std::size_t>(device_of(m))].comm_free_at = later(st.start, dur);
   queue_.push(later(st.start, dur), CollectiveFinish{static_cast<std::uint32_t>(c)});
 }
 
@@ -82,7 +82,6 @@ void EventLoop::arrive_collective(SlotId id, Tick now) {
   DeviceState& dev = dev_[static_cast<std::size_t>(d)];
   PIPESIM_ASSERT(!dev.busy && dev.summing < 0);  // it has just arrived: its thread is free
   const auto& members = slots_.collectives()[c];
-  for (SlotId m : members) slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
   const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), costs_.grad_bytes(op_of(st.last_arrival), scale_));
   PIPESIM_ASSERT(dur >= 0);
   dev.summing = static_cast<std::int32_t>(c);
@@ -140,7 +139,6 @@ void EventLoop::copy_sums_in(std::uint32_t c) {
     for (SlotId m : members) {
       devices.push_back(device_of(m));
       dev_[static_cast<std::size_t>(device_of(m))].comm_busy = true;
-      slots_[m].cause = st.last_arrival == m ? slots_[m].cause : st.last_arrival;
     }
     const Tick dur = costs_.allreduce_time(static_cast<int>(members.size()), costs_.grad_bytes(op_of(members.front()), scale_));
     PIPESIM_ASSERT(dur >= 0);
