@@ -202,6 +202,16 @@ TEST(CalibrationFiles, AFolderIsSearchedAndWhatIsNotValidateJsonIsSkipped) {
     EXPECT_THAT(e.what(), HasSubstr("--calibration: "));
     EXPECT_THAT(e.what(), HasSubstr("no such file or folder"));
   }
+  // A folder with more .json files than kMaxCalibrationFiles is refused, not walked to its end.
+  const fs::path many = testing_cli::temp_path("calibration_many");
+  fs::create_directories(many);
+  for (int i = 0; i <= kMaxCalibrationFiles; ++i) std::ofstream(many / ("r" + std::to_string(i) + ".json"));
+  try {
+    read_calibration({many.string()});
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(": more than 10000 .json files below it (name the folders of past validations)"));
+  }
   // A folder holding validate's JSON with a broken field is an error, not a skip.
   json broken = past_run(0.9, 1, 1.1, 1);
   broken["measured"] = "fast";

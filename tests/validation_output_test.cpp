@@ -41,5 +41,32 @@ TEST(ValidationOutput, APlainBubbleBelowItsIntervalIsExplained) {
   EXPECT_EQ(std::count(note.begin(), note.end(), '\n'), 1);
 }
 
+// --calibration: a validation is calibrated on its own group's past runs, and one whose group
+// has too few gets a warning that names it, its group and the count.
+TEST(ValidationOutput, CalibrateAllWarnsWhereAGroupHasTooFewRuns) {
+  CalibrationRuns runs;
+  for (int i = 1; i <= 9; ++i) runs.scores["cpu gpt-tiny"].push_back(i / 100.0);
+  for (int i = 1; i <= 5; ++i) runs.scores["cpu gpt-tiny, device threads sharing cores"].push_back(0.5);
+  std::vector<Validation> all(2);
+  for (Validation& v : all) {
+    v.interval.time_per_iteration = {95, 97, 100, 103, 105};
+    v.measured.time_per_iteration = 112;
+  }
+  all[0].schedule.name = "1f1b";
+  all[1].schedule.name = "amdp";
+  all[1].core_use = CoreUse{};
+  const std::vector<std::string> warnings = calibrate_all(all, runs, "cpu", "gpt-tiny");
+  ASSERT_TRUE(all[0].calibrated && all[0].calibrated->widening);
+  EXPECT_DOUBLE_EQ(*all[0].calibrated->widening, 0.09);
+  EXPECT_TRUE(all[0].calibrated->inside);
+  ASSERT_TRUE(all[1].calibrated);
+  EXPECT_FALSE(all[1].calibrated->widening);
+  EXPECT_EQ(warnings, std::vector<std::string>{"--calibration: amdp (cpu gpt-tiny, device threads sharing cores): 5 past "
+                                               "runs, 9 needed: no calibrated interval"});
+  Tally t = tally(all);
+  EXPECT_EQ(t.calibrated, 1u);
+  EXPECT_EQ(t.calibrated_inside, 1u);
+}
+
 }  // namespace
 }  // namespace pipesim
