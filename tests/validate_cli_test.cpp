@@ -242,11 +242,18 @@ TEST(ValidateCli, CoreSpeedsAreMeasuredOrOff) {
   ASSERT_EQ(measured.code, 0) << measured.out;
   const json speeds = json_of(measured)["core_speeds"];
   ASSERT_GE(speeds.size(), 1u);  // every core this process may use
-  // Probed again after the run: the schedule's before (what the prediction used), after, drift.
+  // Probed again after the run: the schedule's before, after, drift, and what the prediction
+  // took, each core halfway between its two probes.
   const json probes = json_of(measured)["speed_probes"];
   EXPECT_EQ(probes["before"], speeds);
-  EXPECT_EQ(probes["after"].size(), speeds.size());
+  ASSERT_EQ(probes["after"].size(), speeds.size());
   EXPECT_GE(probes["drift"].get<double>(), 0);
+  ASSERT_EQ(probes["applied"].size(), speeds.size());
+  for (std::size_t c = 0; c < speeds.size(); ++c) {
+    ASSERT_EQ(probes["after"][c]["core"], speeds[c]["core"]);
+    EXPECT_NEAR(probes["applied"][c].get<double>(),
+                (speeds[c]["slowdown"].get<double>() + probes["after"][c]["slowdown"].get<double>()) / 2, 1e-12);
+  }
   for (const json& c : speeds) {
     EXPECT_GE(c["core"].get<int>(), 0);
     EXPECT_GT(c["slowdown"].get<double>(), 0.1);  // a factor, not a time
@@ -263,6 +270,7 @@ TEST(ValidateCli, CoreSpeedsAreMeasuredOrOff) {
   EXPECT_TRUE(json_of(off)["core_speeds"].empty());
   EXPECT_TRUE(json_of(off)["speed_probes"]["after"].empty());
   EXPECT_EQ(json_of(off)["speed_probes"]["drift"].get<double>(), 0);
+  EXPECT_TRUE(json_of(off)["speed_probes"]["applied"].empty());
 
   // A profile whose block passes took 100x what they take now is not of this machine now:
   // a warning, no factor applied, and the run goes on.

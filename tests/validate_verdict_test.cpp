@@ -159,6 +159,17 @@ TEST(CoreSpeedDrift, LargestChangeOfACoreBeyondTheTolerance) {
             R"([{"core":1,"slowdown":1.0,"visits":[]},{"core":0,"slowdown":1.02,"visits":[]}])");
 }
 
+// The plain prediction takes each core halfway between its probes, matched by core id; a
+// core the second probe missed keeps the first's factor, and no second probe changes nothing.
+TEST(CoreSpeedDrift, ThePredictionTakesEachCoreHalfwayBetweenItsProbes) {
+  const CoreSpeeds before{{0, 1}, {1.0, 1.25}, {}};
+  const CoreSpeeds after{{1, 0}, {1.0, 1.02}, {}};
+  EXPECT_EQ(speeds_during_run(before, after), (std::vector<double>{1.01, 1.125}));
+  EXPECT_EQ(speeds_during_run(before, CoreSpeeds{}), before.slowdown);
+  EXPECT_EQ(speeds_during_run(before, CoreSpeeds{{1}, {1.75}, {}}), (std::vector<double>{1.0, 1.5}));
+  EXPECT_TRUE(speeds_during_run(CoreSpeeds{}, after).empty());
+}
+
 // The machine in each draw of the interval (machine_draws): without visits, every core at one
 // uniform point u between its probes before and after; with visits, each core's speed as well
 // as its visits know it (a bootstrap median), so visits that agree change nothing.

@@ -201,8 +201,11 @@ int warmup_of(const Schedule& s, const ValidateFlags& f, bool given, bool from_f
                    std::to_string(s.iterations - 1));
 }
 
-Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& costs, RunOptions options,
-                        const ModelSpec& model, const ValidateFlags& f, const CoreSpeeds& speeds) {
+// Runs `schedule` for real: its device threads pinned to the probed cores where every device
+// has one (`speeds`, the probe just before). The prediction comes after the next probe
+// (predict_and_compare), so that it can take the machine as it was during the run.
+Validation run_one(Schedule schedule, int warmup, const ProfiledCostModel& costs, RunOptions options,
+                   const ModelSpec& model, const ValidateFlags& f, const CoreSpeeds& speeds) {
   Validation v;
   v.schedule = std::move(schedule);
   v.warmup = warmup;
@@ -210,53 +213,54 @@ Validation validate_one(Schedule schedule, int warmup, const ProfiledCostModel& 
   // virtual devices on one GPU (executor/shared_layout.hpp), with the profile's interference
   // curve and shared-core turns where they stand out of the profile's noise.
   const Tick forward = costs.compute_time(make_op(OpKind::F, 0, 0), scale_of(v.schedule));
-  ExecutorLayout layout = executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward);
-  if (f.core_sharing != "auto") layout.time_sliced = f.core_sharing == "slice";
+  v.layout = executor_layout(f.backend, v.schedule.num_devices, f.sm_partition, forward);
+  if (f.core_sharing != "auto") v.layout.time_sliced = f.core_sharing == "slice";
   const ProfileSlowdowns slowdowns = profile_slowdowns(costs);
-  v.hardware = shared_hardware(layout, slowdowns.curves, slowdowns.turns);
+  v.hardware = shared_hardware(v.layout, slowdowns.curves, slowdowns.turns);
   v.speeds_before = speeds;
-  if (!speeds.slowdown.empty()) {
-    v.hardware.device_slowdown = device_slowdowns(v.schedule.num_devices, speeds.slowdown);
-    if (v.schedule.num_devices <= static_cast<int>(speeds.cores.size())) options.pin_cores = speeds.cores;
-  }
+  if (!speeds.slowdown.empty() && v.schedule.num_devices <= static_cast<int>(speeds.cores.size()))
+    options.pin_cores = speeds.cores;
+  v.measured_run = run_schedule(v.schedule, model, options);
+  v.measured = summarize(v.schedule, v.measured_run.result, warmup);
+  return v;
+}
+
+// The prediction, once the cores have been probed again after the run (`after`, empty: not
+// probed), and the comparison. The plain prediction takes each core at the mean of its two
+// probes, where the machine was halfway through the run; the interval's draws put the
+// machine anywhere between them, each core's speed as well as its visits know it
+// (machine_draws); then whether the measured time lies inside it.
+void predict_and_compare(Validation& v, const ProfiledCostModel& costs, const ValidateFlags& f, Sampling sampling,
+                         const CoreSpeeds& after) {
+  v.speeds_after = after;
+  if (!v.speeds_before.slowdown.empty())
+    v.hardware.device_slowdown = device_slowdowns(v.schedule.num_devices, speeds_during_run(v.speeds_before, after));
   Simulator simulator;
   TimelineRecorder recorder;
   const SimResult predicted = simulator.run(v.schedule, costs, &recorder, nullptr, &v.hardware);
   v.predicted_timeline = std::move(recorder.timeline);
-  v.predicted = summarize(v.schedule, predicted, warmup);
-  v.counted = iteration_window(predicted, warmup).counted;
-  v.measured_run = run_schedule(v.schedule, model, options);
-  v.measured = summarize(v.schedule, v.measured_run.result, warmup);
+  v.predicted = summarize(v.schedule, predicted, v.warmup);
+  v.counted = iteration_window(predicted, v.warmup).counted;
   v.report = compare_runs(v.schedule, v.predicted_timeline, v.predicted, v.measured_run.timeline, v.measured);
-  if (f.backend == "cpu" && v.schedule.num_devices > layout.cores) {
-    const IterationWindow p = iteration_window(predicted, warmup);
-    const IterationWindow m = iteration_window(v.measured_run.result, warmup);
-    v.core_use = CoreUse{layout.cores, core_use(v.predicted_timeline, p.start, p.end, layout.cores),
-                         core_use(v.measured_run.timeline, m.start, m.end, layout.cores)};
+  if (f.backend == "cpu" && v.schedule.num_devices > v.layout.cores) {
+    const IterationWindow p = iteration_window(predicted, v.warmup);
+    const IterationWindow m = iteration_window(v.measured_run.result, v.warmup);
+    v.core_use = CoreUse{v.layout.cores, core_use(v.predicted_timeline, p.start, p.end, v.layout.cores),
+                         core_use(v.measured_run.timeline, m.start, m.end, v.layout.cores)};
     v.core_use->profile_turns = costs.turn_slowdowns();
     const ThreadShares shares = thread_shares(v.measured_run.thread_cpu);
     v.core_use->copies = shares.copies;
     v.core_use->outside_ops = shares.outside_ops;
     v.core_use->turns = v.hardware.pools.front().turn_slowdown;
   }
-  v.replay = replay_on_measured(v.schedule, costs, v.measured_run.timeline, v.hardware, warmup,
+  v.replay = replay_on_measured(v.schedule, costs, v.measured_run.timeline, v.hardware, v.warmup,
                                 v.predicted.time_per_iteration, v.measured.time_per_iteration,
                                 v.measured_run.sync_work);
   v.pass = passes(v.report.time_per_iteration_error, f.tolerance());
-  return v;
-}
-
-// The interval, once the cores have been probed again after the run (`after`, empty: not
-// probed): the draws put the machine where the probes say it may have been, each core's
-// speed as well as its visits know it and anywhere between before and after (machine_draws),
-// and whether the measured time lies inside it.
-void finish_interval(Validation& v, const ProfiledCostModel& costs, Sampling sampling, const CoreSpeeds& after) {
-  v.speeds_after = after;
   sampling.warmup_iterations = v.warmup;
   if (!v.hardware.device_slowdown.empty())
     sampling.device_slowdown_draws =
         machine_draws(v.schedule.num_devices, v.speeds_before, after, sampling.samples, sampling.seed);
-  Simulator simulator;
   v.interval = predict_interval(simulator, v.schedule, costs, sampling, &v.hardware);
   v.inside = v.interval.contains(v.measured.time_per_iteration);
 }
@@ -417,7 +421,7 @@ void add_validate_command(CLI::App& app) {
         cost_labels.push_back(costs.label());
       spread = std::max(spread, repeat_spread(profile));
       // The cores' speed over this profile's: probed before the group's first run, and after
-      // each run (the next run's prediction).
+      // each run (that run's prediction takes each core halfway between its two probes).
       CoreSpeeds speeds = f->backend == "cpu" && f->core_speeds == "measure"
                               ? measure_core_speeds(model, f->micro_batch_size, profile, f->json)
                               : CoreSpeeds{};
@@ -430,16 +434,17 @@ void add_validate_command(CLI::App& app) {
                       << (repeated ? ", run " + std::to_string(run) + " of " + std::to_string(f->runs) : std::string())
                       << " (" << s.total_ops() << " ops)\n";
           const std::size_t at = i * static_cast<std::size_t>(f->runs) + static_cast<std::size_t>(run - 1);
-          Validation& v = all[at] = validate_one(s, warmups[i], costs, options, model, *f, speeds);
+          Validation& v = all[at] = run_one(s, warmups[i], costs, options, model, *f, speeds);
           v.run = repeated ? run : 0;
           v.cost_label = costs.label();
           v.device_blocks = device_blocks(model, s);
           v.profiled_blocks = profile.settings.stage_blocks;
-          // Again after the run: how far the machine moved while it ran; the next run's prediction.
+          // Again after the run: how far the machine moved while it ran, where it was halfway
+          // (this run's prediction), and where the next run starts.
           const CoreSpeeds after = speeds.cores.empty()
                                        ? CoreSpeeds{}
                                        : measure_core_speeds(model, f->micro_batch_size, profile, f->json);
-          finish_interval(v, costs, sampling, after);
+          predict_and_compare(v, costs, *f, sampling, after);
           if (!after.cores.empty()) speeds = after;
           if (!traces.empty()) write_trace(*traces[at], v);
         }

@@ -64,6 +64,14 @@ std::string drift_warning(const std::string& schedule, const CoreSpeeds& before,
          format_percent(tolerance) + ": its error cannot be told from the machine's drift";
 }
 
+std::vector<double> speeds_during_run(const CoreSpeeds& before, const CoreSpeeds& after) {
+  std::vector<double> out = before.slowdown;
+  for (std::size_t c = 0; c < out.size(); ++c)
+    for (std::size_t a = 0; a < after.cores.size(); ++a)
+      if (after.cores[a] == before.cores[c]) out[c] = (before.slowdown[c] + after.slowdown[a]) / 2;
+  return out;
+}
+
 namespace {
 
 // Hash domains of the machine draws, apart from the cost model's (cost_models/sampled.cpp).

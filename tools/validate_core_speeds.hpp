@@ -45,6 +45,13 @@ double speed_drift(const CoreSpeeds& before, const CoreSpeeds& after);
 std::string drift_warning(const std::string& schedule, const CoreSpeeds& before, const CoreSpeeds& after,
                           double tolerance);
 
+// The cores' speed the plain prediction takes for a run probed `before` and `after`: each
+// core at the mean of its two factors, where the machine was halfway through the run (on the
+// 2-vCPU VM, 617 past runs' errors rescaled to it: mean |error| 0.1-0.5 points lower than at
+// the probe before in each of 5 sets, docs/validation/cpu.md). `before`'s alone for a core
+// `after` did not probe. In `before`'s order of cores.
+std::vector<double> speeds_during_run(const CoreSpeeds& before, const CoreSpeeds& after);
+
 // The machine's speed in each of `samples` draws of the prediction interval (seed `seed`): a
 // row per draw, each device's factor (device_slowdowns of the cores'). How well the probes
 // know each core's speed enters as a bootstrap: each draw takes, per core and probe, the

@@ -344,7 +344,8 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
   j["inside_interval"] = v.inside;
   j["calibrated_interval"] = v.calibrated ? calibrated_json(*v.calibrated) : nullptr;
   j["speed_probes"] = {{"before", speeds_json(v.speeds_before)}, {"after", speeds_json(v.speeds_after)},
-                      {"drift", speed_drift(v.speeds_before, v.speeds_after)}};
+                      {"drift", speed_drift(v.speeds_before, v.speeds_after)},
+                      {"applied", speeds_during_run(v.speeds_before, v.speeds_after)}};
   j["core_use"] = v.core_use ? nlohmann::ordered_json{{"cores", v.core_use->cores},
                                                       {"predicted", v.core_use->predicted},
                                                       {"measured", v.core_use->measured},

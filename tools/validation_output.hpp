@@ -12,6 +12,7 @@
 #include "assess/prediction_interval.hpp"
 #include "cost_models/model_spec.hpp"
 #include "executor/executor.hpp"
+#include "executor/shared_layout.hpp"
 #include "schedules/schedule.hpp"
 #include "sim/metrics.hpp"
 #include "sim/resources.hpp"
@@ -36,6 +37,7 @@ struct Validation {
   MeasuredRun measured_run;
   Metrics measured;
   PredictionReport report;
+  ExecutorLayout layout;    // where the run's devices ran: threads on cores, virtual devices on a GPU
   SharedHardware hardware;  // what the prediction shared (the executor's layout, core speeds)
   PredictionInterval interval;
   CoreSpeeds speeds_before, speeds_after;  // cpu, --core-speeds measure: the probes either side of the run
