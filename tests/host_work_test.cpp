@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "cost_models/uniform.hpp"
+#include "schedules/generator.hpp"
 #include "sim/breakdown.hpp"
 #include "sim/engine.hpp"
 #include "sim/resources.hpp"
@@ -227,6 +228,26 @@ TEST(HostWork, TheMembersSumsAndCopiesInAreHostWorkAndTheCategoriesAddUp) {
   }
   // Chimera p = 2: two GradSyncs of two members each, one sum (1 ms) each and four copies in.
   EXPECT_EQ(host, 2 * 1000 * kUs + 4 * 10 * kUs);
+}
+
+// Whether a receiver sleeps is decided when its message is sent, and events often tie (F and
+// B of whole milliseconds): the fast path and a pool with cores to spare must decide alike.
+TEST(HandOff, EveryGeneratorAlikeOnTheFastPathAndInAPoolWithCoresToSpare) {
+  const UniformCostModel base(ops_1_2_ms());
+  const WithHandOff costs(base, 10 * kUs, 20 * kUs, true, 5 * kUs);
+  for (const GeneratorInfo& g : generators()) {
+    const Schedule s = testing_schedules::generated(std::string(g.name).c_str(), 4, 8, 2);
+    SharedHardware hw;
+    ComputePool pool;
+    for (int d = 0; d < s.num_devices; ++d) pool.devices.push_back(d);
+    hw.pools.push_back(pool);
+    Simulator sim;
+    TimelineRecorder fast, shared;
+    const SimResult a = sim.run(s, costs, &fast);
+    const SimResult b = sim.run(s, costs, &shared, nullptr, &hw);
+    EXPECT_EQ(a.makespan, b.makespan) << g.name;
+    EXPECT_EQ(times(fast.timeline), times(shared.timeline)) << g.name;
+  }
 }
 
 TEST(HandOff, RerunsAreIdentical) {
