@@ -15,6 +15,7 @@
 #include "cost_models/transformer.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
+#include "core/json_object.hpp"
 #include "core/suggest.hpp"
 
 namespace pipesim {
@@ -28,78 +29,25 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& where, const std::string& what) { throw InputError(where + ": " + what); }
-
-// True if `v` nests at most `depth` levels of arrays and objects.
-bool shallow(const json& v, int depth) {
-  if (!v.is_structured()) return true;
-  if (depth == 0) return false;
-  return std::all_of(v.begin(), v.end(), [&](const json& item) { return shallow(item, depth - 1); });
-}
-
-// A JSON value as a message shows it: strings quoted like the unit parsers do, long values cut.
-std::string shown(const json& v) {
-  // dump() recurses: a value nested 100000 deep (a file of '[') would overflow the stack.
-  if (!shallow(v, 8)) return v.is_array() ? "a deeply nested array" : "a deeply nested object";
-  std::string s = v.is_string() ? "'" + v.get<std::string>() + "'" : v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
-
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 
-// One object of an array: its fields are checked against `allowed` before any is read,
-// so a misspelt optional field is an error rather than a silently used default.
-class Entry {
+// One object of the catalog (core/json_object.hpp), and its quantities with units.
+class Entry : public JsonObject {
  public:
-  Entry(const json& value, std::string where, std::initializer_list<const char*> allowed) : where_(std::move(where)) {
-    if (!value.is_object()) fail(where_, "expected an object; got " + shown(value));
-    for (const auto& [key, item] : value.items())
-      if (std::none_of(allowed.begin(), allowed.end(), [&, &k = key](const char* a) { return k == a; })) {
-        std::vector<std::string> names(allowed.begin(), allowed.end());
-        fail(where_, "unknown field " + quote(key) + " (expected " + joined(names) + ")");
-      }
-    object_ = &value;
-  }
+  Entry(const json& value, const std::string& source, const std::string& path, const Fields& allowed)
+      : JsonObject(value, source, path, allowed) {}
 
-  bool has(const char* key) const { return object_->contains(key); }
-  std::string path(const char* key) const { return where_ + "/" + key; }
-
-  const json& at(const char* key) const {
-    if (!has(key)) fail(where_, std::string("missing field '") + key + "'");
-    return object_->at(key);
-  }
-  std::string text(const char* key) const {
-    const json& v = at(key);
-    if (!v.is_string() || v.get<std::string>().empty()) fail(path(key), "expected a non-empty string; got " + shown(v));
-    return v.get<std::string>();
-  }
-  // A quantity with a unit: the text handed to a units.hpp parser, which names `path(key)`.
+  // A quantity with a unit: the text handed to a units.hpp parser, which names `where(key)`.
   std::string quantity(const char* key, const char* example) const {
     const json& v = at(key);
     if (!v.is_string())
-      fail(path(key), std::string("expected a string with a unit such as ") + example + "; got " + shown(v));
+      json_fail(where(key), std::string("expected a string with a unit such as ") + example + "; got " + json_shown(v));
     return v.get<std::string>();
   }
-  int count(const char* key) const {
-    const json& v = at(key);
-    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 || v.get<std::int64_t>() > INT_MAX)
-      fail(path(key), "expected a positive integer; got " + shown(v));
-    return static_cast<int>(v.get<std::int64_t>());
-  }
-  bool flag(const char* key) const {
-    const json& v = at(key);
-    if (!v.is_boolean()) fail(path(key), "expected true or false; got " + shown(v));
-    return v.get<bool>();
-  }
-
- private:
-  const json* object_ = nullptr;
-  std::string where_;
 };
 
 // Names are what people type on the command line: lowercase letters, digits, '.', '-', '_'.
@@ -109,12 +57,13 @@ std::string name_of(const Entry& e) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
   };
   if (!std::all_of(name.begin(), name.end(), ok))
-    fail(e.path("name"), "expected lowercase letters, digits, '.', '-' or '_'; got " + quote(name));
+    json_fail(e.where("name"), "expected lowercase letters, digits, '.', '-' or '_'; got " + quote(name));
   return name;
 }
 
-ModelSpec read_model(const json& value, const std::string& where) {
-  const Entry e(value, where,
+ModelSpec read_model(const json& value, const std::string& source, const std::string& path) {
+  const std::string where = source + ": " + path;
+  const Entry e(value, source, path,
                 {"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab",
                  "tied_embeddings", "mlp", "linear_bias", "rms_norm", "learned_positions", "source"});
   ModelSpec m;
@@ -134,22 +83,22 @@ ModelSpec read_model(const json& value, const std::string& where) {
   if (e.has("learned_positions")) m.learned_positions = e.flag("learned_positions");
   if (e.has("mlp")) {
     const std::string mlp = e.text("mlp");
-    if (mlp != "gelu" && mlp != "swiglu") fail(e.path("mlp"), "expected 'gelu' or 'swiglu'; got " + quote(mlp));
+    if (mlp != "gelu" && mlp != "swiglu") json_fail(e.where("mlp"), "expected 'gelu' or 'swiglu'; got " + quote(mlp));
     m.mlp = mlp == "gelu" ? MlpKind::Gelu : MlpKind::SwiGlu;
   }
   m.source = e.text("source");
   // Every implementation splits hidden into heads of equal width, and query heads into equal groups per KV head.
   if (m.hidden % m.heads != 0)
-    fail(e.path("heads"), std::to_string(m.heads) + " heads do not divide hidden " + std::to_string(m.hidden));
+    json_fail(e.where("heads"), std::to_string(m.heads) + " heads do not divide hidden " + std::to_string(m.hidden));
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
-    fail(e.path("kv_heads"),
+    json_fail(e.where("kv_heads"),
          std::to_string(m.kv_heads) + " KV heads do not divide " + std::to_string(m.heads) + " heads");
   check_model(m, 1, where);  // also bounds the size, so that parameter counts fit in 64 bits
   return m;
 }
 
 double read_price(const Entry& e) {
-  return parse_price(e.quantity("price_per_hour", "2.99USD"), e.path("price_per_hour"));
+  return parse_price(e.quantity("price_per_hour", "2.99USD"), e.where("price_per_hour"));
 }
 
 // A dimensionless JSON number in [lo, hi].
@@ -158,15 +107,16 @@ double real(const Entry& e, const char* key, double lo, double hi) {
   if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi)) {
     char range[64];
     std::snprintf(range, sizeof range, "a number in [%g, %g]", lo, hi);
-    fail(e.path(key), std::string("expected ") + range + "; got " + shown(v));
+    json_fail(e.where(key), std::string("expected ") + range + "; got " + json_shown(v));
   }
   return v.get<double>();
 }
 
 // "efficiency": the kernel efficiencies of a GPU (cost_models/hardware_spec.hpp). Every field
 // is optional; a missing one keeps Efficiency's default.
-Efficiency read_efficiency(const json& value, const std::string& where) {
-  const Entry e(value, where,
+Efficiency read_efficiency(const json& value, const std::string& source, const std::string& path) {
+  const std::string where = source + ": " + path;
+  const Entry e(value, source, path,
                 {"gemm", "gemm_k_overhead", "tile_m", "tile_n", "wave_smoothing", "misaligned", "attention", "memory",
                  "network", "source"});
   Efficiency f;
@@ -183,44 +133,44 @@ Efficiency read_efficiency(const json& value, const std::string& where) {
   return f;
 }
 
-GpuSpec read_gpu(const json& value, const std::string& where) {
-  const Entry e(value, where,
+GpuSpec read_gpu(const json& value, const std::string& source, const std::string& path) {
+  const Entry e(value, source, path,
                 {"name", "peak_flops", "hbm_bandwidth", "memory", "price_per_hour", "price_source", "price_assumed",
                  "intra_node_link", "inter_node_link", "sms", "efficiency", "source"});
   GpuSpec g;
   g.name = name_of(e);
   const json& peaks = e.at("peak_flops");
-  const std::string peaks_at = e.path("peak_flops");
+  const std::string peaks_at = e.where("peak_flops");
   if (!peaks.is_object() || peaks.empty())
-    fail(peaks_at,
-         "expected an object of dense peak rates per data type like {\"bf16\": \"989.4TFLOP/s\"}; got " + shown(peaks));
-  const Entry rates(peaks, peaks_at, {"fp32", "tf32", "bf16", "fp16", "fp8"});  // the data types a GpuSpec knows
+    json_fail(peaks_at,
+         "expected an object of dense peak rates per data type like {\"bf16\": \"989.4TFLOP/s\"}; got " + json_shown(peaks));
+  const Entry rates(peaks, source, e.child("peak_flops"), {"fp32", "tf32", "bf16", "fp16", "fp8"});  // the data types a GpuSpec knows
   for (const auto& [dtype, rate] : peaks.items())
-    g.peak_flops[dtype] = parse_flops(rates.quantity(dtype.c_str(), "989.4TFLOP/s"), rates.path(dtype.c_str()));
-  g.hbm_bandwidth = parse_bandwidth(e.quantity("hbm_bandwidth", "3.35TB/s"), e.path("hbm_bandwidth"));
-  g.memory_bytes = parse_bytes(e.quantity("memory", "80GiB"), e.path("memory"));
-  if (g.memory_bytes <= 0) fail(e.path("memory"), "must be positive; got '" + e.text("memory") + "'");
+    g.peak_flops[dtype] = parse_flops(rates.quantity(dtype.c_str(), "989.4TFLOP/s"), rates.where(dtype.c_str()));
+  g.hbm_bandwidth = parse_bandwidth(e.quantity("hbm_bandwidth", "3.35TB/s"), e.where("hbm_bandwidth"));
+  g.memory_bytes = parse_bytes(e.quantity("memory", "80GiB"), e.where("memory"));
+  if (g.memory_bytes <= 0) json_fail(e.where("memory"), "must be positive; got '" + e.text("memory") + "'");
   if (e.has("price_per_hour")) g.price_per_hour = read_price(e);
   for (const char* key : {"price_source", "price_assumed"})
-    if (e.has(key) && !g.price_per_hour) fail(e.path(key), "given without a price_per_hour");
+    if (e.has(key) && !g.price_per_hour) json_fail(e.where(key), "given without a price_per_hour");
   if (e.has("price_source")) g.price_source = e.text("price_source");
   if (e.has("price_assumed")) g.price_assumed = e.flag("price_assumed");
   if (e.has("sms")) g.sms = e.count("sms");
-  if (e.has("efficiency")) g.efficiency = read_efficiency(e.at("efficiency"), e.path("efficiency"));
+  if (e.has("efficiency")) g.efficiency = read_efficiency(e.at("efficiency"), source, e.child("efficiency"));
   g.intra_node_link = e.text("intra_node_link");
   g.inter_node_link = e.text("inter_node_link");
   g.source = e.text("source");
   return g;
 }
 
-LinkSpec read_link(const json& value, const std::string& where) {
-  const Entry e(value, where, {"name", "bandwidth", "latency", "source"});
+LinkSpec read_link(const json& value, const std::string& source, const std::string& path) {
+  const Entry e(value, source, path, {"name", "bandwidth", "latency", "source"});
   LinkSpec l;
   l.name = name_of(e);
-  l.bandwidth = parse_bandwidth(e.quantity("bandwidth", "450GB/s"), e.path("bandwidth"));
-  l.latency = parse_duration(e.quantity("latency", "3.4us"), e.path("latency"));
+  l.bandwidth = parse_bandwidth(e.quantity("bandwidth", "450GB/s"), e.where("bandwidth"));
+  l.latency = parse_duration(e.quantity("latency", "3.4us"), e.where("latency"));
   // A zero latency is a modelling choice (--link-latency 0), not a property of real hardware.
-  if (l.latency <= 0) fail(e.path("latency"), "must be positive; got '" + e.text("latency") + "'");
+  if (l.latency <= 0) json_fail(e.where("latency"), "must be positive; got '" + e.text("latency") + "'");
   l.source = e.text("source");
   return l;
 }
@@ -231,15 +181,15 @@ void read_array(const json& root, const char* key, const std::string& source, co
                 std::vector<Spec>& out) {
   if (!root.contains(key)) return;
   const json& items = root.at(key);
-  const std::string at = source + ": /" + key;
-  if (!items.is_array()) fail(at, std::string("expected an array of ") + kind + " objects; got " + shown(items));
+  const std::string path = std::string("/") + key, at = source + ": " + path;
+  if (!items.is_array()) json_fail(at, std::string("expected an array of ") + kind + " objects; got " + json_shown(items));
   std::map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::string where = at + "/" + std::to_string(i);
-    Spec spec = read(items[i], where);
+    Spec spec = read(items[i], source, path + "/" + std::to_string(i));
     const auto [it, inserted] = seen.emplace(spec.name, i);
     if (!inserted)
-      fail(where + "/name", std::string("duplicate ") + kind + " name " + quote(spec.name) + " (also /" + key + "/" +
+      json_fail(where + "/name", std::string("duplicate ") + kind + " name " + quote(spec.name) + " (also /" + key + "/" +
                                 std::to_string(it->second) + ")");
     out.push_back(std::move(spec));
   }
@@ -249,13 +199,13 @@ void read_array(const json& root, const char* key, const std::string& source, co
 Catalog parse_entries(std::string_view text, const std::string& source) {
   static constexpr const char* kExpected = "a JSON object with \"models\", \"gpus\" or \"links\" arrays";
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-    fail(source, std::string("empty file (expected ") + kExpected + ")");
+    json_fail(source, std::string("empty file (expected ") + kExpected + ")");
   const json root = parse_json_input(text, source);
-  if (!root.is_object()) fail(source, std::string("expected ") + kExpected + "; got " + shown(root));
+  if (!root.is_object()) json_fail(source, std::string("expected ") + kExpected + "; got " + json_shown(root));
   for (const auto& [key, value] : root.items())
     if (key != "models" && key != "gpus" && key != "links")
-      fail(source, "unknown top-level field " + quote(key) + " (expected models, gpus or links)");
-  if (root.empty()) fail(source, std::string("expected ") + kExpected + "; got an empty object");
+      json_fail(source, "unknown top-level field " + quote(key) + " (expected models, gpus or links)");
+  if (root.empty()) json_fail(source, std::string("expected ") + kExpected + "; got an empty object");
   Catalog c;
   read_array(root, "models", source, "model", read_model, c.models);
   read_array(root, "gpus", source, "gpu", read_gpu, c.gpus);
@@ -276,7 +226,7 @@ void check_links(const Catalog& c, const std::string& source, const std::vector<
         std::vector<std::string> names;
         for (const auto* list : {&c.links, &fallback})
           for (const LinkSpec& l : *list) names.push_back(l.name);
-        fail(source + ": /gpus/" + std::to_string(i) + "/" + field,
+        json_fail(source + ": /gpus/" + std::to_string(i) + "/" + field,
              "unknown link " + quote(name) + " (" + did_you_mean(name, names) + "known: " + joined(names) + ")");
       }
 }

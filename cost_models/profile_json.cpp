@@ -16,111 +16,30 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/json_input.hpp"
+#include "core/json_object.hpp"
 
 namespace pipesim {
 namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& where, const std::string& what) { throw InputError(where + ": " + what); }
-
-std::string shown(const json& v) {
-  if (v.is_structured()) return v.is_array() ? "an array" : "an object";
-  std::string s = v.is_string() ? "'" + v.get<std::string>() + "'" : v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
-
-// One JSON object at a path: its fields are checked against `allowed` before any is read,
-// so a misspelt field is an error, not a silently missing measurement.
-class Obj {
+// One object of a profile (core/json_object.hpp), and the format version that says which
+// fields there may be.
+class Obj : public JsonObject {
  public:
-  // `version`: the file's format version, which says which fields there may be.
-  Obj(const json& value, std::string source, std::string path, const std::vector<const char*>& allowed,
-      int version = kProfileVersion)
-      : source_(std::move(source)), path_(std::move(path)), version_(version) {
-    if (!value.is_object()) fail(where(), "expected an object; got " + shown(value));
-    for (const auto& item : value.items()) {
-      const std::string& key = item.key();
-      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
-        std::string names;
-        for (const char* a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
-        fail(where(), "unknown field " + quote(key) + " (expected " + names + ")");
-      }
-    }
-    object_ = &value;
-  }
+  Obj(const json& value, std::string source, std::string path, const Fields& allowed, int version = kProfileVersion)
+      : JsonObject(value, std::move(source), std::move(path), allowed), version_(version) {}
 
-  std::string where() const { return source_ + ": " + (path_.empty() ? "/" : path_); }
-  std::string where(const char* key) const { return source_ + ": " + path_ + "/" + key; }
-  std::string child(const char* key) const { return path_ + "/" + key; }
-  const std::string& source() const { return source_; }
   int version() const { return version_; }
-  bool has(const char* key) const { return object_->contains(key); }
-
-  const json& at(const char* key) const {
-    if (!has(key)) fail(where(), std::string("missing field '") + key + "'");
-    return object_->at(key);
-  }
-  Obj object(const char* key, const std::vector<const char*>& allowed) const {
-    return Obj(at(key), source_, child(key), allowed, version_);
+  Obj object(const char* key, const Fields& allowed) const {
+    return Obj(at(key), source(), child(key), allowed, version_);
   }
   // Element i of the array `array` (the value of field `key`).
-  Obj element(const json& array, const char* key, std::size_t i, const std::vector<const char*>& allowed) const {
-    return Obj(array[i], source_, child(key) + "/" + std::to_string(i), allowed, version_);
-  }
-  // A non-empty array of finite numbers in [min, max] (`each` says so: "a slowdown in
-  // 0.5..100"), non-decreasing when `sorted`.
-  std::vector<double> numbers(const char* key, double min, double max, bool sorted, const std::string& each) const {
-    const json& v = at(key);
-    if (!v.is_array() || v.empty()) fail(where(key), "expected a non-empty array; got " + shown(v));
-    std::vector<double> out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::string at_i = where(key) + "/" + std::to_string(i);
-      if (!v[i].is_number() || !std::isfinite(v[i].get<double>()) || v[i].get<double>() < min ||
-          v[i].get<double>() > max)
-        fail(at_i, "expected " + each + "; got " + shown(v[i]));
-      if (sorted && !out.empty() && v[i].get<double>() < out.back())
-        fail(at_i, "expected non-decreasing values; " + shown(v[i]) + " follows " + shown(v[i - 1]));
-      out.push_back(v[i].get<double>());
-    }
-    return out;
-  }
-  std::string text(const char* key) const {
-    const json& v = at(key);
-    if (!v.is_string() || v.get<std::string>().empty()) fail(where(key), "expected a non-empty string; got " + shown(v));
-    return v.get<std::string>();
-  }
-  bool flag(const char* key) const {
-    const json& v = at(key);
-    if (!v.is_boolean()) fail(where(key), "expected true or false; got " + shown(v));
-    return v.get<bool>();
-  }
-  std::int64_t integer(const char* key, std::int64_t min, std::int64_t max) const {
-    const json& v = at(key);
-    if (!v.is_number_integer()) fail(where(key), "expected an integer; got " + shown(v));
-    // A JSON integer may be unsigned 64-bit: compare without converting it first.
-    const bool in_range = v.is_number_unsigned() ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(max)
-                                                 : v.get<std::int64_t>() >= min && v.get<std::int64_t>() <= max;
-    if (!in_range || v.get<std::int64_t>() < min)
-      fail(where(key), "expected an integer in " + std::to_string(min) + ".." + std::to_string(max) + "; got " + shown(v));
-    return v.get<std::int64_t>();
-  }
-  int count(const char* key, int min = 1) const { return static_cast<int>(integer(key, min, INT_MAX)); }
-  std::int64_t bytes(const char* key) const { return integer(key, 1, INT64_MAX); }
-  // A finite number >= min (> 0 when `positive`).
-  double number(const char* key, bool positive, const char* unit) const {
-    const json& v = at(key);
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
-        (positive && !(v.get<double>() > 0)))
-      fail(where(key), std::string("expected a ") + (positive ? "positive" : "non-negative") + " number of " + unit +
-                           "; got " + shown(v));
-    return v.get<double>();
+  Obj element(const json& array, const char* key, std::size_t i, const Fields& allowed) const {
+    return Obj(array[i], source(), child(key) + "/" + std::to_string(i), allowed, version_);
   }
 
  private:
-  const json* object_ = nullptr;
-  std::string source_, path_;
   int version_;
 };
 
@@ -133,24 +52,24 @@ TimingStats read_stats(const Obj& o) {
   s.max = o.number("max_s", true, "seconds");
   s.repeats = o.count("repeats");
   if (!(s.min <= s.p10 && s.p10 <= s.median && s.median <= s.p90 && s.p90 <= s.max))
-    fail(o.where(), "expected min_s <= p10_s <= median_s <= p90_s <= max_s");
+    json_fail(o.where(), "expected min_s <= p10_s <= median_s <= p90_s <= max_s");
   if (o.has("mean_s")) {
     s.mean = o.number("mean_s", true, "seconds");
-    if (!(s.min <= s.mean && s.mean <= s.max)) fail(o.where("mean_s"), "expected min_s <= mean_s <= max_s");
+    if (!(s.min <= s.mean && s.mean <= s.max)) json_fail(o.where("mean_s"), "expected min_s <= mean_s <= max_s");
   }
   if (o.has("quantiles_s")) {
     s.quantiles = o.numbers("quantiles_s", std::numeric_limits<double>::min(), std::numeric_limits<double>::max(), true,
                             "a positive number of seconds");
     const int want = quantile_count(s.repeats);
     if (static_cast<int>(s.quantiles.size()) != want)
-      fail(o.where("quantiles_s"), "expected " + std::to_string(want) + " quantiles for " + std::to_string(s.repeats) +
+      json_fail(o.where("quantiles_s"), "expected " + std::to_string(want) + " quantiles for " + std::to_string(s.repeats) +
                                        " repeats (min(repeats, " + std::to_string(kMaxQuantiles) + ")); got " +
                                        std::to_string(s.quantiles.size()));
     // The summary fields are points of the same distribution.
     const auto agrees = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); };
     if (!(s.quantiles.front() == s.min && s.quantiles.back() == s.max && agrees(s.at_quantile(0.1), s.p10) &&
           agrees(s.at_quantile(0.5), s.median) && agrees(s.at_quantile(0.9), s.p90)))
-      fail(o.where("quantiles_s"), "do not agree with min_s, p10_s, median_s, p90_s and max_s");
+      json_fail(o.where("quantiles_s"), "do not agree with min_s, p10_s, median_s, p90_s and max_s");
   }
   return s;
 }
@@ -169,17 +88,17 @@ InterferenceCurve read_curve(const Obj& parent, const char* key, int& neighbours
   range << "a slowdown in " << kMinSlowdown << ".." << kMaxSlowdown;
   c.slowdown = o.numbers("slowdown", kMinSlowdown, kMaxSlowdown, false, range.str());
   if (c.slowdown.size() < 2)
-    fail(o.where("slowdown"), "expected slowdowns for 0 and at least 1 neighbour; got 1");
+    json_fail(o.where("slowdown"), "expected slowdowns for 0 and at least 1 neighbour; got 1");
   if (neighbours < 0) neighbours = static_cast<int>(c.slowdown.size()) - 1;
   if (static_cast<int>(c.slowdown.size()) != neighbours + 1)
-    fail(o.where("slowdown"), "expected " + std::to_string(neighbours + 1) + " slowdowns (0.." +
+    json_fail(o.where("slowdown"), "expected " + std::to_string(neighbours + 1) + " slowdowns (0.." +
                                   std::to_string(neighbours) + " neighbours, as the first curve); got " +
                                   std::to_string(c.slowdown.size()));
-  if (c.slowdown[0] != 1) fail(o.where("slowdown") + "/0", "expected 1 (the op alone); got " + shown(o.at("slowdown")[0]));
+  if (c.slowdown[0] != 1) json_fail(o.where("slowdown") + "/0", "expected 1 (the op alone); got " + json_shown(o.at("slowdown")[0]));
   const json& times = o.at("times");
   if (!times.is_array() || times.size() != c.slowdown.size())
-    fail(o.where("times"), "expected an array of " + std::to_string(c.slowdown.size()) + " STATS, one per slowdown; got " +
-                               shown(times));
+    json_fail(o.where("times"), "expected an array of " + std::to_string(c.slowdown.size()) + " STATS, one per slowdown; got " +
+                               json_shown(times));
   for (std::size_t k = 0; k < times.size(); ++k) {
     const Obj t = o.element(times, "times", k, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "mean_s", "repeats", "quantiles_s"});
     c.times.push_back(read_stats(t));
@@ -187,7 +106,7 @@ InterferenceCurve read_curve(const Obj& parent, const char* key, int& neighbours
     if (!(std::abs(ratio - c.slowdown[k]) <= 1e-6 * ratio)) {
       std::ostringstream what;
       what << "expected times[" << k << "].median_s / times[0].median_s = " << ratio << "; got " << c.slowdown[k];
-      fail(o.where("slowdown") + "/" + std::to_string(k), what.str());
+      json_fail(o.where("slowdown") + "/" + std::to_string(k), what.str());
     }
   }
   return c;
@@ -198,7 +117,7 @@ InterferenceCurve read_curve(const Obj& parent, const char* key, int& neighbours
 int profiled_size(const Obj& o, const std::vector<MicroBatchProfile>& sizes) {
   const int b = o.count("micro_batch_size");
   if (std::none_of(sizes.begin(), sizes.end(), [&](const MicroBatchProfile& mb) { return mb.size == b; }))
-    fail(o.where("micro_batch_size"), "expected one of the profiled micro-batch sizes; got " + std::to_string(b));
+    json_fail(o.where("micro_batch_size"), "expected one of the profiled micro-batch sizes; got " + std::to_string(b));
   return b;
 }
 
@@ -228,13 +147,13 @@ ProfileSharedCore read_shared_core(const Obj& root, const std::vector<MicroBatch
     s.threads = o.count("threads");
     s.cores = o.count("cores");
     if (s.threads <= s.cores)
-      fail(o.where("threads"), "expected more device threads than the " + std::to_string(s.cores) +
+      json_fail(o.where("threads"), "expected more device threads than the " + std::to_string(s.cores) +
                                    " cores they took turns on; got " + std::to_string(s.threads));
   }
   const auto turns = [&](const char* key) {
     const Obj c = o.object(key, {"slowdown", "times"});
     if (const json& slowdown = c.at("slowdown"); slowdown.is_array() && slowdown.size() != 2)
-      fail(c.where("slowdown"), "expected 2 slowdowns (alone: 1, and in turns); got " + std::to_string(slowdown.size()));
+      json_fail(c.where("slowdown"), "expected 2 slowdowns (alone: 1, and in turns); got " + std::to_string(slowdown.size()));
     int points = 1;
     return read_curve(o, key, points);
   };
@@ -252,7 +171,7 @@ ProfileGradientCopies read_gradient_copies(const Obj& root, std::int64_t block_p
   ProfileGradientCopies g;
   g.parameters = o.bytes("parameters");
   if (g.parameters % block_parameters != 0)
-    fail(o.where("parameters"), "expected a whole number of blocks of " + std::to_string(block_parameters) +
+    json_fail(o.where("parameters"), "expected a whole number of blocks of " + std::to_string(block_parameters) +
                                     " parameters (a stage's gradient); got " + std::to_string(g.parameters));
   g.copy_out = read_stats(o, "copy_out");
   g.copy_in = read_stats(o, "copy_in");
@@ -277,7 +196,7 @@ PassProfile read_pass(const Obj& parent, const char* key, bool input_grad) {
   p.activation_bytes = o.bytes("activation_bytes");
   p.held_after_input_grad_bytes = o.bytes("held_after_input_grad_bytes");
   if (p.held_after_input_grad_bytes > p.activation_bytes)
-    fail(o.where("held_after_input_grad_bytes"), "exceeds activation_bytes (" + std::to_string(p.activation_bytes) + ")");
+    json_fail(o.where("held_after_input_grad_bytes"), "exceeds activation_bytes (" + std::to_string(p.activation_bytes) + ")");
   return p;
 }
 
@@ -296,7 +215,7 @@ ModelSpec read_model(const Obj& root) {
   m.name = o.text("name");
   m.family = o.text("family");
   if (m.family != "gpt")
-    fail(o.where("family"), "expected 'gpt' (the profiled kernels are GPT blocks); got " + quote(m.family));
+    json_fail(o.where("family"), "expected 'gpt' (the profiled kernels are GPT blocks); got " + quote(m.family));
   m.layers = o.count("layers");
   m.hidden = o.count("hidden");
   m.heads = o.count("heads");
@@ -307,11 +226,11 @@ ModelSpec read_model(const Obj& root) {
   m.tied_embeddings = o.flag("tied_embeddings");
   m.source = "profile " + root.source();
   if (m.hidden % m.heads != 0)
-    fail(o.where("heads"), std::to_string(m.heads) + " heads do not divide hidden " + std::to_string(m.hidden));
+    json_fail(o.where("heads"), std::to_string(m.heads) + " heads do not divide hidden " + std::to_string(m.hidden));
   try {
     check_model(m, 1, "model");
   } catch (const InputError& e) {
-    fail(o.where(), e.what());
+    json_fail(o.where(), e.what());
   }
   return m;
 }
@@ -327,7 +246,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     const Obj peek(only_version, source, "", {"version"});
     const std::int64_t v = peek.integer("version", 1, INT_MAX);
     if (v < kOldestProfileVersion || v > kProfileVersion)
-      fail(peek.where("version"), "this pipesim reads versions " + std::to_string(kOldestProfileVersion) + " to " +
+      json_fail(peek.where("version"), "this pipesim reads versions " + std::to_string(kOldestProfileVersion) + " to " +
                                       std::to_string(kProfileVersion) + "; got " + std::to_string(v) +
                                       " (written by another pipesim)");
     return static_cast<int>(v);
@@ -343,14 +262,14 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   if (version >= 6) fields.push_back("executor");
   const Obj root(root_value, source, "", fields, version);
   if (root.text("format") != kProfileFormat)
-    fail(root.where("format"), std::string("expected '") + kProfileFormat + "'; got " + shown(root.at("format")));
+    json_fail(root.where("format"), std::string("expected '") + kProfileFormat + "'; got " + json_shown(root.at("format")));
   (void)root.at("version");  // missing: one line naming it
   Profile p;
   p.backend = root.text("backend");
   if (p.backend != "cpu" && p.backend != "cuda")
-    fail(root.where("backend"), "expected 'cpu' or 'cuda'; got " + quote(p.backend));
+    json_fail(root.where("backend"), "expected 'cpu' or 'cuda'; got " + quote(p.backend));
   p.date = root.text("date");
-  if (!iso_utc(p.date)) fail(root.where("date"), "expected a UTC date like 2026-11-30T07:51:38Z; got " + quote(p.date));
+  if (!iso_utc(p.date)) json_fail(root.where("date"), "expected a UTC date like 2026-11-30T07:51:38Z; got " + quote(p.date));
 
   const Obj machine = root.object("machine", {"cpu", "cores", "hostname", "device", "device_count", "virtual_devices", "sms"});
   p.machine.cpu = machine.text("cpu");
@@ -368,7 +287,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   p.libraries.eigen = libs.text("eigen");
   if (!libs.at("cuda").is_null()) p.libraries.cuda = libs.text("cuda");
   if (p.backend == "cuda" && p.libraries.cuda.empty())
-    fail(libs.where("cuda"), "a cuda profile must name the CUDA version; got null");
+    json_fail(libs.where("cuda"), "a cuda profile must name the CUDA version; got null");
 
   const Obj settings = root.object("settings", {"repeats", "warmup", "min_time_s", "stage_blocks", "threads", "clock"});
   p.settings.repeats = settings.count("repeats");
@@ -378,14 +297,14 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   p.settings.threads = settings.count("threads");
   p.settings.clock = settings.text("clock");
   if (p.settings.clock != "wall" && p.settings.clock != "thread-cpu" && p.settings.clock != "events")
-    fail(settings.where("clock"), "expected 'wall', 'thread-cpu' or 'events'; got " + quote(p.settings.clock));
+    json_fail(settings.where("clock"), "expected 'wall', 'thread-cpu' or 'events'; got " + quote(p.settings.clock));
 
   p.model = read_model(root);
   if (p.settings.stage_blocks > p.model.layers)
-    fail(settings.where("stage_blocks"), "expected at most the model's " + std::to_string(p.model.layers) +
+    json_fail(settings.where("stage_blocks"), "expected at most the model's " + std::to_string(p.model.layers) +
                                              " layers; got " + std::to_string(p.settings.stage_blocks));
   p.dtype = root.text("dtype");
-  if (p.dtype != "fp32") fail(root.where("dtype"), "expected 'fp32' (the only dtype the kernels run); got " + quote(p.dtype));
+  if (p.dtype != "fp32") json_fail(root.where("dtype"), "expected 'fp32' (the only dtype the kernels run); got " + quote(p.dtype));
 
   const Obj params = root.object("parameters", {"block", "embedding", "head_norm", "head_weight"});
   p.parameters.block = params.bytes("block");
@@ -396,7 +315,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   const std::int64_t h = m.hidden, v = m.vocab;
   const auto expect_count = [&](const char* key, std::int64_t got, std::int64_t want) {
     if (got != want)
-      fail(params.where(key), std::to_string(got) + " parameters, but the model's shape has " + std::to_string(want));
+      json_fail(params.where(key), std::to_string(got) + " parameters, but the model's shape has " + std::to_string(want));
   };
   expect_count("block", p.parameters.block, layer_parameters(m));
   expect_count("embedding", p.parameters.embedding, embedding_parameters(m));
@@ -411,15 +330,15 @@ Profile parse_profile(const std::string& text, const std::string& source) {
 
   const json& mbs = root.at("micro_batches");
   if (!mbs.is_array() || mbs.empty())
-    fail(root.where("micro_batches"), "expected a non-empty array of micro-batch sizes; got " + shown(mbs));
+    json_fail(root.where("micro_batches"), "expected a non-empty array of micro-batch sizes; got " + json_shown(mbs));
   for (std::size_t i = 0; i < mbs.size(); ++i) {
     const Obj e = root.element(mbs, "micro_batches", i, {"size", "message_bytes", "block", "embedding", "head"});
     MicroBatchProfile mb;
     mb.size = e.count("size");
     if (mb.size > kMaxMicroBatchSize)
-      fail(e.where("size"), "expected at most " + std::to_string(kMaxMicroBatchSize) + "; got " + std::to_string(mb.size));
+      json_fail(e.where("size"), "expected at most " + std::to_string(kMaxMicroBatchSize) + "; got " + std::to_string(mb.size));
     if (!p.micro_batches.empty() && mb.size <= p.micro_batches.back().size)
-      fail(e.where("size"), "sizes must increase strictly; " + std::to_string(mb.size) + " follows " +
+      json_fail(e.where("size"), "sizes must increase strictly; " + std::to_string(mb.size) + " follows " +
                                 std::to_string(p.micro_batches.back().size));
     mb.message_bytes = e.bytes("message_bytes");
     mb.block = read_pass(e, "block", true);
@@ -439,14 +358,14 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   p.link.max_relative_residual = link.number("max_relative_residual", false, "(a ratio)");
   const json& samples = link.at("samples");
   if (!samples.is_array() || samples.size() < 2)
-    fail(link.where("samples"), "expected an array of at least two message sizes; got " + shown(samples));
+    json_fail(link.where("samples"), "expected an array of at least two message sizes; got " + json_shown(samples));
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const Obj s = version >= 6 ? link.element(samples, "samples", i, {"bytes", "time", "copy"})
                                : link.element(samples, "samples", i, {"bytes", "time"});
     LinkSample ls;
     ls.bytes = s.bytes("bytes");
     if (!p.link.samples.empty() && ls.bytes <= p.link.samples.back().bytes)
-      fail(s.where("bytes"), "sizes must increase strictly; " + std::to_string(ls.bytes) + " follows " +
+      json_fail(s.where("bytes"), "sizes must increase strictly; " + std::to_string(ls.bytes) + " follows " +
                                  std::to_string(p.link.samples.back().bytes));
     ls.time = read_stats(s, "time");
     if (s.has("copy")) ls.copy = read_stats(s, "copy");
@@ -457,12 +376,12 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     p.link.wake = read_stats(link, "wake");
     for (std::size_t i = 0; i < p.link.samples.size(); ++i)
       if (p.link.samples[i].copy.repeats == 0)
-        fail(link.where("samples") + "/" + std::to_string(i),
+        json_fail(link.where("samples") + "/" + std::to_string(i),
              "missing field 'copy': with the sender's wake-up call (link/wake) every sample has its copy");
   } else if (const auto it = std::find_if(p.link.samples.begin(), p.link.samples.end(),
                                           [](const LinkSample& s) { return s.copy.repeats > 0; });
              it != p.link.samples.end()) {
-    fail(link.where("samples") + "/" + std::to_string(it - p.link.samples.begin()) + "/copy",
+    json_fail(link.where("samples") + "/" + std::to_string(it - p.link.samples.begin()) + "/copy",
          "a sender's copy without its wake-up call (link/wake): both, or neither");
   }
   if (root.has("interference")) p.interference = read_interference(root, p.micro_batches);

@@ -165,15 +165,15 @@ TEST(CalibrationFiles, BadInputNamesTheFileAndTheJsonPath) {
   j = past_run(0.9, 1, 1.1, 1);
   j["measured"]["time_per_iteration_s"] = -1;
   expect_input_error(json{{"schedules", {past_run(0.9, 1, 1.1, 1), j}}}.dump(),
-                     "past.json: /schedules/1/measured/time_per_iteration_s: expected a positive number of seconds");
+                     "past.json: /schedules/1/measured/time_per_iteration_s: expected a positive number of seconds; got -1");
   j = past_run(0.9, 1, 1.1, 1);
   j["core_use"] = 3;
-  expect_input_error(j.dump(), "past.json: /core_use: expected an object or null");
+  expect_input_error(j.dump(), "past.json: /core_use: expected an object or null; got 3");
   j.erase("core_use");
   expect_input_error(j.dump(), "past.json: /: missing field 'core_use'");
   j = past_run(0.9, 1, 1.1, 1);
   j["model"] = 7;
-  expect_input_error(j.dump(), "past.json: /model: expected a string");
+  expect_input_error(j.dump(), "past.json: /model: expected a non-empty string; got 7");
 }
 
 TEST(CalibrationFiles, AFolderIsSearchedAndWhatIsNotValidateJsonIsSkipped) {

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/json_input.hpp"
+#include "core/json_object.hpp"
 #include "core/output_file.hpp"
 
 namespace pipesim {
@@ -133,6 +134,33 @@ TEST(JsonInput, DuplicateKeysAreNamedByTheirPath) {
             "or a literal)");
   EXPECT_EQ(error_of([] { parse_json_input("[1e400]", "f.json"); }), "f.json: invalid JSON (number overflow parsing '1e400')");
   EXPECT_EQ(parse_json_input(R"({"k": [1, 2]})", "f.json")["k"][1], 2);
+}
+
+// Every reader's fields (core/json_object.hpp): one line naming the file and JSON path.
+TEST(JsonObject, EachProblemNamesTheFileAndThePath) {
+  using nlohmann::json;
+  const json j = json::parse(R"({"m": [{"n": 0, "big": 18446744073709551615, "s": "", "list": [2, 1], "x": 1.5,
+                                        "long": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]}]})");
+  const JsonObject root(j, "f.json", "", {"m"});
+  const JsonObject m = root.element(root.at("m"), "m", 0, {"n", "big", "s", "list", "x", "long"});
+  EXPECT_EQ(m.where("n"), "f.json: /m/0/n");
+  EXPECT_EQ(root.where(), "f.json: /");
+  EXPECT_EQ(error_of([&] { m.count("n"); }), "f.json: /m/0/n: expected a positive integer; got 0");
+  EXPECT_EQ(m.count("n", 0), 0);
+  EXPECT_EQ(error_of([&] { m.count("big", 0); }),
+            "f.json: /m/0/big: expected a non-negative integer; got 18446744073709551615");
+  EXPECT_EQ(error_of([&] { m.integer("n", 2, 7); }), "f.json: /m/0/n: expected an integer in 2..7; got 0");
+  EXPECT_EQ(error_of([&] { m.count("x"); }), "f.json: /m/0/x: expected a positive integer; got 1.5");
+  EXPECT_EQ(error_of([&] { m.text("s"); }), "f.json: /m/0/s: expected a non-empty string; got ''");
+  EXPECT_EQ(error_of([&] { m.numbers("list", 0, 9, true, "a number"); }),
+            "f.json: /m/0/list/1: expected non-decreasing values; 1 follows 2");
+  EXPECT_EQ(error_of([&] { m.text("long"); }), "f.json: /m/0/long: expected a non-empty string; got an array of 25 elements");
+  EXPECT_EQ(error_of([&] { m.flag("gone"); }), "f.json: /m/0: missing field 'gone'");
+  EXPECT_EQ(error_of([&] { JsonObject(j, "f.json", "", {"other"}); }),
+            "f.json: /: unknown field 'm' (expected other)");
+  EXPECT_EQ(error_of([&] { JsonObject(j["m"], "f.json", "/m"); }), "f.json: /m: expected an object; got an array of 1 element");
+  EXPECT_EQ(json_shown(json::parse(std::string(100, '[') + std::string(100, ']'))), "a deeply nested array");
+  EXPECT_EQ(json_shown(json::parse("[1]")), "[1]");
 }
 
 TEST(Decimal, OnlyDecimalDigitsInRange) {

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/json_input.hpp"
+#include "core/json_object.hpp"
 #include "core/units.hpp"
 #include "tools/table.hpp"
 
@@ -25,45 +26,22 @@ bool is_validation(const json& j) {
   return j.is_object() && j.contains("schedule") && j.contains("measured") && j.contains("time_per_iteration_error");
 }
 
-// A JSON path in a file, for messages: "runs.json: /schedules/2/measured".
-struct At {
-  std::string source, path;  // path "" is the root
-  At operator/(const std::string& key) const { return {source, path + "/" + key}; }
-  std::string text() const { return source + ": " + (path.empty() ? "/" : path); }
-};
-
-const json& field(const json& j, const char* key, const At& at) {
-  if (!j.is_object()) throw InputError(at.text() + ": expected an object");
-  if (!j.contains(key)) throw InputError(at.text() + ": missing field '" + key + "'");
-  return j.at(key);
-}
-
-std::string text_field(const json& j, const char* key, const At& at) {
-  const json& v = field(j, key, at);
-  if (!v.is_string()) throw InputError((at / key).text() + ": expected a string");
-  return v.get<std::string>();
-}
-
-double seconds_field(const json& j, const char* key, const At& at) {
-  const json& v = field(j, key, at);
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0))
-    throw InputError((at / key).text() + ": expected a positive number of seconds");
-  return v.get<double>();
-}
-
-// One schedule object.
-void add_validation(CalibrationRuns& runs, const json& v, const At& at) {
-  const std::string backend = text_field(v, "backend", at), model = text_field(v, "model", at);
-  const json& use = field(v, "core_use", at);
-  if (!use.is_null() && !use.is_object()) throw InputError((at / "core_use").text() + ": expected an object or null");
-  const At interval = at / "prediction_interval", time_at = interval / "time_per_iteration_s";
-  const json& time = field(field(v, "prediction_interval", at), "time_per_iteration_s", interval);
+// One schedule object, at `path` of `source` (validate's output: fields this reader does not
+// need are not checked).
+void add_validation(CalibrationRuns& runs, const json& value, const std::string& source, const std::string& path) {
+  const JsonObject v(value, source, path);
+  const std::string backend = v.text("backend"), model = v.text("model");
+  const json& use = v.at("core_use");
+  if (!use.is_null() && !use.is_object())
+    json_fail(v.where("core_use"), "expected an object or null; got " + json_shown(use));
+  const JsonObject interval(v.at("prediction_interval"), source, v.child("prediction_interval"));
+  const JsonObject time(interval.at("time_per_iteration_s"), source, interval.child("time_per_iteration_s"));
   PastPrediction past;
-  past.p5 = seconds_field(time, "p5", time_at);
-  past.p50 = seconds_field(time, "p50", time_at);
-  past.p95 = seconds_field(time, "p95", time_at);
-  if (!(past.p5 <= past.p50 && past.p50 <= past.p95)) throw InputError(time_at.text() + ": expected p5 <= p50 <= p95");
-  past.measured = seconds_field(field(v, "measured", at), "time_per_iteration_s", at / "measured");
+  past.p5 = time.number("p5", true, "seconds");
+  past.p50 = time.number("p50", true, "seconds");
+  past.p95 = time.number("p95", true, "seconds");
+  if (!(past.p5 <= past.p50 && past.p50 <= past.p95)) json_fail(time.where(), "expected p5 <= p50 <= p95");
+  past.measured = JsonObject(v.at("measured"), source, v.child("measured")).number("time_per_iteration_s", true, "seconds");
   runs.scores[calibration_group(backend, model, use.is_object())].push_back(conformity_score(past));
 }
 
@@ -115,9 +93,9 @@ bool add_calibration_text(CalibrationRuns& runs, const std::string& text, const 
       return false;
     }
     for (std::size_t i = 0; i < all.size(); ++i)
-      add_validation(runs, all[i], At{source, "/schedules/" + std::to_string(i)});
+      add_validation(runs, all[i], source, "/schedules/" + std::to_string(i));
   } else if (is_validation(root)) {
-    add_validation(runs, root, At{source, ""});
+    add_validation(runs, root, source, "");
   } else {
     if (must) throw InputError(source + expected);
     return false;
