@@ -120,10 +120,14 @@ OutputFile::OutputFile(std::string path, std::string flag)
     im.fd = ::mkstemp(temp.data());
     if (im.fd < 0) {
       const int err = errno;
-      if (err == ENOENT || err == ENOTDIR)
+      std::error_code dir_ec;
+      const bool folder = fs::is_directory(dir, dir_ec);
+      if ((err == ENOENT || err == ENOTDIR) && !folder)
         throw InputError(prefix + "cannot write " + name + ": the folder " + quote(dir.string(), 256) +
                          " does not exist");
-      throw InputError(prefix + "cannot write " + name + ": " + std::strerror(err));
+      // A folder that takes no new files (/proc, /sys: ENOENT there too).
+      throw InputError(prefix + "cannot write " + name + ": cannot create a file in the folder " +
+                       quote(dir.string(), 256) + " (" + std::strerror(err) + ")");
     }
     ::fcntl(im.fd, F_SETFD, FD_CLOEXEC);
     im.temp = temp;

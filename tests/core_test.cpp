@@ -97,6 +97,12 @@ TEST(OutputFile, PathErrorsComeBeforeAnyWork) {
   fs::create_directories(dir.path("d"));
   EXPECT_THAT(error_of([&] { OutputFile(dir.path("d"), "--trace"); }), HasSubstr("it is a directory"));
   EXPECT_EQ(error_of([&] { OutputFile("", "--trace"); }), "--trace: the file name is empty");
+  // A folder that exists but takes no files: procfs answers ENOENT, which is not "no folder".
+  if (fs::is_directory("/proc/self")) {
+    EXPECT_THAT(error_of([&] { OutputFile("/proc/self/pipesim-test.json", "--trace"); }),
+                HasSubstr("--trace: cannot write '/proc/self/pipesim-test.json': cannot create a file in the folder "
+                          "'/proc/self' ("));  // "No such file or directory" on Linux's procfs
+  }
 }
 
 TEST(OutputFile, AFailedWriteIsAnOutputErrorWithItsReason) {
