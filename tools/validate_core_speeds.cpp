@@ -133,7 +133,8 @@ std::string speeds_line(const CoreSpeeds& s) {
   std::string out = "core speeds: a block pass takes";
   for (std::size_t c = 0; c < s.cores.size(); ++c)
     out += std::string(c ? "," : "") + " x" + format_fixed(s.slowdown[c], 3) + " (core " + std::to_string(s.cores[c]) + ")";
-  return out + " the profile's time now; device d's thread runs on core d where devices <= cores\n";
+  return out + " the profile's time before the first run, probed again after each run; each run is predicted "
+               "at each core's mean of its probes either side; device d's thread runs on core d where devices <= cores\n";
 }
 
 }  // namespace pipesim

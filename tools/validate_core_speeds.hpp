@@ -66,8 +66,8 @@ std::vector<std::vector<double>> machine_draws(int devices, const CoreSpeeds& be
 // [{"core": 0, "slowdown": 1.02, "visits": [1.01, 1.03, ...]}, ...]
 nlohmann::ordered_json speeds_json(const CoreSpeeds& speeds);
 
-// "core speeds: a block pass takes x1.220 (core 0), x1.000 (core 1) the profile's time now;
-// ..." and a newline; empty without factors.
+// "core speeds: a block pass takes x1.220 (core 0), x1.000 (core 1) the profile's time before
+// the first run, ..." and a newline; empty without factors.
 std::string speeds_line(const CoreSpeeds& speeds);
 
 }  // namespace pipesim
