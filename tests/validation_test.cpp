@@ -72,6 +72,11 @@ TEST(Validation, UniformlySlowerRunGivesTheExactErrors) {
     EXPECT_DOUBLE_EQ(e.median, 0.2) << op_kind_name(e.kind);
     EXPECT_DOUBLE_EQ(e.signed_median, -0.2);
     EXPECT_EQ(e.ops, 32u);
+    // The tables' means over the same ops, and the medians beside them.
+    EXPECT_EQ(e.predicted_mean, e.kind == OpKind::F ? 800'000 : 1'600'000) << op_kind_name(e.kind);
+    EXPECT_EQ(e.measured_mean, e.kind == OpKind::F ? 1'000'000 : 2'000'000) << op_kind_name(e.kind);
+    EXPECT_EQ(e.predicted_median, e.predicted_mean);
+    EXPECT_EQ(e.measured_median, e.measured_mean);
   }
   EXPECT_TRUE(r.versions_match());
 }

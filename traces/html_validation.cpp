@@ -56,11 +56,11 @@ std::string validation_html(const PredictionReport& r, const std::string& title,
   out += row("max weight mismatch", std::to_string(p.staleness.max_mismatch), std::to_string(m.staleness.max_mismatch),
              td(p.staleness.max_mismatch == m.staleness.max_mismatch ? "equal" : "differs"));
   out += "</table>\n";
-  out += "<h3>Op durations</h3>\n<table>\n<tr><th>kind</th><th>ops</th><th>predicted (median)</th>"
-         "<th>measured (median)</th><th>|error| median</th><th>|error| p90</th><th>bias (signed median)</th></tr>\n";
+  out += "<h3>Op durations</h3>\n<table>\n<tr><th>kind</th><th>ops</th><th>predicted (mean)</th>"
+         "<th>measured (mean)</th><th>|error| median</th><th>|error| p90</th><th>bias (signed median)</th></tr>\n";
   for (const DurationError& e : r.per_kind)
     out += "<tr>" + td(std::string(op_kind_name(e.kind))) + td(std::to_string(e.ops)) +
-           td(format_duration(e.predicted_median)) + td(format_duration(e.measured_median)) + td(report_percent(e.median)) +
+           td(format_duration(e.predicted_mean)) + td(format_duration(e.measured_mean)) + td(report_percent(e.median)) +
            td(report_percent(e.p90)) + td(signed_percent(e.signed_median)) + "</tr>\n";
   out += "</table>\n<p class=\"note\">error = (predicted - measured) / measured; a positive bias means the simulator "
          "expects ops to take longer than they did. The timelines below share one time axis.</p>\n</section>\n";

@@ -36,6 +36,15 @@ T quantile(const std::vector<T>& sorted, double q) {
   return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
+// The mean, rounded to the nearest ns (a sum of ns durations: exact in 64 bits).
+Tick mean_ticks(const std::vector<Tick>& v) {
+  PIPESIM_ASSERT(!v.empty());
+  Tick sum = 0;
+  for (Tick t : v) sum += t;
+  const auto n = static_cast<Tick>(v.size());
+  return (sum + n / 2) / n;
+}
+
 double relative(Tick predicted, Tick measured) {
   return measured == 0 ? 0.0 : static_cast<double>(predicted - measured) / static_cast<double>(measured);
 }
@@ -103,6 +112,8 @@ PredictionReport compare_runs(const Schedule& schedule, const Timeline& predicte
     e.signed_median = quantile(signed_err[k], 0.5);
     e.predicted_median = quantile(pred_dur[k], 0.5);
     e.measured_median = quantile(meas_dur[k], 0.5);
+    e.predicted_mean = mean_ticks(pred_dur[k]);
+    e.measured_mean = mean_ticks(meas_dur[k]);
     r.per_kind.push_back(e);
   }
   return r;

@@ -27,8 +27,13 @@ struct DurationError {
   double median = 0;          // of |error|
   double p90 = 0;             // of |error|
   double signed_median = 0;   // of (predicted - measured) / measured
-  Tick predicted_median = 0;  // median duration, for the table
+  // Each side's median duration over the ops compared. Of ops of several sizes (a stage with
+  // the head beside stages without) each median is the middle of its own spread, so the two
+  // medians may differ where no op does: the tables show the means.
+  Tick predicted_median = 0;
   Tick measured_median = 0;
+  Tick predicted_mean = 0;  // mean duration over the same ops, each side: what the tables compare
+  Tick measured_mean = 0;
 };
 
 struct VersionMismatch {
