@@ -92,7 +92,7 @@ ModelSpec read_model(const json& value, const std::string& source, const std::st
     json_fail(e.where("heads"), std::to_string(m.heads) + " heads do not divide hidden " + std::to_string(m.hidden));
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
     json_fail(e.where("kv_heads"),
-         std::to_string(m.kv_heads) + " KV heads do not divide " + std::to_string(m.heads) + " heads");
+              std::to_string(m.kv_heads) + " KV heads do not divide " + std::to_string(m.heads) + " heads");
   check_model(m, 1, where);  // also bounds the size, so that parameter counts fit in 64 bits
   return m;
 }
@@ -142,9 +142,10 @@ GpuSpec read_gpu(const json& value, const std::string& source, const std::string
   const json& peaks = e.at("peak_flops");
   const std::string peaks_at = e.where("peak_flops");
   if (!peaks.is_object() || peaks.empty())
-    json_fail(peaks_at,
-         "expected an object of dense peak rates per data type like {\"bf16\": \"989.4TFLOP/s\"}; got " + json_shown(peaks));
-  const Entry rates(peaks, source, e.child("peak_flops"), {"fp32", "tf32", "bf16", "fp16", "fp8"});  // the data types a GpuSpec knows
+    json_fail(peaks_at, "expected an object of dense peak rates per data type like {\"bf16\": \"989.4TFLOP/s\"}; got " +
+                            json_shown(peaks));
+  const Entry rates(peaks, source, e.child("peak_flops"),
+                    {"fp32", "tf32", "bf16", "fp16", "fp8"});  // the data types a GpuSpec knows
   for (const auto& [dtype, rate] : peaks.items())
     g.peak_flops[dtype] = parse_flops(rates.quantity(dtype.c_str(), "989.4TFLOP/s"), rates.where(dtype.c_str()));
   g.hbm_bandwidth = parse_bandwidth(e.quantity("hbm_bandwidth", "3.35TB/s"), e.where("hbm_bandwidth"));
@@ -182,15 +183,16 @@ void read_array(const json& root, const char* key, const std::string& source, co
   if (!root.contains(key)) return;
   const json& items = root.at(key);
   const std::string path = std::string("/") + key, at = source + ": " + path;
-  if (!items.is_array()) json_fail(at, std::string("expected an array of ") + kind + " objects; got " + json_shown(items));
+  if (!items.is_array())
+    json_fail(at, std::string("expected an array of ") + kind + " objects; got " + json_shown(items));
   std::map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::string where = at + "/" + std::to_string(i);
     Spec spec = read(items[i], source, path + "/" + std::to_string(i));
     const auto [it, inserted] = seen.emplace(spec.name, i);
     if (!inserted)
-      json_fail(where + "/name", std::string("duplicate ") + kind + " name " + quote(spec.name) + " (also /" + key + "/" +
-                                std::to_string(it->second) + ")");
+      json_fail(where + "/name", std::string("duplicate ") + kind + " name " + quote(spec.name) + " (also /" + key +
+                                     "/" + std::to_string(it->second) + ")");
     out.push_back(std::move(spec));
   }
 }
@@ -227,7 +229,7 @@ void check_links(const Catalog& c, const std::string& source, const std::vector<
         for (const auto* list : {&c.links, &fallback})
           for (const LinkSpec& l : *list) names.push_back(l.name);
         json_fail(source + ": /gpus/" + std::to_string(i) + "/" + field,
-             "unknown link " + quote(name) + " (" + did_you_mean(name, names) + "known: " + joined(names) + ")");
+                  "unknown link " + quote(name) + " (" + did_you_mean(name, names) + "known: " + joined(names) + ")");
       }
 }
 

@@ -62,9 +62,10 @@ TimingStats read_stats(const Obj& o) {
                             "a positive number of seconds");
     const int want = quantile_count(s.repeats);
     if (static_cast<int>(s.quantiles.size()) != want)
-      json_fail(o.where("quantiles_s"), "expected " + std::to_string(want) + " quantiles for " + std::to_string(s.repeats) +
-                                       " repeats (min(repeats, " + std::to_string(kMaxQuantiles) + ")); got " +
-                                       std::to_string(s.quantiles.size()));
+      json_fail(o.where("quantiles_s"), "expected " + std::to_string(want) + " quantiles for " +
+                                            std::to_string(s.repeats) + " repeats (min(repeats, " +
+                                            std::to_string(kMaxQuantiles) + ")); got " +
+                                            std::to_string(s.quantiles.size()));
     // The summary fields are points of the same distribution.
     const auto agrees = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); };
     if (!(s.quantiles.front() == s.min && s.quantiles.back() == s.max && agrees(s.at_quantile(0.1), s.p10) &&
@@ -87,18 +88,18 @@ InterferenceCurve read_curve(const Obj& parent, const char* key, int& neighbours
   std::ostringstream range;
   range << "a slowdown in " << kMinSlowdown << ".." << kMaxSlowdown;
   c.slowdown = o.numbers("slowdown", kMinSlowdown, kMaxSlowdown, false, range.str());
-  if (c.slowdown.size() < 2)
-    json_fail(o.where("slowdown"), "expected slowdowns for 0 and at least 1 neighbour; got 1");
+  if (c.slowdown.size() < 2) json_fail(o.where("slowdown"), "expected slowdowns for 0 and at least 1 neighbour; got 1");
   if (neighbours < 0) neighbours = static_cast<int>(c.slowdown.size()) - 1;
   if (static_cast<int>(c.slowdown.size()) != neighbours + 1)
     json_fail(o.where("slowdown"), "expected " + std::to_string(neighbours + 1) + " slowdowns (0.." +
-                                  std::to_string(neighbours) + " neighbours, as the first curve); got " +
-                                  std::to_string(c.slowdown.size()));
-  if (c.slowdown[0] != 1) json_fail(o.where("slowdown") + "/0", "expected 1 (the op alone); got " + json_shown(o.at("slowdown")[0]));
+                                       std::to_string(neighbours) + " neighbours, as the first curve); got " +
+                                       std::to_string(c.slowdown.size()));
+  if (c.slowdown[0] != 1)
+    json_fail(o.where("slowdown") + "/0", "expected 1 (the op alone); got " + json_shown(o.at("slowdown")[0]));
   const json& times = o.at("times");
   if (!times.is_array() || times.size() != c.slowdown.size())
-    json_fail(o.where("times"), "expected an array of " + std::to_string(c.slowdown.size()) + " STATS, one per slowdown; got " +
-                               json_shown(times));
+    json_fail(o.where("times"), "expected an array of " + std::to_string(c.slowdown.size()) +
+                                    " STATS, one per slowdown; got " + json_shown(times));
   for (std::size_t k = 0; k < times.size(); ++k) {
     const Obj t = o.element(times, "times", k, {"median_s", "p10_s", "p90_s", "min_s", "max_s", "mean_s", "repeats", "quantiles_s"});
     c.times.push_back(read_stats(t));
@@ -148,12 +149,13 @@ ProfileSharedCore read_shared_core(const Obj& root, const std::vector<MicroBatch
     s.cores = o.count("cores");
     if (s.threads <= s.cores)
       json_fail(o.where("threads"), "expected more device threads than the " + std::to_string(s.cores) +
-                                   " cores they took turns on; got " + std::to_string(s.threads));
+                                        " cores they took turns on; got " + std::to_string(s.threads));
   }
   const auto turns = [&](const char* key) {
     const Obj c = o.object(key, {"slowdown", "times"});
     if (const json& slowdown = c.at("slowdown"); slowdown.is_array() && slowdown.size() != 2)
-      json_fail(c.where("slowdown"), "expected 2 slowdowns (alone: 1, and in turns); got " + std::to_string(slowdown.size()));
+      json_fail(c.where("slowdown"),
+                "expected 2 slowdowns (alone: 1, and in turns); got " + std::to_string(slowdown.size()));
     int points = 1;
     return read_curve(o, key, points);
   };
@@ -172,7 +174,7 @@ ProfileGradientCopies read_gradient_copies(const Obj& root, std::int64_t block_p
   g.parameters = o.bytes("parameters");
   if (g.parameters % block_parameters != 0)
     json_fail(o.where("parameters"), "expected a whole number of blocks of " + std::to_string(block_parameters) +
-                                    " parameters (a stage's gradient); got " + std::to_string(g.parameters));
+                                         " parameters (a stage's gradient); got " + std::to_string(g.parameters));
   g.copy_out = read_stats(o, "copy_out");
   g.copy_in = read_stats(o, "copy_in");
   if (o.has("sum")) g.sum = read_stats(o, "sum");
@@ -196,7 +198,8 @@ PassProfile read_pass(const Obj& parent, const char* key, bool input_grad) {
   p.activation_bytes = o.bytes("activation_bytes");
   p.held_after_input_grad_bytes = o.bytes("held_after_input_grad_bytes");
   if (p.held_after_input_grad_bytes > p.activation_bytes)
-    json_fail(o.where("held_after_input_grad_bytes"), "exceeds activation_bytes (" + std::to_string(p.activation_bytes) + ")");
+    json_fail(o.where("held_after_input_grad_bytes"),
+              "exceeds activation_bytes (" + std::to_string(p.activation_bytes) + ")");
   return p;
 }
 
@@ -247,8 +250,8 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     const std::int64_t v = peek.integer("version", 1, INT_MAX);
     if (v < kOldestProfileVersion || v > kProfileVersion)
       json_fail(peek.where("version"), "this pipesim reads versions " + std::to_string(kOldestProfileVersion) + " to " +
-                                      std::to_string(kProfileVersion) + "; got " + std::to_string(v) +
-                                      " (written by another pipesim)");
+                                           std::to_string(kProfileVersion) + "; got " + std::to_string(v) +
+                                           " (written by another pipesim)");
     return static_cast<int>(v);
   }();
   // Each version's fields: 2 added interference, 3 shared_core, 4 gradient_copies, 5 the
@@ -262,14 +265,16 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   if (version >= 6) fields.push_back("executor");
   const Obj root(root_value, source, "", fields, version);
   if (root.text("format") != kProfileFormat)
-    json_fail(root.where("format"), std::string("expected '") + kProfileFormat + "'; got " + json_shown(root.at("format")));
+    json_fail(root.where("format"),
+              std::string("expected '") + kProfileFormat + "'; got " + json_shown(root.at("format")));
   (void)root.at("version");  // missing: one line naming it
   Profile p;
   p.backend = root.text("backend");
   if (p.backend != "cpu" && p.backend != "cuda")
     json_fail(root.where("backend"), "expected 'cpu' or 'cuda'; got " + quote(p.backend));
   p.date = root.text("date");
-  if (!iso_utc(p.date)) json_fail(root.where("date"), "expected a UTC date like 2026-11-30T07:51:38Z; got " + quote(p.date));
+  if (!iso_utc(p.date))
+    json_fail(root.where("date"), "expected a UTC date like 2026-11-30T07:51:38Z; got " + quote(p.date));
 
   const Obj machine = root.object("machine", {"cpu", "cores", "hostname", "device", "device_count", "virtual_devices", "sms"});
   p.machine.cpu = machine.text("cpu");
@@ -302,9 +307,10 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   p.model = read_model(root);
   if (p.settings.stage_blocks > p.model.layers)
     json_fail(settings.where("stage_blocks"), "expected at most the model's " + std::to_string(p.model.layers) +
-                                             " layers; got " + std::to_string(p.settings.stage_blocks));
+                                                  " layers; got " + std::to_string(p.settings.stage_blocks));
   p.dtype = root.text("dtype");
-  if (p.dtype != "fp32") json_fail(root.where("dtype"), "expected 'fp32' (the only dtype the kernels run); got " + quote(p.dtype));
+  if (p.dtype != "fp32")
+    json_fail(root.where("dtype"), "expected 'fp32' (the only dtype the kernels run); got " + quote(p.dtype));
 
   const Obj params = root.object("parameters", {"block", "embedding", "head_norm", "head_weight"});
   p.parameters.block = params.bytes("block");
@@ -315,7 +321,8 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   const std::int64_t h = m.hidden, v = m.vocab;
   const auto expect_count = [&](const char* key, std::int64_t got, std::int64_t want) {
     if (got != want)
-      json_fail(params.where(key), std::to_string(got) + " parameters, but the model's shape has " + std::to_string(want));
+      json_fail(params.where(key),
+                std::to_string(got) + " parameters, but the model's shape has " + std::to_string(want));
   };
   expect_count("block", p.parameters.block, layer_parameters(m));
   expect_count("embedding", p.parameters.embedding, embedding_parameters(m));
@@ -336,10 +343,11 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     MicroBatchProfile mb;
     mb.size = e.count("size");
     if (mb.size > kMaxMicroBatchSize)
-      json_fail(e.where("size"), "expected at most " + std::to_string(kMaxMicroBatchSize) + "; got " + std::to_string(mb.size));
+      json_fail(e.where("size"),
+                "expected at most " + std::to_string(kMaxMicroBatchSize) + "; got " + std::to_string(mb.size));
     if (!p.micro_batches.empty() && mb.size <= p.micro_batches.back().size)
       json_fail(e.where("size"), "sizes must increase strictly; " + std::to_string(mb.size) + " follows " +
-                                std::to_string(p.micro_batches.back().size));
+                                     std::to_string(p.micro_batches.back().size));
     mb.message_bytes = e.bytes("message_bytes");
     mb.block = read_pass(e, "block", true);
     mb.embedding = read_pass(e, "embedding", false);
@@ -366,7 +374,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     ls.bytes = s.bytes("bytes");
     if (!p.link.samples.empty() && ls.bytes <= p.link.samples.back().bytes)
       json_fail(s.where("bytes"), "sizes must increase strictly; " + std::to_string(ls.bytes) + " follows " +
-                                 std::to_string(p.link.samples.back().bytes));
+                                      std::to_string(p.link.samples.back().bytes));
     ls.time = read_stats(s, "time");
     if (s.has("copy")) ls.copy = read_stats(s, "copy");
     p.link.samples.push_back(ls);
@@ -377,12 +385,12 @@ Profile parse_profile(const std::string& text, const std::string& source) {
     for (std::size_t i = 0; i < p.link.samples.size(); ++i)
       if (p.link.samples[i].copy.repeats == 0)
         json_fail(link.where("samples") + "/" + std::to_string(i),
-             "missing field 'copy': with the sender's wake-up call (link/wake) every sample has its copy");
+                  "missing field 'copy': with the sender's wake-up call (link/wake) every sample has its copy");
   } else if (const auto it = std::find_if(p.link.samples.begin(), p.link.samples.end(),
                                           [](const LinkSample& s) { return s.copy.repeats > 0; });
              it != p.link.samples.end()) {
     json_fail(link.where("samples") + "/" + std::to_string(it - p.link.samples.begin()) + "/copy",
-         "a sender's copy without its wake-up call (link/wake): both, or neither");
+              "a sender's copy without its wake-up call (link/wake): both, or neither");
   }
   if (root.has("interference")) p.interference = read_interference(root, p.micro_batches);
   if (root.has("shared_core")) p.shared_core = read_shared_core(root, p.micro_batches, version);
