@@ -62,6 +62,8 @@ JsonObject JsonObject::object(const char* key, const Fields& allowed) const {
   return JsonObject(at(key), source_, child(key), allowed);
 }
 
+JsonObject JsonObject::object(const char* key) const { return JsonObject(at(key), source_, child(key)); }
+
 JsonObject JsonObject::element(const json& array, const char* key, std::size_t i, const Fields& allowed) const {
   return JsonObject(array[i], source_, child(key) + "/" + std::to_string(i), allowed);
 }

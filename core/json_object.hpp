@@ -39,13 +39,12 @@ class JsonObject {
   std::string where(const char* key) const;  // "my.json: /models/0/layers"
   std::string child(const char* key) const;  // "/models/0/layers"
   const std::string& source() const { return source_; }
-  const std::string& path() const { return path_; }
-  const nlohmann::json& value() const { return *object_; }
 
   bool has(const char* key) const { return object_->contains(key); }
   const nlohmann::json& at(const char* key) const;  // fails when missing
 
   JsonObject object(const char* key, const Fields& allowed) const;
+  JsonObject object(const char* key) const;  // taking any fields, as the second constructor
   // Element i of `array`, the value of field `key`.
   JsonObject element(const nlohmann::json& array, const char* key, std::size_t i, const Fields& allowed) const;
 

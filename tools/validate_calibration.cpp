@@ -34,14 +34,13 @@ void add_validation(CalibrationRuns& runs, const json& value, const std::string&
   const json& use = v.at("core_use");
   if (!use.is_null() && !use.is_object())
     json_fail(v.where("core_use"), "expected an object or null; got " + json_shown(use));
-  const JsonObject interval(v.at("prediction_interval"), source, v.child("prediction_interval"));
-  const JsonObject time(interval.at("time_per_iteration_s"), source, interval.child("time_per_iteration_s"));
+  const JsonObject time = v.object("prediction_interval").object("time_per_iteration_s");
   PastPrediction past;
   past.p5 = time.number("p5", true, "seconds");
   past.p50 = time.number("p50", true, "seconds");
   past.p95 = time.number("p95", true, "seconds");
   if (!(past.p5 <= past.p50 && past.p50 <= past.p95)) json_fail(time.where(), "expected p5 <= p50 <= p95");
-  past.measured = JsonObject(v.at("measured"), source, v.child("measured")).number("time_per_iteration_s", true, "seconds");
+  past.measured = v.object("measured").number("time_per_iteration_s", true, "seconds");
   runs.scores[calibration_group(backend, model, use.is_object())].push_back(conformity_score(past));
 }
 
