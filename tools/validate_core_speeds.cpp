@@ -47,11 +47,24 @@ CoreSpeeds measure_core_speeds(const ModelSpec& model, int b, const Profile& pro
   return out;
 }
 
+namespace {
+
+// f(b, a) for each core `before` and `after` both probed: b its index in `before`, a in `after`
+// (matched by CPU id, whatever order each probe lists them in).
+template <class F>
+void for_each_probed_twice(const CoreSpeeds& before, const CoreSpeeds& after, F f) {
+  for (std::size_t b = 0; b < before.cores.size(); ++b)
+    for (std::size_t a = 0; a < after.cores.size(); ++a)
+      if (after.cores[a] == before.cores[b]) f(b, a);
+}
+
+}  // namespace
+
 double speed_drift(const CoreSpeeds& before, const CoreSpeeds& after) {
   double drift = 0;
-  for (std::size_t c = 0; c < before.cores.size(); ++c)
-    for (std::size_t a = 0; a < after.cores.size(); ++a)
-      if (after.cores[a] == before.cores[c]) drift = std::max(drift, std::abs(after.slowdown[a] / before.slowdown[c] - 1));
+  for_each_probed_twice(before, after, [&](std::size_t b, std::size_t a) {
+    drift = std::max(drift, std::abs(after.slowdown[a] / before.slowdown[b] - 1));
+  });
   return drift;
 }
 
@@ -66,9 +79,8 @@ std::string drift_warning(const std::string& schedule, const CoreSpeeds& before,
 
 std::vector<double> speeds_during_run(const CoreSpeeds& before, const CoreSpeeds& after) {
   std::vector<double> out = before.slowdown;
-  for (std::size_t c = 0; c < out.size(); ++c)
-    for (std::size_t a = 0; a < after.cores.size(); ++a)
-      if (after.cores[a] == before.cores[c]) out[c] = (before.slowdown[c] + after.slowdown[a]) / 2;
+  for_each_probed_twice(before, after,
+                        [&](std::size_t b, std::size_t a) { out[b] = (before.slowdown[b] + after.slowdown[a]) / 2; });
   return out;
 }
 
