@@ -156,6 +156,9 @@ TEST(JsonObject, EachProblemNamesTheFileAndThePath) {
   EXPECT_EQ(error_of([&] { m.count("big", 0); }),
             "f.json: /m/0/big: expected a non-negative integer; got 18446744073709551615");
   EXPECT_EQ(error_of([&] { m.integer("n", 2, 7); }), "f.json: /m/0/n: expected an integer in 2..7; got 0");
+  EXPECT_EQ(error_of([&] { m.count("n", 2); }), "f.json: /m/0/n: expected an integer of at least 2; got 0");
+  EXPECT_EQ(error_of([&] { root.object("m"); }), "f.json: /m: expected an object; got an array of 1 element");
+  EXPECT_EQ(error_of([&] { root.object("gone"); }), "f.json: /: missing field 'gone'");
   EXPECT_EQ(error_of([&] { m.count("x"); }), "f.json: /m/0/x: expected a positive integer; got 1.5");
   EXPECT_EQ(error_of([&] { m.text("s"); }), "f.json: /m/0/s: expected a non-empty string; got ''");
   EXPECT_EQ(error_of([&] { m.numbers("list", 0, 9, true, "a number"); }),
@@ -167,6 +170,8 @@ TEST(JsonObject, EachProblemNamesTheFileAndThePath) {
   EXPECT_EQ(error_of([&] { JsonObject(j["m"], "f.json", "/m"); }), "f.json: /m: expected an object; got an array of 1 element");
   EXPECT_EQ(json_shown(json::parse(std::string(100, '[') + std::string(100, ']'))), "a deeply nested array");
   EXPECT_EQ(json_shown(json::parse("[1]")), "[1]");
+  EXPECT_EQ(json_shown(json::parse(R"({"a": "0123456789", "b": "0123456789", "c": "0123456789", "d": "0123456789"})")),
+            "an object of 4 fields");
 }
 
 TEST(Decimal, OnlyDecimalDigitsInRange) {
