@@ -28,10 +28,12 @@ namespace pipesim {
 
 // The least wall time the turns are timed for where ProfileOptions::min_time_s asks for one
 // (0: exactly `repeats`): a short stage's turns spread by a fifth (gpt-tiny on the 2-vCPU VM)
-// and a preempted op's long time is rare, so their means need many; 0.25 s is about 20 laps
-// of gpt-tiny's stage of 4 blocks (a gpt-small's turn takes a second: its `repeats` laps take
-// longer than this anyway).
-inline constexpr double kSharedCoreMinTime = 0.25;
+// and a preempted op's long time is rare, so their means need many. 1 s is about 80 laps of
+// gpt-tiny's stage of 4 blocks; six profiles each at 0.25 s and at 1 s, in alternation
+// (docs/validation/runs/2026-12-05f-cpu/turns-min-time/), spread the ratios of the means by a
+// standard deviation of 0.139 and 0.063 (F), 0.101 and 0.049 (B), 0.31 and 0.20 (the step).
+// A gpt-small turn takes about a second: its `repeats` laps take longer than this anyway.
+inline constexpr double kSharedCoreMinTime = 1.0;
 
 // The most device threads `pipesim profile --shared-core-threads` takes.
 inline constexpr int kMaxSharedCoreThreads = 1024;
