@@ -242,6 +242,8 @@ double parse_flops(std::string_view text, std::string_view what) {
   return positive_rate(n, static_cast<double>(u->multiplier), text, what, kExpected);
 }
 
+std::string format_duration_seconds(double s) { return format_duration(static_cast<Tick>(std::llround(s * 1e9))); }
+
 std::string format_duration(Tick ns) {
   if (ns < 0) {
     // -ns overflows for INT64_MIN; format its magnitude through unsigned arithmetic instead.

@@ -27,6 +27,7 @@ double parse_bandwidth(std::string_view text, std::string_view what);
 double parse_flops(std::string_view text, std::string_view what);
 
 std::string format_duration(Tick ns);     // picks ns/us/ms/s, 3 decimals
+std::string format_duration_seconds(double s);  // format_duration of the nearest ns
 std::string format_bytes(double bytes);   // picks B/KiB/MiB/GiB/TiB, 1 decimal
 double ticks_to_seconds(Tick ns);
 

@@ -23,8 +23,6 @@ using profile_runs::pass_profile;
 using profile_runs::repeat;
 using profile_runs::RunBudget;
 
-std::string ms(double seconds) { return format_duration(static_cast<Tick>(seconds * 1e9 + 0.5)); }
-
 std::vector<PassTimes> passes(const ProfileOptions& o, PassTimes (ProfileWorkload::*pass)(), ProfileWorkload& w) {
   return repeat(o, [&] { return at_least_one_ns((w.*pass)()); });
 }
@@ -219,9 +217,12 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
     p.micro_batches.push_back(mb);
     if (log)
       *log << "profile: " << model.name << " micro-batch size " << b << " (" << k + 1 << "/" << sizes.size()
-           << "): block F " << ms(mb.block.forward.median) << " I " << ms(mb.block.input_grad.median) << " W "
-           << ms(mb.block.weight_grad.median) << "; head F " << ms(mb.head.forward.median) << " I "
-           << ms(mb.head.input_grad.median) << " W " << ms(mb.head.weight_grad.median) << std::endl;
+           << "): block F " << format_duration_seconds(mb.block.forward.median) << " I "
+           << format_duration_seconds(mb.block.input_grad.median) << " W "
+           << format_duration_seconds(mb.block.weight_grad.median) << "; head F "
+           << format_duration_seconds(mb.head.forward.median) << " I "
+           << format_duration_seconds(mb.head.input_grad.median) << " W "
+           << format_duration_seconds(mb.head.weight_grad.median) << std::endl;
     // The curve at the middle size, right after its passes alone, on the same (warm) workload.
     if (neighbours > 0 && k == sizes.size() / 2)
       p.interference = interference_curves(model, o, backend, *w, mb, neighbours, stage_blocks);
@@ -242,13 +243,14 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
   p.head_weight_optimizer =
       optimizer_times(o, backend, p.parameters.head_weight, stage_count, between.get(), stage_blocks);
   if (log)
-    *log << "profile: optimizer per block: SGD " << ms(p.block_optimizer.sgd.median) << ", Adam "
-         << ms(p.block_optimizer.adam.median) << std::endl;
+    *log << "profile: optimizer per block: SGD " << format_duration_seconds(p.block_optimizer.sgd.median) << ", Adam "
+         << format_duration_seconds(p.block_optimizer.adam.median) << std::endl;
   p.gradient_copies = gradient_copies(o, backend, stage_count, between.get(), stage_blocks);
   if (log && p.gradient_copies.measured())
     *log << "profile: gradient copies of a stage (" << p.gradient_copies.parameters << " parameters): out "
-         << ms(p.gradient_copies.copy_out.median) << ", in " << ms(p.gradient_copies.copy_in.median) << ", sum "
-         << ms(p.gradient_copies.sum.median) << std::endl;
+         << format_duration_seconds(p.gradient_copies.copy_out.median) << ", in "
+         << format_duration_seconds(p.gradient_copies.copy_in.median) << ", sum "
+         << format_duration_seconds(p.gradient_copies.sum.median) << std::endl;
 
   std::vector<std::int64_t> links = o.link_sizes.empty() ? model_link_sizes(model, sizes) : o.link_sizes;
   std::sort(links.begin(), links.end());
@@ -323,9 +325,9 @@ Profile profile_model(const ModelSpec& model, const ProfileOptions& o, ProfileBa
     std::ostringstream bw;
     bw.precision(3);
     bw << fit.bandwidth / 1e9;
-    *log << "profile: link (" << p.link.kind << ", " << links.size() << " sizes): latency " << ms(fit.latency)
-         << ", bandwidth " << bw.str() << " GB/s, rms residual " << fit.line.rms_relative_residual * 100 << " %"
-         << std::endl;
+    *log << "profile: link (" << p.link.kind << ", " << links.size() << " sizes): latency "
+         << format_duration_seconds(fit.latency) << ", bandwidth " << bw.str() << " GB/s, rms residual "
+         << fit.line.rms_relative_residual * 100 << " %" << std::endl;
   }
   return p;
 }

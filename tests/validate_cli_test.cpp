@@ -323,6 +323,16 @@ TEST(ValidateCli, CoreUseWhereDevicesOutnumberCores) {
   EXPECT_LT(use["thread_cpu_outside_ops"].get<double>(), 1);
   EXPECT_GT(use["thread_cpu_grad_sync_copies"].get<double>(), 0);  // AMDP's GradSync copies
   EXPECT_LT(use["thread_cpu_grad_sync_copies"].get<double>(), 1);
+  // The ops' CPU time over the run: the simulated cores' work, and the threads' clocks in their ops (at
+  // most the cores' time over the measured run).
+  const json ops_cpu = use["ops_cpu_s"];
+  ASSERT_TRUE(ops_cpu.is_object()) << measured.out;
+  EXPECT_GT(ops_cpu["predicted"].get<double>(), 0);
+  EXPECT_LE(ops_cpu["predicted"].get<double>(),
+            cores * json_of(measured)["predicted"]["makespan_s"].get<double>() * (1 + 1e-9));
+  EXPECT_GT(ops_cpu["measured"].get<double>(), 0);
+  EXPECT_LE(ops_cpu["measured"].get<double>(),
+            cores * json_of(measured)["measured"]["makespan_s"].get<double>() * 1.05);
   // Each member's copies, the profile's (its gradient_copies) and the run's.
   const auto copies = json_of(measured)["replay"]["grad_sync_copies"];
   ASSERT_TRUE(copies.is_object()) << measured.out;

@@ -57,6 +57,7 @@ TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
   const ThreadShares shares = thread_shares({{1.0, 0.85, 0.05}, {2.0, 1.6, 0.1}, {0.5, 0.6, 0}});
   EXPECT_DOUBLE_EQ(shares.copies, 0.15 / 3.5);
   EXPECT_DOUBLE_EQ(shares.outside_ops, 0.4 / 3.5);
+  EXPECT_DOUBLE_EQ(shares.ops_s, 3.05);
   use.copies = shares.copies;
   use.outside_ops = shares.outside_ops;
   EXPECT_THAT(core_use_line("amdp", 4, use),
@@ -66,6 +67,12 @@ TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
   EXPECT_THAT(core_use_warning("amdp", use, 0.05),
               testing::HasSubstr("which the simulator charges to no core (the device threads' own share: 11.43 % of "
                                  "their CPU time) (docs/shared-hardware.md)"));
+  // The ops' CPU time over the run, where measured: the simulated pools' work and the threads' clocks.
+  use.ops_cpu_predicted_s = 12.69;
+  use.ops_cpu_measured_s = 13.9359;
+  EXPECT_THAT(core_use_line("amdp", 4, use),
+              testing::EndsWith("outside their ops and those (on no core in the simulation);\n  the ops' CPU time over "
+                                "the run: predicted 12.690 s, measured 13.936 s (the threads' clocks, +9.82 %)"));
   EXPECT_EQ(thread_shares({}).outside_ops, -1);
   EXPECT_EQ(thread_shares({{0, 0, 0}}).copies, -1);
 }

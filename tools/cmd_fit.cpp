@@ -33,8 +33,6 @@ struct FitFlags {
   bool leave_one_out = true;
 };
 
-std::string seconds_text(double s) { return format_duration(static_cast<Tick>(std::llround(s * 1e9))); }
-
 std::string error_text(double predicted, double measured) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f %%", 100 * (predicted - measured) / measured);
@@ -161,14 +159,15 @@ void run_fit(const FitFlags& f) {
   }
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const TrainingRun& r = runs[i];
-    std::vector<std::string> row = {r.name, seconds_text(*r.seconds), seconds_text(result.before[i]),
+    std::vector<std::string> row = {r.name, format_duration_seconds(*r.seconds),
+                                    format_duration_seconds(result.before[i]),
                                     error_text(result.before[i], *r.seconds)};
     if (!f.evaluate) {
-      row.push_back(seconds_text(result.fit.predicted[i]));
+      row.push_back(format_duration_seconds(result.fit.predicted[i]));
       row.push_back(error_text(result.fit.predicted[i], *r.seconds));
     }
     if (loo) {
-      row.push_back(seconds_text(result.leave_one_out[i]));
+      row.push_back(format_duration_seconds(result.leave_one_out[i]));
       row.push_back(error_text(result.leave_one_out[i], *r.seconds));
     }
     t.add_row(row);

@@ -77,15 +77,13 @@ std::vector<std::int64_t> parse_link_sizes(const std::string& text) {
   return out;
 }
 
-std::string seconds_text(double s) { return format_duration(static_cast<Tick>(s * 1e9 + 0.5)); }
-
 std::string fit_text(const SizeFit& f) {
   const LineFit& l = f.line();
   std::ostringstream s;
   s << fit_kind_name(f.kind());
   if (f.kind() == FitKind::Proportional) return s.str();
-  s << " (line " << (l.c0 < 0 ? "-" : "") << seconds_text(std::abs(l.c0)) << " + " << seconds_text(l.c1)
-    << " x b: residual rms " << format_percent(l.rms_relative_residual) << ", max "
+  s << " (line " << (l.c0 < 0 ? "-" : "") << format_duration_seconds(std::abs(l.c0)) << " + "
+    << format_duration_seconds(l.c1) << " x b: residual rms " << format_percent(l.rms_relative_residual) << ", max "
     << format_percent(l.max_relative_residual) << ")";
   return s.str();
 }
@@ -131,8 +129,10 @@ std::string shared_core_text(const ProfileSharedCore& s) {
 std::string gradient_copies_text(const ProfileGradientCopies& g) {
   if (!g.measured()) return "gradient copies (a GradSync member's): not in the profile (not the CPU)\n";
   return "gradient copies (a GradSync member's, a stage of " + std::to_string(g.parameters) + " parameters): out " +
-         seconds_text(g.copy_out.median) + ", in " + seconds_text(g.copy_in.median) +
-         (g.sum_measured() ? ", one added into another (the last member's sum) " + seconds_text(g.sum.median) : "") + "\n";
+         format_duration_seconds(g.copy_out.median) + ", in " + format_duration_seconds(g.copy_in.median) +
+         (g.sum_measured() ? ", one added into another (the last member's sum) " + format_duration_seconds(g.sum.median)
+                           : "") +
+         "\n";
 }
 
 // "10" or "10-1000": the fewest and the most timed runs of the profile's measurements
@@ -171,32 +171,36 @@ std::string summary(const Profile& p, const std::string& path) {
                         "act/block", "held/block", "message"})
     t.add_column(h);
   for (const MicroBatchProfile& mb : p.micro_batches)
-    t.add_row({std::to_string(mb.size), seconds_text(mb.block.forward.median), seconds_text(mb.block.input_grad.median),
-               seconds_text(mb.block.weight_grad.median), seconds_text(mb.embedding.forward.median),
-               seconds_text(mb.embedding.weight_grad.median), seconds_text(mb.head.forward.median),
-               seconds_text(mb.head.input_grad.median), seconds_text(mb.head.weight_grad.median),
-               format_bytes(static_cast<double>(mb.block.activation_bytes)),
-               format_bytes(static_cast<double>(mb.block.held_after_input_grad_bytes)),
-               format_bytes(static_cast<double>(mb.message_bytes))});
+    t.add_row(
+        {std::to_string(mb.size), format_duration_seconds(mb.block.forward.median),
+         format_duration_seconds(mb.block.input_grad.median), format_duration_seconds(mb.block.weight_grad.median),
+         format_duration_seconds(mb.embedding.forward.median), format_duration_seconds(mb.embedding.weight_grad.median),
+         format_duration_seconds(mb.head.forward.median), format_duration_seconds(mb.head.input_grad.median),
+         format_duration_seconds(mb.head.weight_grad.median),
+         format_bytes(static_cast<double>(mb.block.activation_bytes)),
+         format_bytes(static_cast<double>(mb.block.held_after_input_grad_bytes)),
+         format_bytes(static_cast<double>(mb.message_bytes))});
   out << t.render() << "\n";
-  out << "optimizer step (SGD / Adam): block " << seconds_text(p.block_optimizer.sgd.median) << " / "
-      << seconds_text(p.block_optimizer.adam.median) << ", embedding " << seconds_text(p.embedding_optimizer.sgd.median)
-      << " / " << seconds_text(p.embedding_optimizer.adam.median) << ", head weight "
-      << seconds_text(p.head_weight_optimizer.sgd.median) << " / " << seconds_text(p.head_weight_optimizer.adam.median)
-      << "\n";
+  out << "optimizer step (SGD / Adam): block " << format_duration_seconds(p.block_optimizer.sgd.median) << " / "
+      << format_duration_seconds(p.block_optimizer.adam.median) << ", embedding "
+      << format_duration_seconds(p.embedding_optimizer.sgd.median) << " / "
+      << format_duration_seconds(p.embedding_optimizer.adam.median) << ", head weight "
+      << format_duration_seconds(p.head_weight_optimizer.sgd.median) << " / "
+      << format_duration_seconds(p.head_weight_optimizer.adam.median) << "\n";
   out << gradient_copies_text(p.gradient_copies);
-  out << "link (" << p.link.kind << "): latency " << seconds_text(p.link.latency) << ", bandwidth "
+  out << "link (" << p.link.kind << "): latency " << format_duration_seconds(p.link.latency) << ", bandwidth "
       << format_fixed(p.link.bandwidth / 1e9, 2) << " GB/s; residual rms "
       << format_percent(p.link.rms_relative_residual) << ", max " << format_percent(p.link.max_relative_residual)
       << "\n";
   if (p.executor.measured())
-    out << "executor between two ops of a device (its own work): " << seconds_text(p.executor.op_gap.median)
-        << " median, " << seconds_text(p.executor.op_gap.expected()) << " mean\n";
+    out << "executor between two ops of a device (its own work): " << format_duration_seconds(p.executor.op_gap.median)
+        << " median, " << format_duration_seconds(p.executor.op_gap.expected()) << " mean\n";
   if (p.link.sender_measured()) {
     const double message = static_cast<double>(p.micro_batches.front().message_bytes);
-    out << "link's sender (its thread, before its next op): copy " << seconds_text(p.link.sender_copy(message)) << " ("
-        << format_bytes(message) << ", micro-batch size " << p.micro_batches.front().size
-        << "), waking a receiver that sleeps " << seconds_text(p.link.wake.expected()) << " (mean)\n";
+    out << "link's sender (its thread, before its next op): copy "
+        << format_duration_seconds(p.link.sender_copy(message)) << " (" << format_bytes(message)
+        << ", micro-batch size " << p.micro_batches.front().size << "), waking a receiver that sleeps "
+        << format_duration_seconds(p.link.wake.expected()) << " (mean)\n";
   }
   // The fits ProfiledCostModel will use (default policy).
   const ProfiledCostModel model(ProfiledCostConfig{p, path, {}, p.micro_batches.front().size});

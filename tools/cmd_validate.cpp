@@ -251,6 +251,12 @@ void predict_and_compare(Validation& v, const ProfiledCostModel& costs, const Va
     const ThreadShares shares = thread_shares(v.measured_run.thread_cpu);
     v.core_use->copies = shares.copies;
     v.core_use->outside_ops = shares.outside_ops;
+    if (shares.outside_ops >= 0) {
+      const Tick span = predicted.makespan;
+      v.core_use->ops_cpu_predicted_s =
+          core_use(v.predicted_timeline, 0, span, v.layout.cores) * v.layout.cores * ticks_to_seconds(span);
+      v.core_use->ops_cpu_measured_s = shares.ops_s;
+    }
     v.core_use->turns = v.hardware.pools.front().turn_slowdown;
   }
   v.replay = replay_on_measured(v.schedule, costs, v.measured_run.timeline, v.hardware, v.warmup,

@@ -50,4 +50,6 @@ std::string format_fixed(double value, int decimals) {
 
 std::string format_percent(double fraction) { return format_fixed(fraction * 100.0, 2) + " %"; }
 
+std::string format_signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
+
 }  // namespace pipesim

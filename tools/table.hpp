@@ -19,6 +19,7 @@ class Table {
 };
 
 std::string format_percent(double fraction);  // 0.1234 -> "12.34 %"
+std::string format_signed_percent(double fraction);  // 0.1234 -> "+12.34 %", -0.5 -> "-50.00 %"
 std::string format_fixed(double value, int decimals);
 
 }  // namespace pipesim

@@ -44,14 +44,15 @@ std::string turns_text(const KindFactors& turns) {
 }  // namespace
 
 ThreadShares thread_shares(const std::vector<ThreadCpu>& threads) {
-  double total = 0, copies = 0, outside = 0;
+  double total = 0, copies = 0, outside = 0, ops = 0;
   for (const ThreadCpu& t : threads) {
     total += t.total_s;
     copies += t.copies_s;
+    ops += t.ops_s;
     outside += std::max(0.0, t.total_s - t.ops_s - t.copies_s);
   }
   if (!(total > 0)) return {};
-  return {copies / total, outside / total};
+  return {copies / total, outside / total, ops};
 }
 
 std::string core_use_line(const std::string& schedule, int devices, const CoreUse& use) {
@@ -60,11 +61,16 @@ std::string core_use_line(const std::string& schedule, int devices, const CoreUs
          " of the cores' time in the counted iterations;\n  an op taking turns on the cores: " +
          turns_text(use.profile_turns) + " in the profile, " + turns_text(use.turns) +
          " predicted (beyond its noise, less the interference curve's part)" +
-         (use.outside_ops >= 0 ? ";\n  the device threads spent " + format_percent(use.copies) +
-                                     " of their CPU time in GradSync's copies (on their core in the simulation) and " +
-                                     format_percent(use.outside_ops) +
-                                     " outside their ops and those (on no core in the simulation)"
-                               : "");
+         (use.outside_ops >= 0
+              ? ";\n  the device threads spent " + format_percent(use.copies) +
+                    " of their CPU time in GradSync's copies (on their core in the simulation) and " +
+                    format_percent(use.outside_ops) + " outside their ops and those (on no core in the simulation)"
+              : "") +
+         (use.ops_cpu_predicted_s > 0 && use.ops_cpu_measured_s >= 0
+              ? ";\n  the ops' CPU time over the run: predicted " + format_duration_seconds(use.ops_cpu_predicted_s) +
+                    ", measured " + format_duration_seconds(use.ops_cpu_measured_s) + " (the threads' clocks, " +
+                    format_signed_percent(use.ops_cpu_measured_s / use.ops_cpu_predicted_s - 1) + ")"
+              : "");
 }
 
 std::string core_use_warning(const std::string& schedule, const CoreUse& use, double tolerance) {

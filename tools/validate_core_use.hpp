@@ -30,12 +30,20 @@ struct CoreUse {
   // the simulator puts on no core. Negative: not measured.
   double copies = -1;
   double outside_ops = -1;
+  // The compute ops' CPU time over the whole run, in seconds: predicted, the cores' time the
+  // simulated ops filled (core_use over the run x cores x its span: the pool's work); measured,
+  // the device threads' clocks within their ops (ThreadCpu::ops_s, summed). Measured above
+  // predicted: the ops needed more of a core than the profile said; equal, with the run
+  // slower than predicted: the cores ran something else. Negative: not measured.
+  double ops_cpu_predicted_s = -1;
+  double ops_cpu_measured_s = -1;
 };
 
 // Those shares of a run's threads: the sums of copies and of (total - ops - copies) over the
 // sum of total; both -1 when they took no CPU time at all (or none was measured).
 struct ThreadShares {
   double copies = -1, outside_ops = -1;
+  double ops_s = 0;  // the threads' CPU time within their ops, summed
 };
 ThreadShares thread_shares(const std::vector<ThreadCpu>& threads);
 

@@ -20,19 +20,18 @@
 namespace pipesim {
 namespace {
 
-std::string signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
-
 // "op times -12.01 %, links and collectives -0.64 %": the cost model's part, split.
 std::string cost_parts(const Replay& r) {
-  return "op times " + signed_percent(r.cost_ops_part) + ", links and collectives " + signed_percent(r.cost_comm_part);
+  return "op times " + format_signed_percent(r.cost_ops_part) + ", links and collectives " +
+         format_signed_percent(r.cost_comm_part);
 }
 
 // The report's line of the error split.
 std::string replay_line(const Validation& v) {
   const Replay& r = v.replay;
   return validation_label(v) + ": replayed on the run's own op times and hand-offs, the simulator gives " +
-         format_duration(r.time_per_iteration) + ": its part of the error " + signed_percent(r.simulator_part) +
-         ", the cost model's " + signed_percent(r.cost_part) + " (" + cost_parts(r) + ")";
+         format_duration(r.time_per_iteration) + ": its part of the error " + format_signed_percent(r.simulator_part) +
+         ", the cost model's " + format_signed_percent(r.cost_part) + " (" + cost_parts(r) + ")";
 }
 
 std::string versions_cell(const PredictionReport& r) {
@@ -83,7 +82,7 @@ std::vector<std::string> runs_lines(const std::vector<Validation>& all, double t
     std::string times, errors;
     for (const Validation* v : r.runs) {
       times += (times.empty() ? "" : ", ") + format_duration(v->measured.time_per_iteration);
-      errors += (errors.empty() ? "" : ", ") + signed_percent(v->report.time_per_iteration_error);
+      errors += (errors.empty() ? "" : ", ") + format_signed_percent(v->report.time_per_iteration_error);
     }
     out.push_back(one_line(r.name) + ": " + std::to_string(r.runs.size()) + " runs measured " + times +
                   " per iteration (spread " + format_percent(r.spread) + ", (max - min) / median); errors " + errors +
@@ -149,9 +148,11 @@ std::string summary_table(const std::vector<Validation>& all) {
   t.add_column("weight versions", Table::Align::Left);
   t.add_column("verdict", Table::Align::Left);
   for (const Validation& v : all) {
-    std::vector<std::string> row{validation_label(v), format_duration(v.predicted.time_per_iteration),
+    std::vector<std::string> row{validation_label(v),
+                                 format_duration(v.predicted.time_per_iteration),
                                  format_duration(v.measured.time_per_iteration),
-                                 signed_percent(v.report.time_per_iteration_error), time_range(v.interval),
+                                 format_signed_percent(v.report.time_per_iteration_error),
+                                 time_range(v.interval),
                                  v.inside ? "yes" : "no"};
     if (calibrated) {
       row.push_back(v.calibrated ? calibrated_range_text(*v.calibrated) : "-");
@@ -225,7 +226,7 @@ Tally tally(const std::vector<Validation>& all) {
     if (v.pass) continue;
     ++t.failed;
     t.failures += (t.failures.empty() ? "" : ", ") + one_line(validation_label(v)) + " " +
-                  signed_percent(v.report.time_per_iteration_error);
+                  format_signed_percent(v.report.time_per_iteration_error);
   }
   return t;
 }
@@ -254,7 +255,7 @@ std::string kind_table(const std::vector<Validation>& all) {
     for (const DurationError& e : v.report.per_kind)
       t.add_row({validation_label(v), std::string(op_kind_name(e.kind)), std::to_string(e.ops),
                  format_duration(e.predicted_mean), format_duration(e.measured_mean), format_percent(e.median),
-                 format_percent(e.p90), signed_percent(e.signed_median)});
+                 format_percent(e.p90), format_signed_percent(e.signed_median)});
   return t.render();
 }
 
@@ -266,9 +267,10 @@ std::string replay_table(const std::vector<Validation>& all) {
     t.add_column(c);
   for (const Validation& v : all) {
     const Replay& r = v.replay;
-    t.add_row({validation_label(v), format_duration(r.time_per_iteration), format_duration(v.measured.time_per_iteration),
-               signed_percent(r.simulator_part), signed_percent(r.cost_part), signed_percent(r.cost_ops_part),
-               signed_percent(r.cost_comm_part), std::to_string(r.hand_offs),
+    t.add_row({validation_label(v), format_duration(r.time_per_iteration),
+               format_duration(v.measured.time_per_iteration), format_signed_percent(r.simulator_part),
+               format_signed_percent(r.cost_part), format_signed_percent(r.cost_ops_part),
+               format_signed_percent(r.cost_comm_part), std::to_string(r.hand_offs),
                r.hand_offs > 0 ? format_duration(r.hand_off_median) : "-",
                r.hand_offs > 0 ? format_duration(r.hand_off_mean) : "-",
                r.sync_members > 0 ? format_duration(r.sync_work_predicted) : "-",
@@ -301,19 +303,22 @@ std::string replay_advice(const std::vector<Validation>& all, double tolerance) 
     if (passes(v.report.time_per_iteration_error, tolerance)) continue;
     const Replay& r = v.replay;
     if (passes(r.simulator_part, tolerance))
-      out += validation_label(v) + ": on the run's own times the simulator is within " + format_percent(std::abs(r.simulator_part)) +
-             "; the miss is the cost model's (" + signed_percent(r.cost_part) + ": " + cost_parts(r) +
-             "): the run's " + (std::abs(r.cost_ops_part) >= std::abs(r.cost_comm_part) ? "ops" : "messages and collectives") +
+      out += validation_label(v) + ": on the run's own times the simulator is within " +
+             format_percent(std::abs(r.simulator_part)) + "; the miss is the cost model's (" +
+             format_signed_percent(r.cost_part) + ": " + cost_parts(r) + "): the run's " +
+             (std::abs(r.cost_ops_part) >= std::abs(r.cost_comm_part) ? "ops" : "messages and collectives") +
              " took other times than the profile's (a machine that moved, a profile taken under load: see the op table "
              "and the warnings)\n";
     else
-      out += validation_label(v) + ": even on the run's own times the simulator is off by " + signed_percent(r.simulator_part) +
-             ": how the run went (waiting, shared cores, work outside the ops) is not what the simulator models" +
-             (stalled_hand_offs(r) ? "; the hand-offs seen took " + format_duration(r.hand_off_mean) + " on average against a median of " +
-                                         format_duration(r.hand_off_median) +
-                                         ": the host stalled some, which the replay (each link at its median) leaves out"
-                                   : std::string()) +
-             " (docs/validation/README.md)\n";
+      out +=
+          validation_label(v) + ": even on the run's own times the simulator is off by " +
+          format_signed_percent(r.simulator_part) +
+          ": how the run went (waiting, shared cores, work outside the ops) is not what the simulator models" +
+          (stalled_hand_offs(r) ? "; the hand-offs seen took " + format_duration(r.hand_off_mean) +
+                                      " on average against a median of " + format_duration(r.hand_off_median) +
+                                      ": the host stalled some, which the replay (each link at its median) leaves out"
+                                : std::string()) +
+          " (docs/validation/README.md)\n";
   }
   return out;
 }
@@ -346,20 +351,27 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
   j["speed_probes"] = {{"before", speeds_json(v.speeds_before)}, {"after", speeds_json(v.speeds_after)},
                       {"drift", speed_drift(v.speeds_before, v.speeds_after)},
                       {"applied", speeds_during_run(v.speeds_before, v.speeds_after)}};
-  j["core_use"] = v.core_use ? nlohmann::ordered_json{{"cores", v.core_use->cores},
-                                                      {"predicted", v.core_use->predicted},
-                                                      {"measured", v.core_use->measured},
-                                                      {"profile_turn_slowdown", turns_json(v.core_use->profile_turns)},
-                                                      {"turn_slowdown", turns_json(v.core_use->turns)},
-                                                      {"thread_cpu_grad_sync_copies",
-                                                       v.core_use->copies >= 0
-                                                           ? nlohmann::ordered_json(v.core_use->copies)
-                                                           : nlohmann::ordered_json(nullptr)},
-                                                      {"thread_cpu_outside_ops",
-                                                       v.core_use->outside_ops >= 0
-                                                           ? nlohmann::ordered_json(v.core_use->outside_ops)
-                                                           : nlohmann::ordered_json(nullptr)}}
-                             : nlohmann::ordered_json(nullptr);
+  j["core_use"] = v.core_use
+                      ? nlohmann::ordered_json{{"cores", v.core_use->cores},
+                                               {"predicted", v.core_use->predicted},
+                                               {"measured", v.core_use->measured},
+                                               {"profile_turn_slowdown", turns_json(v.core_use->profile_turns)},
+                                               {"turn_slowdown", turns_json(v.core_use->turns)},
+                                               {"thread_cpu_grad_sync_copies",
+                                                v.core_use->copies >= 0 ? nlohmann::ordered_json(v.core_use->copies)
+                                                                        : nlohmann::ordered_json(nullptr)},
+                                               {"thread_cpu_outside_ops",
+                                                v.core_use->outside_ops >= 0
+                                                    ? nlohmann::ordered_json(v.core_use->outside_ops)
+                                                    : nlohmann::ordered_json(nullptr)},
+                                               {"ops_cpu_s",
+                                                v.core_use->ops_cpu_measured_s >= 0
+                                                    ? nlohmann::ordered_json{{"predicted",
+                                                                              v.core_use->ops_cpu_predicted_s},
+                                                                             {"measured", v.core_use
+                                                                                              ->ops_cpu_measured_s}}
+                                                    : nlohmann::ordered_json(nullptr)}}
+                      : nlohmann::ordered_json(nullptr);
   j["replay"] = {{"time_per_iteration_s", static_cast<double>(v.replay.time_per_iteration) * 1e-9},
                  {"simulator_part", v.replay.simulator_part},
                  {"cost_model_part", v.replay.cost_part},
