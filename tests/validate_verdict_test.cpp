@@ -58,6 +58,7 @@ TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
   EXPECT_DOUBLE_EQ(shares.copies, 0.15 / 3.5);
   EXPECT_DOUBLE_EQ(shares.outside_ops, 0.4 / 3.5);
   EXPECT_DOUBLE_EQ(shares.ops_s, 3.05);
+  EXPECT_DOUBLE_EQ(shares.total_s, 3.5);
   use.copies = shares.copies;
   use.outside_ops = shares.outside_ops;
   EXPECT_THAT(core_use_line("amdp", 4, use),
@@ -70,9 +71,18 @@ TEST(CoreUse, WarnsWhenTheRunComputedLessThanPredictedByMoreThanTheTolerance) {
   // The ops' CPU time over the run, where measured: the simulated pools' work and the threads' clocks.
   use.ops_cpu_predicted_s = 12.69;
   use.ops_cpu_measured_s = 13.9359;
+  EXPECT_THAT(
+      core_use_line("amdp", 4, use),
+      testing::EndsWith("outside their ops and those (on no core in the simulation);\n  the ops' CPU time over "
+                        "the run: predicted 12.690 s, measured 13.936 s (the device threads' clocks, +9.82 %)"));
+  // With the runs' spans, as shares of the cores' time (2 cores); with all the threads' time, theirs too.
+  use.span_predicted_s = 6.35;
+  use.span_measured_s = 7.2;
+  use.threads_cpu_measured_s = 14.1;
   EXPECT_THAT(core_use_line("amdp", 4, use),
-              testing::EndsWith("outside their ops and those (on no core in the simulation);\n  the ops' CPU time over "
-                                "the run: predicted 12.690 s, measured 13.936 s (the threads' clocks, +9.82 %)"));
+              testing::EndsWith("the ops' CPU time over the run: predicted 12.690 s (99.92 % of the cores' time), "
+                                "measured 13.936 s (96.78 %; the device threads' clocks, +9.82 %); the device threads "
+                                "had 97.92 % of the cores' time"));
   EXPECT_EQ(thread_shares({}).outside_ops, -1);
   EXPECT_EQ(thread_shares({{0, 0, 0}}).copies, -1);
 }

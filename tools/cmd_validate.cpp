@@ -256,6 +256,9 @@ void predict_and_compare(Validation& v, const ProfiledCostModel& costs, const Va
       v.core_use->ops_cpu_predicted_s =
           core_use(v.predicted_timeline, 0, span, v.layout.cores) * v.layout.cores * ticks_to_seconds(span);
       v.core_use->ops_cpu_measured_s = shares.ops_s;
+      v.core_use->threads_cpu_measured_s = shares.total_s;
+      v.core_use->span_predicted_s = ticks_to_seconds(span);
+      v.core_use->span_measured_s = ticks_to_seconds(v.measured_run.result.makespan);
     }
     v.core_use->turns = v.hardware.pools.front().turn_slowdown;
   }

@@ -34,16 +34,21 @@ struct CoreUse {
   // simulated ops filled (core_use over the run x cores x its span: the pool's work); measured,
   // the device threads' clocks within their ops (ThreadCpu::ops_s, summed). Measured above
   // predicted: the ops needed more of a core than the profile said; equal, with the run
-  // slower than predicted: the cores ran something else. Negative: not measured.
+  // slower than predicted: the cores ran something else. And all of the device threads' CPU
+  // time (ThreadCpu::total_s, summed), and each run's span (its makespan): what share of the
+  // cores' time the threads had. Negative: not measured.
   double ops_cpu_predicted_s = -1;
   double ops_cpu_measured_s = -1;
+  double threads_cpu_measured_s = -1;
+  double span_predicted_s = -1, span_measured_s = -1;
 };
 
 // Those shares of a run's threads: the sums of copies and of (total - ops - copies) over the
 // sum of total; both -1 when they took no CPU time at all (or none was measured).
 struct ThreadShares {
   double copies = -1, outside_ops = -1;
-  double ops_s = 0;  // the threads' CPU time within their ops, summed
+  double ops_s = 0;    // the threads' CPU time within their ops, summed
+  double total_s = 0;  // and in all
 };
 ThreadShares thread_shares(const std::vector<ThreadCpu>& threads);
 

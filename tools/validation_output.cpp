@@ -295,6 +295,27 @@ nlohmann::ordered_json turns_json(const KindFactors& turns) {
           {"OPT", turns[static_cast<std::size_t>(OpKind::OptStep)]}};
 }
 
+// A share, or a time, that was measured (not negative); null where it was not.
+nlohmann::ordered_json measured_or_null(double value) {
+  return value >= 0 ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json core_use_json(const CoreUse& use) {
+  nlohmann::ordered_json j{{"cores", use.cores},
+                           {"predicted", use.predicted},
+                           {"measured", use.measured},
+                           {"profile_turn_slowdown", turns_json(use.profile_turns)},
+                           {"turn_slowdown", turns_json(use.turns)},
+                           {"thread_cpu_grad_sync_copies", measured_or_null(use.copies)},
+                           {"thread_cpu_outside_ops", measured_or_null(use.outside_ops)}};
+  j["ops_cpu_s"] = use.ops_cpu_measured_s >= 0
+                       ? nlohmann::ordered_json{{"predicted", use.ops_cpu_predicted_s},
+                                                {"measured", use.ops_cpu_measured_s},
+                                                {"threads_measured", use.threads_cpu_measured_s}}
+                       : nlohmann::ordered_json(nullptr);
+  return j;
+}
+
 }  // namespace
 
 std::string replay_advice(const std::vector<Validation>& all, double tolerance) {
@@ -351,27 +372,7 @@ nlohmann::ordered_json validation_json(const Validation& v, const ValidationSett
   j["speed_probes"] = {{"before", speeds_json(v.speeds_before)}, {"after", speeds_json(v.speeds_after)},
                       {"drift", speed_drift(v.speeds_before, v.speeds_after)},
                       {"applied", speeds_during_run(v.speeds_before, v.speeds_after)}};
-  j["core_use"] = v.core_use
-                      ? nlohmann::ordered_json{{"cores", v.core_use->cores},
-                                               {"predicted", v.core_use->predicted},
-                                               {"measured", v.core_use->measured},
-                                               {"profile_turn_slowdown", turns_json(v.core_use->profile_turns)},
-                                               {"turn_slowdown", turns_json(v.core_use->turns)},
-                                               {"thread_cpu_grad_sync_copies",
-                                                v.core_use->copies >= 0 ? nlohmann::ordered_json(v.core_use->copies)
-                                                                        : nlohmann::ordered_json(nullptr)},
-                                               {"thread_cpu_outside_ops",
-                                                v.core_use->outside_ops >= 0
-                                                    ? nlohmann::ordered_json(v.core_use->outside_ops)
-                                                    : nlohmann::ordered_json(nullptr)},
-                                               {"ops_cpu_s",
-                                                v.core_use->ops_cpu_measured_s >= 0
-                                                    ? nlohmann::ordered_json{{"predicted",
-                                                                              v.core_use->ops_cpu_predicted_s},
-                                                                             {"measured", v.core_use
-                                                                                              ->ops_cpu_measured_s}}
-                                                    : nlohmann::ordered_json(nullptr)}}
-                      : nlohmann::ordered_json(nullptr);
+  j["core_use"] = v.core_use ? core_use_json(*v.core_use) : nlohmann::ordered_json(nullptr);
   j["replay"] = {{"time_per_iteration_s", static_cast<double>(v.replay.time_per_iteration) * 1e-9},
                  {"simulator_part", v.replay.simulator_part},
                  {"cost_model_part", v.replay.cost_part},
