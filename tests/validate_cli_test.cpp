@@ -333,7 +333,9 @@ TEST(ValidateCli, CoreUseWhereDevicesOutnumberCores) {
   EXPECT_GT(ops_cpu["measured"].get<double>(), 0);
   EXPECT_LE(ops_cpu["measured"].get<double>(),
             cores * json_of(measured)["measured"]["makespan_s"].get<double>() * 1.05);
-  EXPECT_GE(ops_cpu["threads_measured"].get<double>(), ops_cpu["measured"].get<double>());  // the ops, and the rest
+  // All the threads' CPU time: their ops' and the rest (each thread's clock read at its first op's start and its
+  // last op's end, the ops' at each op's; a little slack for the clocks' resolution).
+  EXPECT_GE(ops_cpu["threads_measured"].get<double>(), 0.99 * ops_cpu["measured"].get<double>());
   // Each member's copies, the profile's (its gradient_copies) and the run's.
   const auto copies = json_of(measured)["replay"]["grad_sync_copies"];
   ASSERT_TRUE(copies.is_object()) << measured.out;
