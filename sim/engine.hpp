@@ -14,7 +14,8 @@
 // that holds the device (and a core of its pool) but counts as no op's busy time, and joins
 // the collective at its end. Where the cost model says the members' threads run the
 // collective (CostModel::CollectiveStyle::MemberThreads, a CPU executor's), the last member
-// makes the sum on its own device and each member copies it in after (docs/shared-hardware.md).
+// makes the sum on its own device and each member copies it in after; members arriving at one
+// time are settled at its end, whatever order their events came in (docs/shared-hardware.md).
 // OptStep bumps the weight version of its stage replica on its device.
 //
 // Communication ops in a list (docs/schedule-format.md): a SEND is posted where it stands

@@ -100,7 +100,7 @@ SimResult EventLoop::run() {
 
 [[gnu::noinline]] void EventLoop::start_ops(int d, Tick now) {
   DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-  while (!dev.busy && !dev.blocked && dev.next < dev.size) {
+  while (!dev.busy && !dev.held && dev.next < dev.size) {
     const SlotId id = slot_at(dev.base, dev.next);
     Slot& st = slots_[id];
     if (st.pending > 0 && !is_recv(st.kind)) return;  // a receive is posted before its message arrives

@@ -75,7 +75,11 @@ class EventLoop {
     std::uint32_t size = 0;      // ops in its list
     SlotId base = kNoSlot;       // its first op's slot (slot_at)
     bool busy = false;           // a compute op is running
-    bool blocked = false;        // waiting on a blocking collective
+    // What holds it from starting its next op, besides a running one: kBlocked, waiting on a
+    // blocking collective; kPaused (CollectiveStyle::MemberThreads), it reached a collective at
+    // this tick and starts nothing before the tick's end (end_tick), where the collectives that
+    // all their members reached are summed. One byte, so that try_start tests one field.
+    std::uint8_t held = 0;
     bool started = false;
     Tick free_at = 0;            // end of the last compute op
     SlotId last_compute = kNoSlot;  // for the critical path
@@ -92,6 +96,7 @@ class EventLoop {
     // no core), then copies the sum in (finish_host_work).
     bool waking = false;
   };
+  static constexpr std::uint8_t kBlocked = 1, kPaused = 2;  // DeviceState::held
   struct CollectiveState {
     int arrived = 0;
     Tick start = 0;
@@ -136,7 +141,7 @@ class EventLoop {
   // test is inline, the loop is not.
   void try_start(int d, Tick now) {
     const DeviceState& dev = dev_[static_cast<std::size_t>(d)];
-    if (dev.busy || dev.blocked || dev.next >= dev.size) return;
+    if (dev.busy || dev.held || dev.next >= dev.size) return;
     if (const Slot& next = slots_[slot_at(dev.base, dev.next)]; next.pending > 0 && !is_recv(next.kind)) return;
     start_ops(d, now);
   }
@@ -188,6 +193,13 @@ class EventLoop {
   void arrive_collective(SlotId id, Tick now);
   // MemberThreads: the last member to arrive sums the copies on its device, as host work.
   void start_member_sum(std::uint32_t c);
+  // MemberThreads, once every event of this tick is handled: the collectives whose members all
+  // arrived are summed (in collective order), then the devices that arrived start again (in
+  // device order). Which member sums, and what each device does next, then depends on the
+  // tick's events and not on the order the queue gave them (a shared pool's finishes come in
+  // another order than the fast path's).
+  void end_tick();
+  void handle(const TickEnd&);
   void copy_sums_in(std::uint32_t c);
   void start_ready_collectives();
   void handle(const CollectiveFinish& e);
@@ -236,6 +248,10 @@ class EventLoop {
   std::vector<std::uint32_t> free_wire_;
   std::unordered_map<std::size_t, SharedLink> shared_links_;
   std::vector<std::uint32_t> ready_collectives_;  // all arrived, waiting for comm streams
+  // MemberThreads: the devices that arrived at a collective this tick, the collectives that
+  // all their members reached (end_tick), and a copy of the devices for end_tick.
+  std::vector<int> paused_, restart_;
+  std::vector<std::uint32_t> completed_;
   // Records of transfers in flight, for the observer (TransferArrive::record); free ones.
   std::vector<TransferRecord> in_flight_;
   std::vector<std::uint32_t> free_records_;

@@ -5,7 +5,9 @@
 // all-reduce time, and then ends every participant at
 // once (their op records, their successors). Where the cost model says the members' threads
 // run it (CollectiveStyle::MemberThreads), the last to arrive makes the sum on its device
-// instead (start_member_sum), and the members' copies in follow it. It does not stall a device unless the
+// instead (start_member_sum), and the members' copies in follow it; an arriving member waits
+// for the end of its tick (end_tick), so that which one sums does not depend on the order of
+// one time's events. It does not stall a device unless the
 // schedule says blocking_grad_sync (start_ops). On shared hardware with overlap the
 // streams are FIFOs of activities (start_ready_collectives).
 #include "sim/event_loop.hpp"
@@ -41,22 +43,32 @@ void EventLoop::handle(const SyncWorkFinish& e) { finish_sync_work(e.sync, devic
 }
 
 void EventLoop::join_collective(SlotId id, int d, Tick now) {
+  DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+  if (member_sums_) [[unlikely]] {
+    dev.held |= kPaused;
+    if (paused_.empty()) queue_.push(now, TickEnd{});
+    paused_.push_back(d);
+  }
   arrive_collective(id, now);
-  if (s_.blocking_grad_sync) dev_[static_cast<std::size_t>(d)].blocked = true;
+  if (s_.blocking_grad_sync) dev.held |= kBlocked;
 }
 
 void EventLoop::arrive_collective(SlotId id, Tick now) {
   const auto c = static_cast<std::size_t>(slots_[id].of.collective);
   CollectiveState& st = collectives_[c];
   ++st.arrived;
+  // The last to arrive; with MemberThreads, of those arriving at one tick, the one on the
+  // highest device (the one that sums: end_tick).
+  if (!member_sums_ || st.last_arrival == kNoSlot || now > st.start || device_of(id) > device_of(st.last_arrival))
+    st.last_arrival = id;
   st.start = std::max(st.start, now);
-  st.last_arrival = id;
   const auto& members = slots_.collectives()[c];
   if (st.arrived < static_cast<int>(members.size())) return;
   // Every member waited for the last to arrive (the critical path's cause), however it runs.
   for (SlotId m : members)
     if (m != st.last_arrival) slots_[m].cause = st.last_arrival;
-  if (member_sums_) [[unlikely]] return start_member_sum(static_cast<std::uint32_t>(c));
+  if (member_sums_) [[unlikely]]
+    return completed_.push_back(static_cast<std::uint32_t>(c));
   if (sharing_ && sharing_->shares_collectives()) [[unlikely]] {
     ready_collectives_.push_back(static_cast<std::uint32_t>(c));
     return start_ready_collectives();
@@ -89,6 +101,30 @@ void EventLoop::arrive_collective(SlotId id, Tick now) {
   start_host_work(d);
 }
 
+void EventLoop::handle(const TickEnd&) {
+  if (!queue_.empty() && queue_.next_time() == now_) return queue_.push(now_, TickEnd{});  // after the rest
+  end_tick();
+}
+
+[[gnu::noinline]] void EventLoop::end_tick() {
+  // Each summer arrived at this tick (a device arrives at one collective a tick: it starts
+  // nothing more before its end), so its thread is free.
+  std::sort(completed_.begin(), completed_.end());
+  restart_.assign(paused_.begin(), paused_.end());
+  paused_.clear();
+  std::sort(restart_.begin(), restart_.end());
+  for (int d : restart_) dev_[static_cast<std::size_t>(d)].held &= static_cast<std::uint8_t>(~kPaused);
+  for (std::uint32_t c : completed_) start_member_sum(c);  // after its copy in, if one came (copy_sums_in)
+  completed_.clear();
+  for (int d : restart_) {
+    const DeviceState& dev = dev_[static_cast<std::size_t>(d)];
+    if (!dev.busy && dev.host_work > 0)
+      start_host_work(d);
+    else
+      try_start(d, now_);
+  }
+}
+
 // MemberThreads, the sum made: each member copies it in (grad_sync_work_after), now if its
 // thread is free or after the op it runs. A member whose thread sleeps waiting for the sum is
 // woken by the one that made it: as a message's receiver that slept (TransferCost: the
@@ -101,9 +137,9 @@ void EventLoop::copy_sums_in(std::uint32_t c) {
     if (d == summer) continue;
     DeviceState& dev = dev_[static_cast<std::size_t>(d)];
     dev.host_work = later(dev.host_work, costs_.grad_sync_work_after(op_of(m), scale_));
-    if (dev.busy) continue;
+    if (dev.busy || (dev.held & kPaused)) continue;  // a paused one is awake and copies in at the tick's end (end_tick)
     const TransferCost wake = costs_.transfer(summer, d, 0);
-    if (wake.latency_is_wake && wake.latency > 0) {
+    if (wake.latency_is_wake && wake.latency > 0 && dev.free_at < now_) {  // asleep: idle since before now
       s.host_work = later(s.host_work, wake.wake);
       dev.busy = dev.waking = true;
       queue_.push(later(now_, wake.latency), HostWorkFinish{d});
@@ -166,7 +202,7 @@ void EventLoop::handle(const CollectiveFinish& e) {
   for (SlotId m : members) {
     const int d = device_of(m);
     release_successors(m, d);
-    dev_[static_cast<std::size_t>(d)].blocked = false;
+    dev_[static_cast<std::size_t>(d)].held &= static_cast<std::uint8_t>(~kBlocked);
   }
   if (member_sums_) [[unlikely]] copy_sums_in(c);
   for (SlotId m : members) try_start(device_of(m), now_);

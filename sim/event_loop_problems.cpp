@@ -34,7 +34,7 @@ DependencyGraph dependencies(const Schedule& schedule) {
 // Everything ran, or the schedule deadlocked: then say who waits on whom.
 void EventLoop::check_complete() const {
   for (const DeviceState& dev : dev_)
-    if (dev.next < dev.size || dev.blocked) explain_deadlock();
+    if (dev.next < dev.size || (dev.held & kBlocked)) explain_deadlock();
 }
 
 void EventLoop::explain_deadlock() const {
@@ -54,9 +54,9 @@ void EventLoop::explain_deadlock() const {
   for (int d = 0; d < s_.num_devices; ++d) {
     const DeviceState& dev = dev_[static_cast<std::size_t>(d)];
     const auto& list = s_.ops[static_cast<std::size_t>(d)];
-    if (dev.next >= list.size() && !dev.blocked) continue;
+    if (dev.next >= list.size() && !(dev.held & kBlocked)) continue;
     if (++stuck > 8) continue;
-    const std::size_t index = dev.blocked ? dev.next - 1 : dev.next;
+    const std::size_t index = (dev.held & kBlocked) ? dev.next - 1 : dev.next;
     const GraphId id = g.id_of(d, static_cast<int>(index));
     waits += (waits.empty() ? "" : "; ") + std::string("device ") + std::to_string(d) + " waits at " +
              to_string(list[index]) + " for ";

@@ -68,14 +68,15 @@ void EventLoop::release_successors(SlotId id, int d) {
 // is for the op it waits to start (or for a receive, which it has posted and waits behind):
 // then the sender pays the wake-up call and the message the wake-up's latency. A device
 // computing, or waiting for something else, finds the message when it gets to it, and so
-// does one whose op or work ends now: it has not gone to sleep yet. ("Since before now", not
+// does one whose op or work ends now, or that reached a collective now (held until the
+// tick's end, end_tick): it has not gone to sleep yet. ("Since before now", not
 // "not busy": whether its end at this very tick was handled before the send depends on the
 // order of events at one time, which a shared pool's finishes, pushed when they become the
 // earliest, do not share with the fast path's.)
 [[gnu::noinline]] Tick EventLoop::hand_off(int src, int dst, SlotId to, const TransferCost& cost) {
   PIPESIM_ASSERT(cost.sender >= 0 && cost.wake >= 0);
   const DeviceState& r = dev_[static_cast<std::size_t>(dst)];
-  const bool asleep = !r.busy && !r.blocked && r.free_at < now_ && r.next < r.size &&
+  const bool asleep = !r.busy && !r.held && r.free_at < now_ && r.next < r.size &&
                       (slot_at(r.base, r.next) == to || is_recv(slots_[to].kind));
   Tick& sender = dev_[static_cast<std::size_t>(src)].host_work;  // the work after its op
   sender = later(sender, asleep ? later(cost.sender, cost.wake) : cost.sender);

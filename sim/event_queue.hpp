@@ -58,21 +58,31 @@ class EventQueue {
   bool empty() const { return size_ == 0; }
 
   TimedEvent pop() {
+    Bucket& bucket = buckets_[front_bucket()];
+    const std::uint32_t id = bucket.head;
+    Node& n = nodes_[id];
+    bucket.head = n.next;
+    n.next = free_nodes_;
+    free_nodes_ = id;
+    --size_;
+    now_ = bucket.time;
+    return TimedEvent{bucket.time, n.event};
+  }
+
+  // The time of the event pop() returns next (not empty()).
+  Tick next_time() { return buckets_[front_bucket()].time; }
+
+  std::uint64_t pushed() const { return pushed_; }
+
+ private:
+  // The earliest bucket with an event: buckets that ran empty at an earlier pop are closed
+  // (no longer open_ for their time) on the way.
+  std::uint32_t front_bucket() {
     PIPESIM_ASSERT(size_ > 0);
     for (;;) {
       const std::uint32_t b = heap_.front().bucket;
       Bucket& bucket = buckets_[b];
-      if (bucket.head != kNil) {
-        const std::uint32_t id = bucket.head;
-        Node& n = nodes_[id];
-        bucket.head = n.next;
-        n.next = free_nodes_;
-        free_nodes_ = id;
-        --size_;
-        now_ = bucket.time;
-        return TimedEvent{bucket.time, n.event};
-      }
-      // Ran empty at an earlier pop: close it (no longer open_ for its time), then look on.
+      if (bucket.head != kNil) return b;
       std::uint32_t& open = open_[open_index(bucket.time)];
       if (open == b) open = kNil;
       bucket.head = free_buckets_;
@@ -81,9 +91,6 @@ class EventQueue {
     }
   }
 
-  std::uint64_t pushed() const { return pushed_; }
-
- private:
   static constexpr std::uint32_t kNil = 0xFFFFFFFFu;
   static constexpr int kOpenBits = 6;
 

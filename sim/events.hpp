@@ -53,7 +53,13 @@ struct ActivityFinish {
   std::uint32_t generation;
 };
 
-using Event = std::variant<OpFinish, TransferArrive, CollectiveFinish, ActivityFinish, SyncWorkFinish, HostWorkFinish>;
+// CostModel::CollectiveStyle::MemberThreads: the devices that reached a collective at this
+// time go on once no other event of this time is left (EventLoop::end_tick); pushed again
+// behind those that are.
+struct TickEnd {};
+
+using Event =
+    std::variant<OpFinish, TransferArrive, CollectiveFinish, ActivityFinish, SyncWorkFinish, HostWorkFinish, TickEnd>;
 
 // An event and the simulated time it happens at (what EventQueue::pop returns).
 struct TimedEvent {
