@@ -10,7 +10,8 @@
 //                                   (send, handle(TransferArrive)), SEND/RECV ops (run_comm)
 //   sim/event_loop_collectives.cpp  GradSync: a member's own work (start_sync_work,
 //                                   handle(SyncWorkFinish)), collectives (arrive_collective,
-//                                   handle(CollectiveFinish))
+//                                   handle(CollectiveFinish)), the members' sums at a tick's
+//                                   end (handle(TickEnd), end_tick)
 //   sim/event_loop_shared.cpp       shared hardware (sim/resources.hpp): compute and transfers
 //                                   as Sharing activities (handle(ActivityFinish))
 //   sim/event_loop_problems.cpp     a schedule that cannot run: its dependency problems, or
