@@ -250,7 +250,7 @@ class EventLoop {
   std::unordered_map<std::size_t, SharedLink> shared_links_;
   std::vector<std::uint32_t> ready_collectives_;  // all arrived, waiting for comm streams
   // MemberThreads: the devices that arrived at a collective this tick, the collectives that
-  // all their members reached (end_tick), and a copy of the devices for end_tick.
+  // all their members reached (end_tick), and the paused devices end_tick starts again.
   std::vector<int> paused_, restart_;
   std::vector<std::uint32_t> completed_;
   // Records of transfers in flight, for the observer (TransferArrive::record); free ones.

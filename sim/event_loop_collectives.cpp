@@ -107,10 +107,11 @@ void EventLoop::handle(const TickEnd&) {
 }
 
 [[gnu::noinline]] void EventLoop::end_tick() {
-  // Each summer arrived at this tick (a device arrives at one collective a tick: it starts
-  // nothing more before its end), so its thread is free.
+  // Each summer arrived since the last end of this tick (a device arrives at one collective in
+  // that time: it starts nothing more before it), so its thread is free. The paused devices
+  // move to restart_ (paused_ then collects those that arrive again as they start).
   std::sort(completed_.begin(), completed_.end());
-  restart_.assign(paused_.begin(), paused_.end());
+  restart_.swap(paused_);
   paused_.clear();
   std::sort(restart_.begin(), restart_.end());
   for (int d : restart_) dev_[static_cast<std::size_t>(d)].held &= static_cast<std::uint8_t>(~kPaused);
