@@ -36,17 +36,38 @@ inline const json* find_slice(const json& trace, int pid, int tid, const std::st
   return nullptr;
 }
 
+// A thread's complete slices: start, duration and name, in file order.
+struct Slice {
+  Tick ts = 0;
+  Tick dur = 0;
+  std::string name;
+};
+using ThreadSlices = std::map<std::pair<int, int>, std::vector<Slice>>;
+
+inline ThreadSlices slices_by_thread(const json& trace) {
+  ThreadSlices threads;
+  for (const json& e : trace.at("traceEvents"))
+    if (e.at("ph") == "X")
+      threads[{e.at("pid"), e.at("tid")}].push_back({ns_of(e.at("ts")), ns_of(e.at("dur")), e.at("name")});
+  return threads;
+}
+
 // The slice a flow event binds to: the innermost (shortest) X event on its thread that
 // encloses its ts; a zero-length slice at the start of a longer one counts as inside it.
-inline std::string enclosing_slice(const json& trace, const json& flow) {
+inline std::string enclosing_slice(const ThreadSlices& threads, const json& flow) {
   std::vector<std::pair<Tick, std::string>> hits;
   const Tick ts = ns_of(flow.at("ts"));
-  for (const json& e : select(trace, "X", flow.at("pid"), flow.at("tid")))
-    if (ns_of(e.at("ts")) <= ts && ts <= ns_of(e.at("ts")) + ns_of(e.at("dur")))
-      hits.emplace_back(ns_of(e.at("dur")), e.at("name"));
+  const auto it = threads.find({flow.at("pid"), flow.at("tid")});
+  if (it != threads.end())
+    for (const Slice& e : it->second)
+      if (e.ts <= ts && ts <= e.ts + e.dur) hits.emplace_back(e.dur, e.name);
   std::sort(hits.begin(), hits.end());
   EXPECT_TRUE(hits.size() == 1 || (hits.size() > 1 && hits[0].first < hits[1].first)) << flow.dump();
   return hits.empty() ? "" : hits.front().second;
+}
+
+inline std::string enclosing_slice(const json& trace, const json& flow) {
+  return enclosing_slice(slices_by_thread(trace), flow);
 }
 
 // How Perfetto's JSON importer binds v1 flow events (slice_tracker / flow_tracker): events
@@ -60,6 +81,7 @@ inline void expect_perfetto_binds_like_enclosing(const json& trace) {
   const json& events = trace.at("traceEvents");
   auto ts_of = [&](std::size_t i) { return events[i].contains("ts") ? ns_of(events[i].at("ts")) : Tick{-1}; };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ts_of(a) < ts_of(b); });
+  const ThreadSlices threads = slices_by_thread(trace);
   std::map<std::pair<int, int>, std::vector<std::size_t>> stacks;
   std::size_t flows = 0;
   for (std::size_t i : order) {
@@ -83,7 +105,7 @@ inline void expect_perfetto_binds_like_enclosing(const json& trace) {
     }
     ++flows;
     ASSERT_FALSE(stack.empty()) << "no slice for " << e.dump();
-    EXPECT_EQ(events[stack.back()].at("name"), enclosing_slice(trace, e)) << e.dump();
+    EXPECT_EQ(events[stack.back()].at("name"), enclosing_slice(threads, e)) << e.dump();
   }
   EXPECT_EQ(flows, select(trace, "s").size() + select(trace, "f").size());
 }
