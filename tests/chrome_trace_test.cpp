@@ -178,9 +178,10 @@ TEST(ChromeTrace, FlowsChainProducerSendConsumer) {
   ASSERT_EQ(pairs.size(), 2 * t.transfers.size());
   // Each (start slice, end slice) as "pid/tid/name".
   std::multiset<std::pair<std::string, std::string>> hops;
+  const ThreadSlices threads = slices_by_thread(trace);
   auto where = [&](const json& e) {
     return std::to_string(e.at("pid").get<int>()) + "/" + std::to_string(e.at("tid").get<int>()) + "/" +
-           enclosing_slice(trace, e);
+           enclosing_slice(threads, e);
   };
   for (const auto& [id, pair] : pairs) hops.emplace(where(pair.first), where(pair.second));
   const std::multiset<std::pair<std::string, std::string>> expected = {
@@ -346,9 +347,10 @@ TEST(ChromeTrace, SimulatedTiny1f1b) {
   EXPECT_EQ(recvs, t.transfers.size());
   const auto pairs = flow_pairs(trace);
   EXPECT_EQ(pairs.size(), 2 * t.transfers.size());
+  const ThreadSlices threads = slices_by_thread(trace);
   for (const auto& [id, pair] : pairs) {
-    EXPECT_FALSE(enclosing_slice(trace, pair.first).empty());
-    EXPECT_FALSE(enclosing_slice(trace, pair.second).empty());
+    EXPECT_FALSE(enclosing_slice(threads, pair.first).empty());
+    EXPECT_FALSE(enclosing_slice(threads, pair.second).empty());
   }
   expect_no_overlaps(trace);
   expect_perfetto_binds_like_enclosing(trace);

@@ -66,10 +66,6 @@ inline std::string enclosing_slice(const ThreadSlices& threads, const json& flow
   return hits.empty() ? "" : hits.front().second;
 }
 
-inline std::string enclosing_slice(const json& trace, const json& flow) {
-  return enclosing_slice(slices_by_thread(trace), flow);
-}
-
 // How Perfetto's JSON importer binds v1 flow events (slice_tracker / flow_tracker): events
 // in timestamp order, ties in file order; a complete slice first pops the slices that ended
 // before it starts (or exactly at its start, unless both are zero-length); "s" and "f" with
@@ -131,13 +127,12 @@ inline std::map<std::int64_t, std::pair<json, json>> flow_pairs(const json& trac
 
 // Slices on one thread must not overlap (Perfetto and catapult need proper nesting).
 inline void expect_no_overlaps(const json& trace) {
-  std::map<std::pair<int, int>, std::vector<std::pair<Tick, Tick>>> threads;
-  for (const json& e : select(trace, "X"))
-    threads[{e.at("pid"), e.at("tid")}].emplace_back(ns_of(e.at("ts")), ns_of(e.at("ts")) + ns_of(e.at("dur")));
-  for (auto& [thread, slices] : threads) {
-    std::sort(slices.begin(), slices.end());
-    for (std::size_t i = 1; i < slices.size(); ++i)
-      EXPECT_LE(slices[i - 1].second, slices[i].first) << "pid " << thread.first << " tid " << thread.second;
+  for (const auto& [thread, slices] : slices_by_thread(trace)) {
+    std::vector<std::pair<Tick, Tick>> spans;
+    for (const Slice& e : slices) spans.emplace_back(e.ts, e.ts + e.dur);
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i)
+      EXPECT_LE(spans[i - 1].second, spans[i].first) << "pid " << thread.first << " tid " << thread.second;
   }
 }
 
