@@ -337,6 +337,8 @@ std::vector<Case> cases() {
       {"negative_unsigned_flag", "integers", {}, "$P simulate --max-trace-ops -1", {}, 2,
        "--max-trace-ops: '-1': must not be negative"},
       {"negative_seed", "integers", {}, "$P run --seed -1", {}, 2, "--seed: '-1': must not be negative"},
+      {"flag_given_twice", "integers", {}, "$P simulate -m 4 --microbatches 8", {}, 2,
+       "--microbatches: given 2 times; it takes one value"},
       {"plus_sign", "integers", {}, "$P simulate -m +8", {}, 2, "--microbatches: '+8': expected a decimal integer"},
       {"exponent_in_an_integer", "integers", {}, "$P simulate -m 1e3", {}, 2, "--microbatches: '1e3': expected a decimal"},
       {"hexadecimal_config_key", "integers", {{"c.json", "{\"stages\": \"0x10\"}"}}, "$P simulate --config c.json", {},

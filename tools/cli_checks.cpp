@@ -69,6 +69,10 @@ std::string cli_error_text(const CLI::Error& e) {
       return what.substr(prefix.size(), eq - prefix.size()) + ": " + quote(what.substr(eq + 3)) +
              " is out of range for this option";
   }
+  // A single-valued flag given twice (CLI11's ArgumentMismatch::AtMost).
+  const std::string at_most = ": At Most 1 required but received ";
+  if (const std::size_t at = what.find(at_most); at != std::string::npos)
+    return what.substr(0, at) + ": given " + what.substr(at + at_most.size()) + " times; it takes one value";
   return what;
 }
 
