@@ -50,8 +50,11 @@ TEST(SamplesCli, TablesAndReport) {
   EXPECT_THAT(r.out, HasSubstr("prediction intervals: 20 simulations on draws of the profile's measured distributions, "
                                "seed 0"));
   EXPECT_THAT(r.out, HasSubstr("time/iter p10"));
+  // Why p50 sits above the plain prediction is said under the table and in the report.
+  EXPECT_THAT(r.out, HasSubstr("\nThe plain prediction takes every op at its mean;"));
   const std::string html = testing_cli::slurp(report);
   EXPECT_THAT(html, HasSubstr("<h2>Prediction intervals</h2>"));
+  EXPECT_THAT(html, HasSubstr("so the draws' p50 lies above it"));
   EXPECT_THAT(html, HasSubstr("20 simulations"));
   const Result c = run("compare --cost " + kProfile + " -p 2 -m 4 --schedules 1f1b,chimera --samples 20 --json");
   ASSERT_EQ(c.code, 0) << c.out;

@@ -13,7 +13,7 @@ std::string intervals_html(const std::vector<ReportInterval>& rows, int samples,
       std::any_of(rows.begin(), rows.end(), [](const ReportInterval& r) { return !r.calibrated.empty(); });
   std::string out = "<section id=\"intervals\">\n<h2>Prediction intervals</h2>\n<p class=\"note\">" +
                     std::to_string(samples) + " simulations, each op's duration drawn from its measured distribution " +
-                    "(seed " + std::to_string(seed) + ")." +
+                    "(seed " + std::to_string(seed) + "). " + kIntervalsAboveThePlainPrediction +
                     (calibrated ? " The calibrated range is [p5, p95] widened by how far past validations of this "
                                   "machine fell outside theirs (validate --calibration)."
                                 : "") +

@@ -19,6 +19,12 @@ struct ReportInterval {
   std::string calibrated;
 };
 
+// Why an interval's p50 may lie above the plain prediction, even above its p90: said under
+// every intervals table (terminal and HTML), since it reads as a mistake otherwise.
+inline constexpr const char* kIntervalsAboveThePlainPrediction =
+    "The plain prediction takes every op at its mean; where devices wait on each other, each op's "
+    "variation becomes waiting, so the draws' p50 lies above it (docs/cost-model.md, Prediction intervals).";
+
 std::string intervals_html(const std::vector<ReportInterval>& rows, int samples, std::uint64_t seed);
 
 }  // namespace pipesim
