@@ -20,7 +20,7 @@ bool read_int(std::string_view text, std::size_t& pos, std::int32_t& out) {
   return true;
 }
 
-bool fail(std::string* error, std::string message) {
+bool set_error(std::string* error, std::string message) {
   if (error) *error = std::move(message);
   return false;
 }
@@ -55,7 +55,7 @@ std::optional<Op> parse_op(std::string_view text, std::string* error) {
   static constexpr std::string_view kExpected =
       "expected an op like 2F0, 3I5, 3W5, 1B4, 1:2F0, 0SEND_F0, 1RECV_F0, 2GRADSYNC or 2OPT";
   auto bad = [&](std::string_view why) {
-    fail(error, quote(text) + ": " + std::string(why) + " (" + std::string(kExpected) + ")");
+    set_error(error, quote(text) + ": " + std::string(why) + " (" + std::string(kExpected) + ")");
     return std::nullopt;
   };
   std::size_t pos = 0;

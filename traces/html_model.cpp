@@ -28,14 +28,6 @@ namespace {
 
 std::string bytes(std::int64_t b) { return format_bytes(static_cast<double>(b)); }
 
-std::string row(const std::string& key, const std::string& value) {
-  return "<tr><td>" + xml_escape(key) + "</td><td>" + xml_escape(value) + "</td></tr>\n";
-}
-
-std::string cell(const std::string& text, const char* css = nullptr) {
-  return std::string(css ? "<td class=\"" + std::string(css) + "\">" : "<td>") + xml_escape(text) + "</td>";
-}
-
 // `part` of `whole` as a percentage; "-" without a whole.
 std::string share(std::int64_t part, std::int64_t whole) {
   return whole > 0 ? report_percent(static_cast<double>(part) / static_cast<double>(whole)) : "-";
@@ -108,22 +100,22 @@ std::string grouped_number(double value) {
 std::string experiment_facts_html(const std::vector<ModelRow>& rows) {
   PIPESIM_ASSERT(!rows.empty());
   std::string out = "<table class=\"kv facts\">\n";
-  out += row("model", distinct(rows, [](const ReportAssessment& a) { return a.model; }));
-  out += row(several_gpus(rows) ? "GPUs" : "GPU", distinct(rows, [](const ReportAssessment& a) {
-               return a.hardware + ": " + bytes(a.capacity) + ", " + price_text(a);
-             }));
-  out += row("cluster", distinct(rows, [](const ReportAssessment& a) {
-               return std::to_string(a.nodes) + (a.nodes == 1 ? " node" : " nodes") + " x " +
-                      std::to_string(a.gpus_per_node) + " GPUs = " + std::to_string(a.gpus()) + " GPUs";
-             }));
-  out += row("parallelism", distinct(rows, [](const ReportAssessment& a) {
-               return "tp=" + std::to_string(a.tp) + " pp=" + std::to_string(a.pp) + " dp=" + std::to_string(a.dp);
-             }));
-  out += row("global batch", distinct(rows, [](const ReportAssessment& a) {
-               const double seq = a.global_batch > 0 ? a.tokens_per_iteration / a.global_batch : 0;
-               return grouped_number(a.global_batch) + " sequences x " + grouped_number(seq) + " tokens = " +
-                      grouped_number(a.tokens_per_iteration) + " tokens per optimizer step";
-             }));
+  out += html_row("model", distinct(rows, [](const ReportAssessment& a) { return a.model; }));
+  out += html_row(several_gpus(rows) ? "GPUs" : "GPU", distinct(rows, [](const ReportAssessment& a) {
+                    return a.hardware + ": " + bytes(a.capacity) + ", " + price_text(a);
+                  }));
+  out += html_row("cluster", distinct(rows, [](const ReportAssessment& a) {
+                    return std::to_string(a.nodes) + (a.nodes == 1 ? " node" : " nodes") + " x " +
+                           std::to_string(a.gpus_per_node) + " GPUs = " + std::to_string(a.gpus()) + " GPUs";
+                  }));
+  out += html_row("parallelism", distinct(rows, [](const ReportAssessment& a) {
+                    return "tp=" + std::to_string(a.tp) + " pp=" + std::to_string(a.pp) + " dp=" + std::to_string(a.dp);
+                  }));
+  out += html_row("global batch", distinct(rows, [](const ReportAssessment& a) {
+                    const double seq = a.global_batch > 0 ? a.tokens_per_iteration / a.global_batch : 0;
+                    return grouped_number(a.global_batch) + " sequences x " + grouped_number(seq) +
+                           " tokens = " + grouped_number(a.tokens_per_iteration) + " tokens per optimizer step";
+                  }));
   return out + "</table>\n";
 }
 
@@ -214,28 +206,29 @@ std::string model_compare_summary_html(const std::vector<ModelRow>& rows) {
     for (const DeviceMetrics& d : m.per_device) copies = std::max(copies, d.peak_weight_versions);
     out += a.fits() ? "<tr>" : "<tr class=\"nofit\">";
     out += "<td>" + linked(r, m.schedule) + "</td>";
-    if (gpus) out += cell(a.hardware);
-    out += cell(format_duration(m.time_per_iteration), b(b_time[i])) + cell(grouped_number(a.tokens_per_s), b(b_tput[i])) +
-           cell(report_percent(a.mfu), b(b_mfu[i])) +
-           cell(a.cost_per_million_tokens ? usd(*a.cost_per_million_tokens, 3) : "-", b(b_cost[i])) +
-           cell(report_percent(m.bubble_ratio), b(b_bubble[i])) +
-           cell(bytes(a.peak_memory()) + " (dev " + std::to_string(a.peak_device()) + ")", b(b_mem[i])) +
-           cell(share(a.peak_memory(), a.capacity)) +
-           cell(a.fits() ? "fits" : fit_text(a), "fit") + cell(std::to_string(copies) + "x") +
-           cell(std::to_string(m.staleness.max_mismatch)) + cell(std::to_string(m.staleness.max_delay)) + "</tr>\n";
+    if (gpus) out += html_cell(a.hardware);
+    out += html_cell(format_duration(m.time_per_iteration), b(b_time[i])) +
+           html_cell(grouped_number(a.tokens_per_s), b(b_tput[i])) + html_cell(report_percent(a.mfu), b(b_mfu[i])) +
+           html_cell(a.cost_per_million_tokens ? usd(*a.cost_per_million_tokens, 3) : "-", b(b_cost[i])) +
+           html_cell(report_percent(m.bubble_ratio), b(b_bubble[i])) +
+           html_cell(bytes(a.peak_memory()) + " (dev " + std::to_string(a.peak_device()) + ")", b(b_mem[i])) +
+           html_cell(share(a.peak_memory(), a.capacity)) + html_cell(a.fits() ? "fits" : fit_text(a), "fit") +
+           html_cell(std::to_string(copies) + "x") + html_cell(std::to_string(m.staleness.max_mismatch)) +
+           html_cell(std::to_string(m.staleness.max_delay)) + "</tr>\n";
   }
   return out + "</table></div>\n";
 }
 
 std::string model_summary_html(const ReportAssessment& a) {
   std::string out = "<table class=\"kv\">\n";
-  out += row("tokens/s", grouped_number(a.tokens_per_s) + " (" + grouped_number(a.tokens_per_iteration) +
-                             " tokens per iteration)");
-  out += row("MFU", report_percent(a.mfu) + " (model FLOPs / GPU peak)");
-  out += row("cost", a.cost_per_million_tokens ? cost_text(a) + " per million tokens" : "- (no price per GPU-hour)");
-  out += row("peak memory", bytes(a.peak_memory()) + " on device " + std::to_string(a.peak_device()) + " of " +
-                                bytes(a.capacity) + " (" + share(a.peak_memory(), a.capacity) + ")");
-  out += row("fits?", a.fits() ? "yes, " + fit_text(a) : "no, " + fit_text(a));
+  out += html_row("tokens/s", grouped_number(a.tokens_per_s) + " (" + grouped_number(a.tokens_per_iteration) +
+                                  " tokens per iteration)");
+  out += html_row("MFU", report_percent(a.mfu) + " (model FLOPs / GPU peak)");
+  out +=
+      html_row("cost", a.cost_per_million_tokens ? cost_text(a) + " per million tokens" : "- (no price per GPU-hour)");
+  out += html_row("peak memory", bytes(a.peak_memory()) + " on device " + std::to_string(a.peak_device()) + " of " +
+                                     bytes(a.capacity) + " (" + share(a.peak_memory(), a.capacity) + ")");
+  out += html_row("fits?", a.fits() ? "yes, " + fit_text(a) : "no, " + fit_text(a));
   return out + "</table>\n";
 }
 
@@ -245,11 +238,12 @@ std::string device_memory_table_html(const ReportAssessment& a) {
       "<th>activations (peak)</th><th>total</th><th>of capacity</th></tr>\n";
   for (std::size_t d = 0; d < a.memory.size(); ++d) {
     const ReportDeviceMemory& m = a.memory[d];
-    out += std::string(m.total() > a.capacity ? "<tr class=\"nofit\">" : "<tr>") + cell(std::to_string(d)) +
-           cell(bytes(m.weights) + (m.weight_copies > 1 ? " (" + std::to_string(m.weight_copies) + " copies)" : "")) +
-           cell(bytes(m.gradients)) + cell(bytes(m.optimizer)) + cell(bytes(m.buffers)) + cell(bytes(m.activations)) +
-           cell(bytes(m.total())) +
-           cell(share(m.total(), a.capacity)) + "</tr>\n";
+    out +=
+        std::string(m.total() > a.capacity ? "<tr class=\"nofit\">" : "<tr>") + html_cell(std::to_string(d)) +
+        html_cell(bytes(m.weights) + (m.weight_copies > 1 ? " (" + std::to_string(m.weight_copies) + " copies)" : "")) +
+        html_cell(bytes(m.gradients)) + html_cell(bytes(m.optimizer)) + html_cell(bytes(m.buffers)) +
+        html_cell(bytes(m.activations)) + html_cell(bytes(m.total())) + html_cell(share(m.total(), a.capacity)) +
+        "</tr>\n";
   }
   return out + "</table>\n";
 }

@@ -28,42 +28,47 @@ std::int32_t max_weight_copies(const Metrics& m) {
   return out;
 }
 
-std::string row(const std::string& key, const std::string& value) {
+const char* best_if(bool best) { return best ? "best" : nullptr; }
+
+}  // namespace
+
+std::string html_row(const std::string& key, const std::string& value) {
   return "<tr><td>" + xml_escape(key) + "</td><td>" + xml_escape(value) + "</td></tr>\n";
 }
 
-std::string cell(const std::string& text, bool best = false) {
-  return std::string(best ? "<td class=\"best\">" : "<td>") + xml_escape(text) + "</td>";
+std::string html_cell(const std::string& text, const char* css) {
+  return std::string(css ? "<td class=\"" + std::string(css) + "\">" : "<td>") + xml_escape(text) + "</td>";
 }
-
-}  // namespace
 
 std::string report_percent(double fraction) { return format_fixed_number(fraction * 100, 2) + " %"; }
 
 std::string metrics_summary_html(const Metrics& m, const std::string& more) {
   // Two short tables side by side (time | memory and staleness) rather than one long one.
   std::string out = "<div class=\"cols\">" + more + "<table class=\"kv\">\n";
-  out += row("makespan", format_duration(m.makespan));
-  out += row("time per iteration", format_duration(m.time_per_iteration) + (m.iterations > 1 ? " (steady state)" : ""));
-  out += row("throughput", format_fixed_number(m.throughput_mb_per_s, 1) + " micro-batches/s");
-  out += row("busy / idle (all devices)", format_duration(m.busy) + " / " + format_duration(m.idle));
-  out += row("bubble", report_percent(m.bubble_ratio) + " of device time (idle / devices x makespan)");
-  out += row("bubble (Megatron)", report_percent(m.bubble_ratio_megatron) + " of useful time (idle / ideal)");
+  out += html_row("makespan", format_duration(m.makespan));
+  out += html_row("time per iteration",
+                  format_duration(m.time_per_iteration) + (m.iterations > 1 ? " (steady state)" : ""));
+  out += html_row("throughput", format_fixed_number(m.throughput_mb_per_s, 1) + " micro-batches/s");
+  out += html_row("busy / idle (all devices)", format_duration(m.busy) + " / " + format_duration(m.idle));
+  out += html_row("bubble", report_percent(m.bubble_ratio) + " of device time (idle / devices x makespan)");
+  out += html_row("bubble (Megatron)", report_percent(m.bubble_ratio_megatron) + " of useful time (idle / ideal)");
   std::string path = std::to_string(m.critical_path.size()) + " ops";
   if (!m.critical_path.empty()) path += ": " + m.critical_path.front() + " ... " + m.critical_path.back();
-  out += row("critical path", path);
+  out += html_row("critical path", path);
   out += "</table>\n<table class=\"kv\">\n";
   if (const DeviceMetrics* d = peak_activation_device(m))
-    out += row("peak activations", std::to_string(d->peak_activations) + " (device " + std::to_string(d->device) + ")");
+    out += html_row("peak activations",
+                    std::to_string(d->peak_activations) + " (device " + std::to_string(d->device) + ")");
   if (const DeviceMetrics* d = peak_memory_device(m))
-    out += row("peak activation memory", format_bytes(static_cast<double>(d->peak_activation_bytes)) + " (device " +
-                                             std::to_string(d->device) + ")");
-  out += row("weight copies", std::to_string(max_weight_copies(m)) + " (most one device holds)");
+    out += html_row("peak activation memory", format_bytes(static_cast<double>(d->peak_activation_bytes)) +
+                                                  " (device " + std::to_string(d->device) + ")");
+  out += html_row("weight copies", std::to_string(max_weight_copies(m)) + " (most one device holds)");
   const Staleness& s = m.staleness;
-  out += row("weight mismatch", "max " + std::to_string(s.max_mismatch) + ", mean " +
-                                    format_fixed_number(s.mean_mismatch, 3) + ", " +
-                                    report_percent(s.mismatched_fraction) + " of backwards");
-  out += row("gradient delay", "max " + std::to_string(s.max_delay) + ", mean " + format_fixed_number(s.mean_delay, 3));
+  out += html_row("weight mismatch", "max " + std::to_string(s.max_mismatch) + ", mean " +
+                                         format_fixed_number(s.mean_mismatch, 3) + ", " +
+                                         report_percent(s.mismatched_fraction) + " of backwards");
+  out += html_row("gradient delay",
+                  "max " + std::to_string(s.max_delay) + ", mean " + format_fixed_number(s.mean_delay, 3));
   return out + "</table></div>\n";
 }
 
@@ -104,15 +109,17 @@ std::string compare_summary_html(const std::vector<const Metrics*>& runs, const 
     out += "<tr><td>";
     out += i < anchors.size() && !anchors[i].empty() ? "<a href=\"#" + xml_escape(anchors[i]) + "\">" + name + "</a>"
                                                      : name;
-    out += "</td>" + cell(std::to_string(m.devices)) + cell(std::to_string(m.microbatches));
-    out += cell(format_duration(m.time_per_iteration), best_time[i]);
-    out += cell(format_fixed_number(m.throughput_mb_per_s, 1), best_tput[i]);
-    out += cell(report_percent(m.bubble_ratio), best_bubble[i]) + cell(report_percent(m.bubble_ratio_megatron));
+    out += "</td>" + html_cell(std::to_string(m.devices)) + html_cell(std::to_string(m.microbatches));
+    out += html_cell(format_duration(m.time_per_iteration), best_if(best_time[i]));
+    out += html_cell(format_fixed_number(m.throughput_mb_per_s, 1), best_if(best_tput[i]));
+    out += html_cell(report_percent(m.bubble_ratio), best_if(best_bubble[i])) +
+           html_cell(report_percent(m.bubble_ratio_megatron));
     const DeviceMetrics* pa = peak_activation_device(m);
-    out += cell(pa ? std::to_string(pa->peak_activations) + " (dev " + std::to_string(pa->device) + ")" : "-");
-    out += cell(format_bytes(static_cast<double>(peak_bytes(m))), best_mem[i]);
-    out += cell(std::to_string(max_weight_copies(m)) + "x") + cell(std::to_string(m.staleness.max_mismatch));
-    out += cell(report_percent(m.staleness.mismatched_fraction)) + cell(std::to_string(m.staleness.max_delay));
+    out += html_cell(pa ? std::to_string(pa->peak_activations) + " (dev " + std::to_string(pa->device) + ")" : "-");
+    out += html_cell(format_bytes(static_cast<double>(peak_bytes(m))), best_if(best_mem[i]));
+    out += html_cell(std::to_string(max_weight_copies(m)) + "x") + html_cell(std::to_string(m.staleness.max_mismatch));
+    out +=
+        html_cell(report_percent(m.staleness.mismatched_fraction)) + html_cell(std::to_string(m.staleness.max_delay));
     out += "</tr>\n";
   }
   return out + "</table></div>\n";
@@ -124,10 +131,11 @@ std::string device_table_html(const Metrics& m) {
       "<th>peak act memory</th><th>weight copies</th></tr>\n";
   for (const DeviceMetrics& d : m.per_device) {
     const double share = m.makespan > 0 ? static_cast<double>(d.idle) / static_cast<double>(m.makespan) : 0.0;
-    out += "<tr>" + cell(std::to_string(d.device)) + cell(format_duration(d.busy)) + cell(format_duration(d.idle)) +
-           cell(report_percent(share)) + cell(std::to_string(d.peak_activations)) +
-           cell(format_bytes(static_cast<double>(d.peak_activation_bytes))) +
-           cell(std::to_string(d.peak_weight_versions)) + "</tr>\n";
+    out += "<tr>" + html_cell(std::to_string(d.device)) + html_cell(format_duration(d.busy)) +
+           html_cell(format_duration(d.idle)) + html_cell(report_percent(share)) +
+           html_cell(std::to_string(d.peak_activations)) +
+           html_cell(format_bytes(static_cast<double>(d.peak_activation_bytes))) +
+           html_cell(std::to_string(d.peak_weight_versions)) + "</tr>\n";
   }
   return out + "</table>\n";
 }

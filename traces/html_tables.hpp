@@ -11,6 +11,11 @@ namespace pipesim {
 // "12.34 %": a fraction as a percentage with two decimals.
 std::string report_percent(double fraction);
 
+// One row of a key/value table, "<tr><td>key</td><td>value</td></tr>", both escaped.
+std::string html_row(const std::string& key, const std::string& value);
+// "<td>text</td>", escaped; with `css`, "<td class=\"css\">" (the report's "best", "fit", ...).
+std::string html_cell(const std::string& text, const char* css = nullptr);
+
 // The headline numbers of one run: two key/value tables side by side, after `more` (another
 // table, e.g. html_model.hpp's, which comes first).
 std::string metrics_summary_html(const Metrics& m, const std::string& more = {});

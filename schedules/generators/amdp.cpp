@@ -67,7 +67,7 @@
 namespace pipesim {
 namespace {
 
-constexpr const char* kName = "amdp";
+constexpr const char* kAmdp = "amdp";
 
 enum class UpdateAt { Code, Early, Late };
 
@@ -186,20 +186,20 @@ void write_rank(std::vector<Op>& out, int D, int N, int T, int rank, UpdateAt at
 }  // namespace
 
 Schedule make_amdp(const ScheduleParams& params) {
-  require_positive(kName, "p", params.p);
-  require_positive(kName, "m", params.m);
-  require_positive(kName, "iterations", params.iterations);
+  require_positive(kAmdp, "p", params.p);
+  require_positive(kAmdp, "m", params.m);
+  require_positive(kAmdp, "iterations", params.iterations);
   const int D = params.p;
   const int N = params.m;
-  require(D % 4 == 0, kName,
+  require(D % 4 == 0, kAmdp,
           "p (" + std::to_string(D) + ") must be a multiple of 4 (K = p/2 pipelines on Chimera's f = p/4 placement)");
-  require(N % D == 0, kName,
+  require(N % D == 0, kAmdp,
           "m (" + std::to_string(N) + ") must be a multiple of p (" + std::to_string(D) +
               "): each group of p micro-batches gives every pipeline 2");
   const UpdateAt at = parse_update(params.text("amdp-update"));
 
   Schedule s;
-  s.name = kName;
+  s.name = kAmdp;
   s.num_devices = D;
   s.num_stages = D;
   s.num_pipelines = D / 2;

@@ -63,7 +63,7 @@
 namespace pipesim {
 namespace {
 
-constexpr const char* kName = "chimera";
+constexpr const char* kChimera = "chimera";
 
 enum class Concat { Direct, Doubling, Halving };
 
@@ -208,28 +208,28 @@ Concat parse_concat(const std::string& name) {
 Shape check_params(const ScheduleParams& params) {
   const int pipelines = params.number("pipelines");
   const std::string concat = params.text("concat");
-  require_positive(kName, "p", params.p);
-  require_positive(kName, "m", params.m);
-  require_positive(kName, "pipelines", pipelines);
-  require_positive(kName, "width", params.number("width"));
-  require_positive(kName, "iterations", params.iterations);
+  require_positive(kChimera, "p", params.p);
+  require_positive(kChimera, "m", params.m);
+  require_positive(kChimera, "pipelines", pipelines);
+  require_positive(kChimera, "width", params.number("width"));
+  require_positive(kChimera, "iterations", params.iterations);
   const int d = params.p, m = params.m;
   const auto str = [](int v) { return std::to_string(v); };
-  require(d % 2 == 0, kName, "p (" + str(d) + ") must be even (a down and an up pipeline share the workers)");
-  require(pipelines % 2 == 0, kName, "pipelines (" + str(pipelines) + ") must be even: f down and f up pipelines");
+  require(d % 2 == 0, kChimera, "p (" + str(d) + ") must be even (a down and an up pipeline share the workers)");
+  require(pipelines % 2 == 0, kChimera, "pipelines (" + str(pipelines) + ") must be even: f down and f up pipelines");
   const int f = pipelines / 2;
-  require((d / 2) % f == 0, kName, "pipelines (" + str(pipelines) + "): f = " + str(f) + " must divide p/2 = " + str(d / 2));
+  require((d / 2) % f == 0, kChimera, "pipelines (" + str(pipelines) + "): f = " + str(f) + " must divide p/2 = " + str(d / 2));
   Shape sh;
   sh.d = d;
   sh.f = f;
   sh.concat = parse_concat(concat);
-  require(sh.concat == Concat::Direct || f == 1, kName,
+  require(sh.concat == Concat::Direct || f == 1, kChimera,
           "concat " + concat + " is defined for 2 pipelines only, got pipelines = " + str(pipelines));
   if (sh.concat == Concat::Doubling)
-    require(m % (2 * d) == 0, kName,
+    require(m % (2 * d) == 0, kChimera,
             "m (" + str(m) + ") must be a multiple of 2p = " + str(2 * d) + " for concat doubling");
   else
-    require(m % d == 0, kName, "m (" + str(m) + ") must be a multiple of p (" + str(d) + ")");
+    require(m % d == 0, kChimera, "m (" + str(m) + ") must be a multiple of p (" + str(d) + ")");
   sh.ops = sh.concat == Concat::Halving ? 2 * m : m;
   return sh;
 }
@@ -241,7 +241,7 @@ Schedule make_chimera(const ScheduleParams& params) {
   const int d = sh.d, width = params.number("width");
 
   Schedule s;
-  s.name = kName;
+  s.name = kChimera;
   s.num_devices = width * d;
   s.num_stages = d;
   s.num_pipelines = width * sh.pipes();
