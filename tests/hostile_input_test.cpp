@@ -302,6 +302,11 @@ std::vector<Case> cases() {
       {"validate_iterations_overflow", "numbers", {}, "$P validate --iterations 2147483647 --report r.html", {"r.html"},
        2, "--iterations: expected 1 to 2147483645 measured iterations (after the 2 of --warmup-iterations), got "
        "2147483647"},
+      // A what-if flag whose 0 means "not given" refuses 0 when given: it would share nothing silently.
+      {"sharing_zero_cores", "flags", {}, "$P simulate --schedule 1f1b -p 4 --share-cores 0 --trace t.json", {"t.json"},
+       2, "--share-cores: '0': expected a number of cores above 0"},
+      {"sharing_zero_nics", "flags", {}, "$P simulate --schedule 1f1b -p 4 --nics-per-node 0", {}, 2,
+       "--nics-per-node: '0': expected a number of NICs above 0"},
       {"sharing_hosts_without_sharing", "flags", {}, "$P simulate --schedule 1f1b -p 4 --devices-per-host 2", {}, 2,
        "--devices-per-host: needs --share-cores or --interference (what the devices of a host share)"},
       // Inputs: only regular files, bounded, every one named.
