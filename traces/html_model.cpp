@@ -201,17 +201,17 @@ std::string model_compare_summary_html(const std::vector<ModelRow>& rows) {
     const ModelRow& r = rows[i];
     const ReportAssessment& a = *r.assessment;
     const Metrics& m = *r.metrics;
-    const auto b = [](bool best) { return best ? "best" : nullptr; };
     std::int32_t copies = 0;
     for (const DeviceMetrics& d : m.per_device) copies = std::max(copies, d.peak_weight_versions);
     out += a.fits() ? "<tr>" : "<tr class=\"nofit\">";
     out += "<td>" + linked(r, m.schedule) + "</td>";
     if (gpus) out += html_cell(a.hardware);
-    out += html_cell(format_duration(m.time_per_iteration), b(b_time[i])) +
-           html_cell(grouped_number(a.tokens_per_s), b(b_tput[i])) + html_cell(report_percent(a.mfu), b(b_mfu[i])) +
-           html_cell(a.cost_per_million_tokens ? usd(*a.cost_per_million_tokens, 3) : "-", b(b_cost[i])) +
-           html_cell(report_percent(m.bubble_ratio), b(b_bubble[i])) +
-           html_cell(bytes(a.peak_memory()) + " (dev " + std::to_string(a.peak_device()) + ")", b(b_mem[i])) +
+    out += html_cell(format_duration(m.time_per_iteration), best_class(b_time[i])) +
+           html_cell(grouped_number(a.tokens_per_s), best_class(b_tput[i])) +
+           html_cell(report_percent(a.mfu), best_class(b_mfu[i])) +
+           html_cell(a.cost_per_million_tokens ? usd(*a.cost_per_million_tokens, 3) : "-", best_class(b_cost[i])) +
+           html_cell(report_percent(m.bubble_ratio), best_class(b_bubble[i])) +
+           html_cell(bytes(a.peak_memory()) + " (dev " + std::to_string(a.peak_device()) + ")", best_class(b_mem[i])) +
            html_cell(share(a.peak_memory(), a.capacity)) + html_cell(a.fits() ? "fits" : fit_text(a), "fit") +
            html_cell(std::to_string(copies) + "x") + html_cell(std::to_string(m.staleness.max_mismatch)) +
            html_cell(std::to_string(m.staleness.max_delay)) + "</tr>\n";

@@ -28,9 +28,9 @@ std::int32_t max_weight_copies(const Metrics& m) {
   return out;
 }
 
-const char* best_if(bool best) { return best ? "best" : nullptr; }
-
 }  // namespace
+
+const char* best_class(bool best) { return best ? "best" : nullptr; }
 
 std::string html_row(const std::string& key, const std::string& value) {
   return "<tr><td>" + xml_escape(key) + "</td><td>" + xml_escape(value) + "</td></tr>\n";
@@ -110,13 +110,13 @@ std::string compare_summary_html(const std::vector<const Metrics*>& runs, const 
     out += i < anchors.size() && !anchors[i].empty() ? "<a href=\"#" + xml_escape(anchors[i]) + "\">" + name + "</a>"
                                                      : name;
     out += "</td>" + html_cell(std::to_string(m.devices)) + html_cell(std::to_string(m.microbatches));
-    out += html_cell(format_duration(m.time_per_iteration), best_if(best_time[i]));
-    out += html_cell(format_fixed_number(m.throughput_mb_per_s, 1), best_if(best_tput[i]));
-    out += html_cell(report_percent(m.bubble_ratio), best_if(best_bubble[i])) +
+    out += html_cell(format_duration(m.time_per_iteration), best_class(best_time[i]));
+    out += html_cell(format_fixed_number(m.throughput_mb_per_s, 1), best_class(best_tput[i]));
+    out += html_cell(report_percent(m.bubble_ratio), best_class(best_bubble[i])) +
            html_cell(report_percent(m.bubble_ratio_megatron));
     const DeviceMetrics* pa = peak_activation_device(m);
     out += html_cell(pa ? std::to_string(pa->peak_activations) + " (dev " + std::to_string(pa->device) + ")" : "-");
-    out += html_cell(format_bytes(static_cast<double>(peak_bytes(m))), best_if(best_mem[i]));
+    out += html_cell(format_bytes(static_cast<double>(peak_bytes(m))), best_class(best_mem[i]));
     out += html_cell(std::to_string(max_weight_copies(m)) + "x") + html_cell(std::to_string(m.staleness.max_mismatch));
     out +=
         html_cell(report_percent(m.staleness.mismatched_fraction)) + html_cell(std::to_string(m.staleness.max_delay));

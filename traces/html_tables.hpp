@@ -15,6 +15,8 @@ std::string report_percent(double fraction);
 std::string html_row(const std::string& key, const std::string& value);
 // "<td>text</td>", escaped; with `css`, "<td class=\"css\">" (the report's "best", "fit", ...).
 std::string html_cell(const std::string& text, const char* css = nullptr);
+// html_cell's class for a ranked column: "best" where `best`, else none.
+const char* best_class(bool best);
 
 // The headline numbers of one run: two key/value tables side by side, after `more` (another
 // table, e.g. html_model.hpp's, which comes first).
