@@ -305,6 +305,8 @@ std::vector<Case> cases() {
       // A what-if flag whose 0 means "not given" refuses 0 when given: it would share nothing silently.
       {"sharing_zero_cores", "flags", {}, "$P simulate --schedule 1f1b -p 4 --share-cores 0 --trace t.json", {"t.json"},
        2, "--share-cores: '0': expected a number of cores above 0"},
+      {"sharing_too_many_cores", "flags", {}, "$P simulate --schedule 1f1b -p 4 --share-cores 2e6", {}, 2,
+       "--share-cores: expected a number of cores above 0, at most 1000000; got 2000000.00"},
       {"sharing_zero_nics", "flags", {}, "$P simulate --schedule 1f1b -p 4 --nics-per-node 0", {}, 2,
        "--nics-per-node: '0': expected a number of NICs above 0"},
       {"sharing_hosts_without_sharing", "flags", {}, "$P simulate --schedule 1f1b -p 4 --devices-per-host 2", {}, 2,

@@ -111,12 +111,10 @@ std::optional<SharedHardware> shared_hardware_from_flags(const SharingOptions& o
                                                          const std::vector<int>& model_nodes) {
   if (o.core_sharing != "slice" && o.core_sharing != "queue")
     throw InputError("--core-sharing: expected slice or queue, got " + quote(o.core_sharing));
-  if (!(o.share_cores >= 0) || o.share_cores > 1e6)
+  // Given, these four flags are above 0 (their above_zero checks, --config files included).
+  if (o.share_cores > 1e6)
     throw InputError("--share-cores: expected a number of cores above 0, at most 1000000; got " +
                      format_fixed(o.share_cores, 2));
-  if (o.devices_per_host < 0) throw InputError("--devices-per-host: expected at least 1, got " + std::to_string(o.devices_per_host));
-  if (o.nics_per_node < 0) throw InputError("--nics-per-node: expected at least 1, got " + std::to_string(o.nics_per_node));
-  if (o.devices_per_node < 0) throw InputError("--devices-per-node: expected at least 1, got " + std::to_string(o.devices_per_node));
   if (!(o.overlap_slowdown >= 1) || o.overlap_slowdown > 1000)
     throw InputError("--overlap-slowdown: expected a factor between 1 and 1000, got " + std::to_string(o.overlap_slowdown));
   if (o.devices_per_host > 0 && o.share_cores == 0 && o.interference.empty())
