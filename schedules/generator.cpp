@@ -80,6 +80,9 @@ Schedule plain_pipeline(std::string_view name, const ScheduleParams& params, int
   require_positive(name, "p", params.p);
   require_positive(name, "m", params.m);
   require_positive(name, "iterations", params.iterations);
+  require(static_cast<long long>(params.p) * chunks <= std::numeric_limits<int>::max(), name,
+          "p x chunks must be at most 2^31 - 1 stages (got p=" + std::to_string(params.p) + " and " +
+              std::to_string(chunks) + " chunks)");
   Schedule s;
   s.name = std::string(name);
   s.num_devices = params.p;

@@ -175,6 +175,26 @@ void check_stage_op_duplicates(const Schedule& s, std::vector<std::string>& erro
   }
 }
 
+// The header's counts against the ops: `microbatches` x `iterations` distinct micro-batches
+// run a forward (every generator's schedule; a file that says otherwise would scale the
+// throughput by its word), and the split divides the micro-batches.
+void check_counts(const Schedule& s, std::vector<std::string>& errors) {
+  std::vector<std::int32_t> ids;
+  for (const auto& list : s.ops)
+    for (const Op& op : list)
+      if (op.kind == OpKind::F && in_range(s, op)) ids.push_back(op.microbatch);
+  std::sort(ids.begin(), ids.end());
+  const auto distinct = static_cast<std::int64_t>(std::unique(ids.begin(), ids.end()) - ids.begin());
+  const std::int64_t declared = std::int64_t{s.microbatches} * s.iterations;
+  if (distinct != declared)
+    errors.push_back("the forwards cover " + std::to_string(distinct) + " distinct micro-batch ids, but microbatches " +
+                     std::to_string(s.microbatches) + " x iterations " + std::to_string(s.iterations) + " says " +
+                     std::to_string(declared));
+  if (s.microbatch_split > 1 && s.microbatches % s.microbatch_split != 0)
+    errors.push_back("microbatch_split " + std::to_string(s.microbatch_split) + " does not divide microbatches " +
+                     std::to_string(s.microbatches) + " (each op is 1/split of a micro-batch)");
+}
+
 }  // namespace
 
 ValidationReport validate(const Schedule& schedule, const DurationFn& duration) {
@@ -184,6 +204,7 @@ ValidationReport validate(const Schedule& schedule, const DurationFn& duration) 
   for (const auto& p : problems) report.errors.push_back(where(p.device, p.index) + p.message);
   check_pairs(schedule, report.errors);
   check_stage_op_duplicates(schedule, report.errors);
+  check_counts(schedule, report.errors);
 
   const std::size_t n = deps.size();
   const std::size_t vertices = n + deps.collectives.size();

@@ -307,6 +307,10 @@ std::vector<Case> cases() {
        2, "--share-cores: '0': expected a number of cores above 0"},
       {"sharing_too_many_cores", "flags", {}, "$P simulate --schedule 1f1b -p 4 --share-cores 2e6", {}, 2,
        "--share-cores: expected a number of cores above 0, at most 1000000; got 2000000.00"},
+      {"global_batch_zero", "flags", {}, "$P compare --model gpt3-1.3b --global-batch-size 0 --report r.html",
+       {"r.html"}, 2, "--global-batch-size: '0': expected a number of sequences above 0"},
+      {"global_batch_negative_in_config", "config", {{"c.json", "{\"model\": \"gpt3-1.3b\", \"global-batch-size\": -8}"}},
+       "$P simulate --config c.json", {}, 2, "c.json: /global-batch-size: '-8': expected a number of sequences above 0"},
       {"sharing_zero_nics", "flags", {}, "$P simulate --schedule 1f1b -p 4 --nics-per-node 0", {}, 2,
        "--nics-per-node: '0': expected a number of NICs above 0"},
       {"sharing_hosts_without_sharing", "flags", {}, "$P simulate --schedule 1f1b -p 4 --devices-per-host 2", {}, 2,
@@ -433,6 +437,12 @@ std::vector<Case> cases() {
        {}, 2, "the schedule of 's.csv' has ~2 ops and needs"},
       {"iterations_beyond_32_bits", "memory", {}, "$P simulate --iterations 100000000", {}, 2,
        "pipesim numbers ops with 32 bits"},
+      // p x v overflowed an int in the interleaved family's op count: a crash past the guard.
+      {"chunks_times_stages_overflow", "memory", {}, "$P simulate --schedule interleaved -p 4096 -v 1048576 -m 1 "
+       "--trace t.json", {"t.json"}, 2, "interleaved with p=4096, m=1, v=1048576 has ~1.3e10 ops; pipesim numbers ops "
+       "with 32 bits (at most 4.3e9 ops per schedule); reduce p, m or v"},
+      {"chunks_beyond_memory", "memory", {}, "$P check --schedule looped-bfs -v 1073741824", {}, 2,
+       "looped-bfs with p=4, m=8, v=1073741824 has ~7.3e10 ops"},
       {"run_micro_batch_size", "memory", {}, "$P run --micro-batch-size 100000 --max-memory 1GiB", {}, 2,
        "model 'gpt-tiny' at micro-batch size 100000: the replicas' weights, gradients and optimizer state and the "
        "activations in flight need up to"},
@@ -459,6 +469,15 @@ std::vector<Case> cases() {
       // Config files: the checks and messages of flags, with file and key.
       {"config_duplicate_key", "config", {{"c.json", "{\"tp\": 2, \"tp\": 4}"}}, "$P simulate --config c.json", {}, 2,
        "c.json: /tp: the key 'tp' is given twice in one object"},
+      // A schedule file's header must agree with its ops: its word would scale the throughput.
+      {"schedule_file_claims_more_microbatches", "inputs",
+       {{"s.json", "{\"microbatches\": 2000000000, \"ops\": [[\"0F0\", \"0B0\"]]}"}},
+       "$P simulate --schedule-file s.json --trace t.json", {"t.json"}, 2,
+       "s.json: the forwards cover 1 distinct micro-batch ids, but microbatches 2000000000 x iterations 1 says "
+       "2000000000"},
+      {"schedule_file_split_too_fine", "inputs",
+       {{"s.json", "{\"microbatch_split\": 2147483647, \"ops\": [[\"0F0\", \"0B0\"]]}"}},
+       "$P simulate --schedule-file s.json", {}, 2, "s.json: microbatch_split 2147483647 does not divide microbatches 1"},
       {"schedule_duplicate_key", "config", {{"s.json", "{\"ops\": [[\"0F0\", \"0B0\"]], \"ops\": [[\"0F0\"]]}"}},
        "$P check --schedule-file s.json", {}, 2, "s.json: /ops: the key 'ops' is given twice in one object"},
       {"catalog_duplicate_key", "config",

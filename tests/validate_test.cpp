@@ -7,6 +7,8 @@
 #include "schedules/op_text.hpp"
 #include "schedules/validate.hpp"
 
+#include <set>
+
 namespace pipesim {
 namespace {
 
@@ -18,10 +20,15 @@ Schedule from_text(int devices, int stages, const std::vector<std::vector<std::s
   s.num_devices = devices;
   s.num_stages = stages;
   s.placement = round_robin_placement(stages, devices);
+  std::set<int> forwards;  // the micro-batches the ops run, as a file's header would count them
   for (const auto& list : lists) {
     s.ops.emplace_back();
-    for (const auto& text : list) s.ops.back().push_back(*parse_op(text));
+    for (const auto& text : list) {
+      s.ops.back().push_back(*parse_op(text));
+      if (s.ops.back().back().kind == OpKind::F) forwards.insert(s.ops.back().back().microbatch);
+    }
   }
+  s.microbatches = static_cast<int>(forwards.size());
   return s;
 }
 
@@ -37,6 +44,21 @@ TEST(Validate, GoodScheduleHasNoErrorsAndCriticalPathIsTheMakespan) {
   EXPECT_TRUE(r.ok()) << all_errors(r);
   EXPECT_EQ(r.critical_path, 9);  // (m+p-1)(tF+tB) = 3 * 3
   EXPECT_EQ(r.critical_path_ops.front(), "0F0 (device 0)");
+}
+
+TEST(Validate, TheHeadersCountsMustBeTheOps) {
+  // A header that claims more micro-batches than the ops run would scale the throughput.
+  Schedule s = from_text(1, 1, {{"0F0", "0B0", "0OPT"}});
+  ASSERT_TRUE(validate(s).ok());
+  s.microbatches = 2000000000;
+  EXPECT_THAT(all_errors(validate(s)), HasSubstr("the forwards cover 1 distinct micro-batch ids, but microbatches "
+                                                 "2000000000 x iterations 1 says 2000000000"));
+  s.microbatches = 1;
+  s.iterations = 2;
+  EXPECT_THAT(all_errors(validate(s)), HasSubstr("microbatches 1 x iterations 2 says 2"));
+  s.iterations = 1;
+  s.microbatch_split = 2147483647;  // every op 1/2^31 of a micro-batch: 0 ns
+  EXPECT_THAT(all_errors(validate(s)), HasSubstr("microbatch_split 2147483647 does not divide microbatches 1"));
 }
 
 TEST(Validate, CycleIsReportedAsTheChainOfWaitingOps) {

@@ -86,6 +86,17 @@ std::string number_problem(const std::string& v) {
   return {};
 }
 
+void require_above_zero(CLI::Option& option, const std::string& what) {
+  option.check(CLI::Validator(
+      [what](std::string& v) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0' || x > 0) return {};
+        return quote(v) + ": expected " + what + " above 0";
+      },
+      "", "pipesim-above-zero"));
+}
+
 void add_value_checks(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_expected_max() == 0) continue;  // a flag without a value (--json)

@@ -13,11 +13,17 @@
 
 namespace CLI {
 class Error;
+class Option;
 }  // namespace CLI
 
 namespace pipesim {
 
 void add_value_checks(CLI::App& app);  // app and all its subcommands
+
+// For a flag whose 0 means "not given": given, it must be above 0 ("--share-cores 0" would
+// otherwise share nothing without a word): "'0': expected <what> above 0". Text that is not
+// a number is left to the number and integer checks, which run after this one.
+void require_above_zero(CLI::Option& option, const std::string& what);
 
 // Why `text` is not a number as the number flags take it ("expected a decimal number",
 // "out of range"); empty when it is one (then std::strtod reads all of it).

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "cost_models/efficiency_fit.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/cli_options.hpp"
 
 namespace pipesim {
@@ -36,9 +37,12 @@ void add_hardware_flags(CLI::App& app, HardwareOptions& o) {
   app.add_option("--tp", o.tp, "Tensor-parallel GPUs per pipeline device")->capture_default_str();
   add_activation_flags(app, o);
   app.add_option("--micro-batch-size", o.micro_batch_size, "Sequences per micro-batch")->capture_default_str();
-  app.add_option("--global-batch-size", o.global_batch_size,
-                 "Sequences per optimizer step (Megatron's global batch); sets -m = B / (dp x micro-batch size) "
-                 "for each schedule, so that every schedule runs the same batch");
+  require_above_zero(*app.add_option("--global-batch-size", o.global_batch_size,
+                                      "Sequences per optimizer step (Megatron's global batch); sets -m = B / (dp x "
+                                      "micro-batch size) for each schedule, so that every schedule runs the same "
+                                      "sequences per iteration (AMP and PipeDream step after every micro-batch: a "
+                                      "note says so)"),
+                     "a number of sequences");
   app.add_option("--recompute", o.recompute, "Activation recomputation: none, selective or full")
       ->capture_default_str();
   add_state_and_link_flags(app, o);

@@ -137,7 +137,8 @@ std::optional<std::string> memory_refusal(const std::string& what_runs, std::uin
 void check_memory(std::string_view generator, const ScheduleParams& params, const MemoryUse& use,
                   const std::string& max_memory) {
   if (auto refusal = memory_refusal(describe_generation(generator, params), estimate_ops(generator, params), use,
-                                    memory_limit(max_memory)))
+                                    memory_limit(max_memory),
+                                    find_generator(generator).reads("chunks") ? "reduce p, m or v" : "reduce p or m"))
     throw InputError(*refusal);
 }
 

@@ -9,46 +9,32 @@
 
 #include "core/error.hpp"
 #include "executor/shared_layout.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/table.hpp"
 
 namespace pipesim {
-namespace {
-
-// A what-if flag whose 0 means "not given": given, it must be above 0 ("--share-cores 0"
-// would otherwise share nothing without a word). Text that is not a number is left to the
-// number and integer checks (tools/cli_checks.hpp), which run after this one.
-CLI::Validator above_zero(const std::string& what) {
-  return CLI::Validator(
-      [what](std::string& v) -> std::string {
-        char* end = nullptr;
-        const double x = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end != '\0' || x > 0) return {};
-        return quote(v) + ": expected " + what + " above 0";
-      },
-      "", "pipesim-above-zero");
-}
-
-}  // namespace
 
 void add_sharing_flags(CLI::App& app, SharingOptions& o) {
-  app.add_option("--share-cores", o.share_cores,
-                 "What-if: the devices of a host share this many cores or processors (docs/shared-hardware.md)")
-      ->check(above_zero("a number of cores"));
-  app.add_option("--devices-per-host", o.devices_per_host,
-                 "With --share-cores or --interference: hosts of this many devices [default: all on one]")
-      ->check(above_zero("a number of devices"));
+  require_above_zero(*app.add_option("--share-cores", o.share_cores,
+                                      "What-if: the devices of a host share this many cores or processors "
+                                      "(docs/shared-hardware.md)"),
+                     "a number of cores");
+  require_above_zero(*app.add_option("--devices-per-host", o.devices_per_host,
+                                      "With --share-cores or --interference: hosts of this many devices "
+                                      "[default: all on one]"),
+                     "a number of devices");
   app.add_option("--core-sharing", o.core_sharing,
                  "With --share-cores: slice (time-sliced, processor sharing) or queue (an op waits for a core of its own)")
       ->capture_default_str();
   app.add_option("--interference", o.interference,
                  "What-if: an op's slowdown with 0, 1, 2, ... other devices of its host busy, e.g. 1,1.1,1.25");
-  app.add_option("--nics-per-node", o.nics_per_node,
-                 "What-if: transfers between nodes share this many NICs per node (max-min fair)")
-      ->check(above_zero("a number of NICs"));
-  app.add_option("--devices-per-node", o.devices_per_node,
-                 "With --nics-per-node and uniform or profiled costs: nodes of this many devices")
-      ->check(above_zero("a number of devices"));
+  require_above_zero(*app.add_option("--nics-per-node", o.nics_per_node,
+                                      "What-if: transfers between nodes share this many NICs per node (max-min fair)"),
+                     "a number of NICs");
+  require_above_zero(*app.add_option("--devices-per-node", o.devices_per_node,
+                                      "With --nics-per-node and uniform or profiled costs: nodes of this many devices"),
+                     "a number of devices");
   app.add_option("--overlap-slowdown", o.overlap_slowdown,
                  "What-if: compute and a transfer beside it on the same device both take this many times as long")
       ->capture_default_str();

@@ -117,9 +117,9 @@ Schedule make_interleaved_zb(const ScheduleParams& params) {
 
 std::vector<GeneratorInfo> interleaved_generators() {
   return {{"interleaved", "interleaved 1F1B with v chunks per device (Megatron-LM)", &make_interleaved, 30,
-           [](const ScheduleParams& q) { return q.p * q.v * (2.0 * q.m + 1); }, {chunks_setting()}},
+           [](const ScheduleParams& q) { return 1.0 * q.p * q.v * (2.0 * q.m + 1); }, {chunks_setting()}},
           {"interleaved-zb", "interleaved zero bubble: interleaved 1F1B with split I/W (PyTorch)",
-           &make_interleaved_zb, 150, [](const ScheduleParams& q) { return q.p * q.v * (3.0 * q.m + 1); }, {chunks_setting()}}};
+           &make_interleaved_zb, 150, [](const ScheduleParams& q) { return 1.0 * q.p * q.v * (3.0 * q.m + 1); }, {chunks_setting()}}};
 }
 
 }  // namespace pipesim

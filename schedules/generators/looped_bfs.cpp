@@ -39,7 +39,7 @@ Schedule make_looped_bfs(const ScheduleParams& params) {
 
 std::vector<GeneratorInfo> looped_bfs_generators() {
   return {{"looped-bfs", "Looped BFS: v chunks per device, each chunk's micro-batches all at once (PyTorch)",
-           &make_looped_bfs, 140, [](const ScheduleParams& q) { return q.p * q.v * (2.0 * q.m + 1); }, {chunks_setting()}}};
+           &make_looped_bfs, 140, [](const ScheduleParams& q) { return 1.0 * q.p * q.v * (2.0 * q.m + 1); }, {chunks_setting()}}};
 }
 
 }  // namespace pipesim
