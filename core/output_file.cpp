@@ -112,6 +112,13 @@ OutputFile::OutputFile(std::string path, std::string flag)
     if (exists) {  // through symbolic links: replace the file, not the link
       const fs::path real = fs::canonical(target, ec);
       if (!ec) target = real;
+    } else {  // a dangling link: create what it names, not a file in its place
+      for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
+        if (hops == 40) throw InputError(prefix + "cannot write " + name + ": too many levels of symbolic links");
+        const fs::path next = fs::read_symlink(target, ec);
+        if (ec) break;
+        target = next.is_absolute() ? next : target.parent_path() / next;
+      }
     }
     if (!target.has_filename()) throw InputError(prefix + "cannot write " + name + ": it names a folder, not a file");
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -143,6 +150,20 @@ OutputFile::OutputFile(std::string path, std::string flag)
   im.buffer = std::make_unique<FdBuffer>(im.fd);
   if (names_gzip(path_)) im.gzip = std::make_unique<GzipBuffer>(*im.buffer);
   im.os = std::make_unique<std::ostream>(im.gzip ? static_cast<std::streambuf*>(im.gzip.get()) : im.buffer.get());
+}
+
+void create_output_folder(const std::string& flag, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string prefix = flag + ": cannot create " + quote(dir, 256) + ": ";
+  const fs::file_status st = fs::symlink_status(dir, ec);
+  if (fs::is_symlink(st) && !fs::exists(fs::status(dir, ec)))
+    throw InputError(prefix + "a symbolic link to " + quote(fs::read_symlink(dir, ec).string(), 256) +
+                     ", which does not exist");
+  if (fs::exists(fs::status(dir, ec)) && !fs::is_directory(fs::status(dir, ec)))
+    throw InputError(prefix + "it exists and is not a folder");
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(prefix + ec.message());
 }
 
 OutputFile::~OutputFile() {

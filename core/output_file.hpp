@@ -44,6 +44,10 @@ class OutputFile {
   std::unique_ptr<Impl> impl_;
 };
 
+// Creates the folder `dir` for a run's outputs (and its parents) if it is not there: InputError
+// naming `flag` and why not ("'t' is a file, not a folder", a dangling symbolic link's target).
+void create_output_folder(const std::string& flag, const std::string& dir);
+
 // Removes the temporary files of every OutputFile still open, then re-raises the signal:
 // installed for SIGINT, SIGTERM and SIGHUP by install_output_signal_handlers().
 void install_output_signal_handlers();

@@ -236,6 +236,9 @@ void check_links(const Catalog& c, const std::string& source, const std::vector<
 }  // namespace
 
 // Money is no physical unit (core/units.hpp), so it is parsed here.
+// A bound far above any GPU's price that keeps $ per million tokens finite and printable.
+constexpr double kMaxPricePerHour = 1e6;
+
 double parse_price(std::string_view text, std::string_view what, bool unit_required) {
   static constexpr std::string_view kUnit = "USD";
   std::string_view number(text);
@@ -246,9 +249,9 @@ double parse_price(std::string_view text, std::string_view what, bool unit_requi
   const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
   // from_chars also reads "inf" and "nan"; isfinite keeps them out.
   if ((unit_required && !has_unit) || number.empty() || ec != std::errc() || ptr != number.data() + number.size() ||
-      !std::isfinite(value) || !(value > 0))
+      !std::isfinite(value) || !(value > 0) || value > kMaxPricePerHour)
     throw InputError(std::string(what) + ": expected a positive price per GPU-hour such as " +
-                     (unit_required ? "2.99USD" : "2.99 (US dollars)") + "; got " + quote(text));
+                     (unit_required ? "2.99USD" : "2.99 (US dollars)") + ", at most 1000000; got " + quote(text));
   return value;
 }
 

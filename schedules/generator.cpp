@@ -30,9 +30,19 @@ const std::vector<GeneratorInfo>& generators() {
   return all;
 }
 
-const GeneratorInfo& find_generator(std::string_view name) {
+GeneratorInfo overlapping(GeneratorInfo g) {
+  g.overlaps_iterations = true;
+  return g;
+}
+
+const GeneratorInfo* generator_named(std::string_view name) {
   for (const auto& g : generators())
-    if (g.name == name) return g;
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+const GeneratorInfo& find_generator(std::string_view name) {
+  if (const GeneratorInfo* g = generator_named(name)) return *g;
   std::vector<std::string> names;
   std::string known;
   for (const auto& g : generators()) {

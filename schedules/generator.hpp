@@ -47,15 +47,25 @@ struct GeneratorInfo {
   std::vector<Constraint> constraints = {};
   // Devices its schedule uses for `params` (nullptr: p).
   int (*devices)(const ScheduleParams&) = nullptr;
+  // Its iterations overlap (no flush between them): one iteration alone shows its makespan,
+  // fill and drain included, not the steady state, and none of the staleness or weight
+  // copies that cross an optimizer step. Set with overlapping(); tests/properties_test.cpp
+  // checks it against the simulation of one and two iterations of every generator.
+  bool overlaps_iterations = false;
 
   bool reads(std::string_view setting) const;
 };
+
+// `g` with overlaps_iterations set.
+GeneratorInfo overlapping(GeneratorInfo g);
 
 // All generators, in the order `--schedules all` runs them.
 const std::vector<GeneratorInfo>& generators();
 
 // Looks a generator up by name; InputError listing the known names if absent.
 const GeneratorInfo& find_generator(std::string_view name);
+// The same, nullptr if absent (a schedule file's free-text name).
+const GeneratorInfo* generator_named(std::string_view name);
 
 // Checks that each text setting `name` reads is one of its choices ("chimera: concat must be
 // direct, doubling or halving, got 'x'") and `name`'s constraints (InputError with the

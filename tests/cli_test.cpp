@@ -136,6 +136,23 @@ TEST(Cli, TablesSayMicroBatchesPerSecond) {
   }
 }
 
+// One iteration of a schedule whose iterations overlap is its makespan, without the staleness
+// of a second: the tables and the JSON say so for those schedules, and only with one iteration.
+TEST(Cli, OneIterationOfOverlappingIterationsIsNamed) {
+  const Result one = run("compare --schedules 1f1b,pipedream-2bw,amdp");
+  ASSERT_EQ(one.code, 0) << one.out;
+  EXPECT_THAT(one.out, HasSubstr("note: pipedream-2bw, amdp: one iteration of a schedule whose iterations overlap shows"));
+  EXPECT_THAT(one.out, HasSubstr("--iterations 2 or more gives the steady state."));
+  const Result two = run("compare --schedules 1f1b,pipedream-2bw,amdp --iterations 2");
+  ASSERT_EQ(two.code, 0) << two.out;
+  EXPECT_THAT(two.out, testing::Not(HasSubstr("note:")));
+  const Result sync = run("simulate --schedule 1f1b");
+  EXPECT_THAT(sync.out, testing::Not(HasSubstr("note:")));
+  const nlohmann::json j = nlohmann::json::parse(run("simulate --schedule pipedream-2bw --json").out);
+  EXPECT_THAT(j.value("note", ""), HasSubstr("time_per_iteration_s is its makespan, not the steady state"));
+  EXPECT_FALSE(nlohmann::json::parse(run("simulate --schedule 1f1b --json").out).contains("note"));
+}
+
 TEST(Cli, CatalogTablesCarryUnits) {
   const Result gpus = run("catalog gpus");
   ASSERT_EQ(gpus.code, 0) << gpus.out;

@@ -13,6 +13,7 @@
 #include "schedules/op_text.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
+#include "sim/metrics.hpp"
 #include "sim/timeline.hpp"
 
 namespace pipesim {
@@ -118,6 +119,47 @@ TEST(Properties, EveryGeneratorOverAGrid) {
         }
   }
   EXPECT_GT(checked, 100);
+}
+
+// What one iteration of a schedule shows that two may not: the time per iteration (one
+// iteration's makespan against the steady state), the staleness and the weight copies.
+std::tuple<Tick, int, int, int> one_run(std::string_view name, const ScheduleParams& params,
+                                        const UniformCostConfig& costs) {
+  const Schedule s = generate(name, params);
+  const Metrics m = summarize(s, simulate(s, UniformCostModel(costs)));
+  int copies = 0;
+  for (const DeviceMetrics& d : m.per_device) copies = std::max(copies, d.peak_weight_versions);
+  return {m.time_per_iteration, m.staleness.max_mismatch, m.staleness.max_delay, copies};
+}
+
+// GeneratorInfo::overlaps_iterations is exactly the generators for which two iterations show
+// something one does not, somewhere on the grid, with the CLI's default costs (1 ms forward,
+// 2 ms backward, free links and steps) or the awkward ones: the flag behind the tables'
+// one-iteration note.
+TEST(Properties, OverlapsIterationsIsWhatOneIterationCannotShow) {
+  UniformCostConfig defaults;
+  defaults.stage.fwd = 1'000'000;
+  defaults.stage.bwd = 2'000'000;
+  defaults.stage.wgrad = 1'000'000;
+  for (const auto& g : generators()) {
+    std::string differs;  // the first (costs, p, m) where one and two iterations disagree
+    for (const auto& [label, costs] : {std::pair{"default costs", defaults}, std::pair{"awkward costs", awkward_costs()}})
+      for (int p : {2, 4, 8})
+        for (int m : {p, 2 * p, 3 * p}) {
+          const auto one = params_for(g.name, p, m, 1);
+          if (!one || !differs.empty()) continue;
+          ScheduleParams two = *one;
+          two.iterations = 2;
+          const auto a = one_run(g.name, *one, costs), b = one_run(g.name, two, costs);
+          if (a != b)
+            differs = std::string(label) + " p=" + std::to_string(p) + " m=" + std::to_string(m) + ": time " +
+                    std::to_string(std::get<0>(a)) + " / " + std::to_string(std::get<0>(b)) + ", mismatch " +
+                    std::to_string(std::get<1>(a)) + " / " + std::to_string(std::get<1>(b)) + ", delay " +
+                    std::to_string(std::get<2>(a)) + " / " + std::to_string(std::get<2>(b)) + ", weight copies " +
+                    std::to_string(std::get<3>(a)) + " / " + std::to_string(std::get<3>(b));
+        }
+    EXPECT_EQ(g.overlaps_iterations, !differs.empty()) << g.name << (differs.empty() ? "" : " differs at " + differs);
+  }
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "tools/cli_options.hpp"
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
+#include "tools/config_file.hpp"
 #include "tools/cost_model_registry.hpp"
 #include "tools/table.hpp"
 #include "traces/ascii_timeline.hpp"
@@ -91,13 +92,24 @@ void add_schedule_command(CLI::App& app) {
                   "or pytorch-comms (its compute_comms CSV, with SEND/RECV)")
       ->check(CLI::IsMember({"text", "csv", "json", "pytorch", "pytorch-comms"}))
       ->capture_default_str();
-  cmd->add_option("-o,--out", *out, "Write to this file instead of standard output");
+  cmd->add_option("-o,--out", *out,
+                  "Write to this file instead of standard output; without --format, a name ending in .json or .csv "
+                  "gets that format");
   cmd->add_flag("--list", *list, "List the schedule generators");
   cmd->callback([=] {
     if (*list) {
       std::cout << list_generators();
       return;
     }
+    // The format follows the file's name unless given, and may not contradict it: a text
+    // timeline in s.json would read back as invalid JSON.
+    const std::string ext = out->ends_with(".json") ? "json" : out->ends_with(".csv") ? "csv" : "";
+    if (!given(*cmd, "--format") && !ext.empty()) *format = ext;
+    const bool csv = *format == "csv" || format->starts_with("pytorch");
+    if (!ext.empty() && ((ext == "json") != (*format == "json") || (ext == "csv") != csv))
+      throw InputError("--format " + *format + ": the output " + quote(*out, 256) + " ends in ." + ext +
+                       " (give --format " + ext + (ext == "csv" ? ", pytorch or pytorch-comms" : "") +
+                       ", or another name)");
     CommandFiles files;
     files.input("--schedule-file", so->file);
     OutputFile* file = files.output("--out", *out);

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "sim/breakdown.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
@@ -317,6 +318,7 @@ void add_simulate_command(CLI::App& app) {
       std::cout << "\n" << device_table(run.metrics);
       if (!intervals.empty()) std::cout << "\n" << interval_table(intervals);
       if (assessment) std::cout << "\n" << assessment_table({{*assessment, run.metrics}});
+      if (const std::string note = one_iteration_note({run.metrics}); !note.empty()) std::cout << "\n" << note;
       if (!advice.empty()) std::cout << "\n" << fit_advice_text(run.metrics.schedule, fit_status(*assessment), advice);
       if (out->breakdown) std::cout << "\n" << breakdown_table(*run.breakdown);
       if (trace_file) std::cout << "\ntrace written to " << one_line(*trace) << " (open in ui.perfetto.dev)\n";
@@ -364,9 +366,7 @@ void add_compare_command(CLI::App& app) {
     std::vector<std::vector<OutputFile*>> trace_files(gpus.size());
     std::vector<std::string> traces;
     if (!trace_dir->empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(*trace_dir, ec);
-      if (ec) throw InputError("--trace-dir: cannot create " + quote(*trace_dir, 256) + ": " + ec.message());
+      create_output_folder("--trace-dir", *trace_dir);
       for (std::size_t g = 0; g < gpus.size(); ++g)
         for (const auto& name : list) {
           const std::string stem = gpus[g].empty() ? name : file_stem(gpus[g]) + "-" + name;
@@ -438,6 +438,7 @@ void add_compare_command(CLI::App& app) {
           std::cout << "\n" << fit_advice_text(assessed[i].first.hardware + " " + list[i % list.size()],
                                                 fit_status(assessed[i].first), changes);
       }
+      if (const std::string note = one_iteration_note(all); !note.empty()) std::cout << "\n" << note;
       if (out->breakdown) {
         std::vector<std::pair<std::string, const TimeBreakdown*>> rows;
         for (std::size_t i = 0; i < all.size(); ++i) {

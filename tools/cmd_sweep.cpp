@@ -78,7 +78,8 @@ void add_sweep_flags(CLI::App& cmd, SweepFlags& f) {
                 ->capture_default_str();
   cmd.add_option("--global-batch-size", f.global_batch,
                  std::string("Sequences per optimizer step (Megatron's global batch) instead of -m: each combination "
-                             "runs m = B / (dp x micro-batch size), and configurations are ranked at equal batch") +
+                             "runs m = B / (dp x micro-batch size), and configurations are ranked at equal batch (AMP and PipeDream "
+                             "step after every micro-batch: a note says so)") +
                      numbers)
       ->excludes(m);
   cmd.add_option("--micro-batch-size", f.micro_batch_size, std::string("Sequences per micro-batch") + numbers)
@@ -163,6 +164,10 @@ void expand_block(const CLI::App& cmd, SweepFlags& f, std::vector<SweepBlock>& b
   if (s.max_mismatch < -1 || s.max_delay < -1)
     throw InputError("--max-mismatch and --max-delay: expected a number of optimizer steps (0 or more)");
   if (s.iterations < 1) throw InputError("--iterations must be at least 1, got " + std::to_string(s.iterations));
+  if (s.iterations == 1 && (s.max_mismatch >= 0 || s.max_delay >= 0))
+    throw InputError(std::string(f.synchronous_only ? "--synchronous-only" : "--max-mismatch and --max-delay") +
+                     ": need --iterations 2 or more (one iteration shows none of the staleness that crosses an "
+                     "optimizer step: PipeDream-2BW and AMDP would pass as synchronous)");
   if (s.iterations > kMaxIterations)
     throw InputError("--iterations: at most " + std::to_string(kMaxIterations) + " (the time per iteration is the "
                      "steady state, reached from iteration 2 on), got " + std::to_string(s.iterations));

@@ -50,6 +50,7 @@
 #include "kernels/profiler.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "core/units.hpp"
 #include "schedules/op_text.hpp"
 #include "sim/engine.hpp"
@@ -385,9 +386,7 @@ void add_validate_command(CLI::App& app) {
     // Every output before minutes of profiling and running: a bad path fails at once.
     std::vector<OutputFile*> traces;
     if (!f->trace_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(f->trace_dir, ec);
-      if (ec) throw InputError("--trace-dir: cannot create " + quote(f->trace_dir, 256) + ": " + ec.message());
+      create_output_folder("--trace-dir", f->trace_dir);
       for (const Schedule& s : schedules)
         for (int run = 1; run <= f->runs; ++run)
           traces.push_back(files.output(

@@ -58,6 +58,7 @@ void add_analytical_flags(CLI::App& app, HardwareOptions& o) {
   app.add_option("--scatter-gather", o.scatter_gather, "Each TP rank sends 1/tp of a p2p message (true/false)")
       ->capture_default_str();
   app.add_option("--grad-reduce-bytes", o.grad_reduce_bytes, "Bytes per gradient in data-parallel reductions (2 or 4)")
+      ->check(CLI::IsMember({2, 4}))
       ->capture_default_str();
   app.add_option("--tp-overlap", o.tp_overlap,
                  "TP collectives under GEMMs: none, backward (Megatron's default) or all (--tp-comm-overlap)")

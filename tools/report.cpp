@@ -2,12 +2,19 @@
 
 #include <algorithm>
 
+#include "schedules/generator.hpp"
 #include "tools/table.hpp"
 
 namespace pipesim {
 namespace {
 
 double seconds(Tick t) { return ticks_to_seconds(t); }
+
+// One iteration of a schedule whose iterations overlap (GeneratorInfo::overlaps_iterations).
+bool one_overlapping_iteration(const Metrics& m) {
+  const GeneratorInfo* g = generator_named(m.schedule);
+  return m.iterations == 1 && g != nullptr && g->overlaps_iterations;
+}
 
 const DeviceMetrics& peak_device(const Metrics& m) {
   return *std::max_element(m.per_device.begin(), m.per_device.end(), [](const auto& a, const auto& b) {
@@ -67,6 +74,10 @@ nlohmann::ordered_json metrics_json(const Metrics& m) {
   j["bubble_ratio_definitions"] = {{"bubble_ratio", "idle / (devices * makespan)"},
                                    {"bubble_ratio_megatron", "idle / busy (idle / ideal)"}};
   j["time_per_iteration_s"] = seconds(m.time_per_iteration);
+  if (one_overlapping_iteration(m))
+    j["note"] = "one iteration of a schedule whose iterations overlap: time_per_iteration_s is its makespan, not the "
+                "steady state, and the staleness and weight copies that cross an optimizer step do not show "
+                "(--iterations 2 or more)";
   j["throughput_mb_per_s"] = m.throughput_mb_per_s;
   j["staleness"] = staleness_json(m.staleness);
   auto& devices = j["per_device"] = nlohmann::ordered_json::array();
@@ -116,6 +127,17 @@ std::string device_table(const Metrics& m) {
                std::to_string(d.peak_activations), format_bytes(static_cast<double>(d.peak_activation_bytes)),
                std::to_string(d.peak_weight_versions)});
   return t.render();
+}
+
+std::string one_iteration_note(const std::vector<Metrics>& runs) {
+  std::string names;
+  for (const Metrics& m : runs)
+    if (one_overlapping_iteration(m) && (", " + names + ", ").find(", " + m.schedule + ", ") == std::string::npos)
+      names += (names.empty() ? "" : ", ") + m.schedule;
+  if (names.empty()) return "";
+  return wrap_note("note: " + names + ": one iteration of a schedule whose iterations overlap shows its makespan, " +
+                   "fill and drain included, as the time per iteration, and none of the staleness or weight copies " +
+                   "that cross an optimizer step. --iterations 2 or more gives the steady state.");
 }
 
 std::string compare_table(const std::vector<Metrics>& all) {

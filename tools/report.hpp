@@ -20,5 +20,9 @@ nlohmann::ordered_json staleness_json(const Staleness& s);
 std::string summary_text(const Metrics& m);       // settings and headline numbers
 std::string device_table(const Metrics& m);       // one row per device
 std::string compare_table(const std::vector<Metrics>& all);  // one row per schedule
+// Under a table: which runs are one iteration of a schedule whose iterations overlap
+// (GeneratorInfo::overlaps_iterations), so show neither the steady state nor the staleness
+// across steps; "" if none.
+std::string one_iteration_note(const std::vector<Metrics>& runs);
 
 }  // namespace pipesim

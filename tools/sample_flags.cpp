@@ -15,20 +15,6 @@ namespace {
 
 Tick ticks(double ns) { return static_cast<Tick>(std::llround(ns)); }
 
-// `text` broken at spaces into lines of at most 95 characters, as the tables' notes are.
-std::string wrap_note(const std::string& text) {
-  std::string out, line;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t end = std::min(text.find(' ', at), text.size());
-    const std::string word = text.substr(at, end - at);
-    if (!line.empty() && line.size() + 1 + word.size() > 95) out += std::exchange(line, {}) + "\n";
-    line += (line.empty() ? "" : " ") + word;
-    at = end + 1;
-  }
-  return out + line + "\n";
-}
-
 nlohmann::ordered_json percentiles_json(const Percentiles& p, double scale) {
   return {{"p5", p.p5 * scale}, {"p10", p.p10 * scale}, {"p50", p.p50 * scale}, {"p90", p.p90 * scale},
           {"p95", p.p95 * scale}};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -51,5 +52,18 @@ std::string format_fixed(double value, int decimals) {
 std::string format_percent(double fraction) { return format_fixed(fraction * 100.0, 2) + " %"; }
 
 std::string format_signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + format_percent(fraction); }
+
+std::string wrap_note(const std::string& text) {
+  std::string out, line;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find(' ', at), text.size());
+    const std::string word = text.substr(at, end - at);
+    if (!line.empty() && line.size() + 1 + word.size() > 95) out += std::exchange(line, {}) + "\n";
+    line += (line.empty() ? "" : " ") + word;
+    at = end + 1;
+  }
+  return out + line + "\n";
+}
 
 }  // namespace pipesim

@@ -22,4 +22,8 @@ std::string format_percent(double fraction);  // 0.1234 -> "12.34 %"
 std::string format_signed_percent(double fraction);  // 0.1234 -> "+12.34 %", -0.5 -> "-50.00 %"
 std::string format_fixed(double value, int decimals);
 
+// `text` broken at spaces into lines of at most 95 characters, each ending with '\n': the
+// notes under a table.
+std::string wrap_note(const std::string& text);
+
 }  // namespace pipesim

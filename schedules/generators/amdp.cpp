@@ -221,14 +221,14 @@ Schedule make_amdp(const ScheduleParams& params) {
 }
 
 std::vector<GeneratorInfo> amdp_generators() {
-  return {{"amdp", "AMDP: p/2 asynchronous pipelines on Chimera's placement, update inside the next iteration",
+  return {overlapping({"amdp", "AMDP: p/2 asynchronous pipelines on Chimera's placement, update inside the next iteration",
            &make_amdp, 110, [](const ScheduleParams& q) { return q.p * (2.0 * q.m + q.p); },
            {{.flags = "--amdp-update",
              .help = "AMDP: position of the optimizer step (see docs/schedules.md)",
              .order = 70,
              .label = "update",
              .default_text = "code",
-             .choices = {"code", "early", "late"}}}}};
+             .choices = {"code", "early", "late"}}}})};
 }
 
 }  // namespace pipesim

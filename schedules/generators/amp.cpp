@@ -100,7 +100,7 @@ Schedule make_amp(const ScheduleParams& params) {
 }
 
 std::vector<GeneratorInfo> amp_generators() {
-  return {{"amp", "AMPNet (fairscale AMPnetPipe): max_active_keys in flight, local update every muf backwards",
+  return {overlapping({"amp", "AMPNet (fairscale AMPnetPipe): max_active_keys in flight, local update every muf backwards",
            &make_amp, 100, [](const ScheduleParams& q) { return 3.0 * q.p * q.m; },
            {{.flags = "--max-active-keys",
              .help = "AMP: instances in flight (0 = p)",
@@ -112,7 +112,7 @@ std::vector<GeneratorInfo> amp_generators() {
              .help = "AMP: local update after this many backwards at a stage",
              .order = 50,
              .label = "freq",
-             .default_number = 1}}}};
+             .default_number = 1}}})};
 }
 
 }  // namespace pipesim

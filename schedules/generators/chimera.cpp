@@ -279,7 +279,9 @@ Schedule make_chimera(const ScheduleParams& params) {
 }
 
 std::vector<GeneratorInfo> chimera_generators() {
-  return {{"chimera", "Chimera: 2f bidirectional pipelines (f down, f up), direct/doubling/halving concat",
+  // Its iterations overlap where the last gradients are still being reduced when the next
+  // iteration's forwards could start (GradSync does not block).
+  return {overlapping({"chimera", "Chimera: 2f bidirectional pipelines (f down, f up), direct/doubling/halving concat",
            &make_chimera, 60,
            [](const ScheduleParams& q) {
              const double split = q.text("concat") == "halving" ? 2 : 1;  // half-size micro-batches, twice as many ops
@@ -296,7 +298,7 @@ std::vector<GeneratorInfo> chimera_generators() {
              .order = 30,
              .default_number = 1}},
            {},
-           [](const ScheduleParams& q) { return q.p * q.number("width"); }}};
+           [](const ScheduleParams& q) { return q.p * q.number("width"); }})};
 }
 
 }  // namespace pipesim

@@ -115,18 +115,18 @@ Schedule make_pipedream_2bw(const ScheduleParams& params) {
 
 std::vector<GeneratorInfo> pipedream_generators() {
   const auto per_microbatch_updates = [](const ScheduleParams& q) { return 3.0 * q.p * q.m; };
-  return {{"pipedream", "PipeDream: flush-free 1F1B, update after every backward, weight stashing", &make_pipedream,
-           70, per_microbatch_updates},
-          {"pipedream-2bw", "PipeDream-2BW: flush-free 1F1B, update every m micro-batches, 2 versions",
+  return {overlapping({"pipedream", "PipeDream: flush-free 1F1B, update after every backward, weight stashing",
+                       &make_pipedream, 70, per_microbatch_updates}),
+          overlapping({"pipedream-2bw", "PipeDream-2BW: flush-free 1F1B, update every m micro-batches, 2 versions",
            &make_pipedream_2bw, 80, [](const ScheduleParams& q) { return q.p * (2.0 * q.m + 1); },
            {{.flags = "--twobw-policy",
              .help = "PipeDream-2BW: double-buffer (batch t uses W^(t-1)) or naive (local accumulation)",
              .order = 60,
              .label = "policy",
              .default_text = "double-buffer",
-             .choices = {"double-buffer", "naive"}}}},
-          {"async-1f1b", "async 1F1B: flush-free, update after every backward, no stashing", &make_async_1f1b, 90,
-           per_microbatch_updates}};
+             .choices = {"double-buffer", "naive"}}}}),
+          overlapping({"async-1f1b", "async 1F1B: flush-free, update after every backward, no stashing",
+                       &make_async_1f1b, 90, per_microbatch_updates})};
 }
 
 }  // namespace pipesim

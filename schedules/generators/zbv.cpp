@@ -77,8 +77,8 @@ Schedule make_zb_v(const ScheduleParams& params) {
 }
 
 std::vector<GeneratorInfo> zbv_generators() {
-  return {{"zb-v", "ZB-V: zero bubble on 2p stages in a V, 1F1B memory (PyTorch's order)", &make_zb_v, 160,
-           [](const ScheduleParams& q) { return q.p * (6.0 * q.m + 2); }}};
+  return {overlapping({"zb-v", "ZB-V: zero bubble on 2p stages in a V, 1F1B memory (PyTorch's order)", &make_zb_v, 160,
+                       [](const ScheduleParams& q) { return q.p * (6.0 * q.m + 2); }})};
 }
 
 }  // namespace pipesim

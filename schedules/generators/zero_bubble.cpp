@@ -70,7 +70,7 @@ Schedule make_zb_h2(const ScheduleParams& params) { return make_zero_bubble(para
 std::vector<GeneratorInfo> zero_bubble_generators() {
   const auto ops = [](const ScheduleParams& q) { return q.p * (3.0 * q.m + 1); };
   return {{"zb-h1", "Zero Bubble H1: split backward I/W, 1F1B memory", &make_zb_h1, 40, ops},
-          {"zb-h2", "Zero Bubble H2: split backward I/W, 2p-1 activations", &make_zb_h2, 50, ops}};
+          overlapping({"zb-h2", "Zero Bubble H2: split backward I/W, 2p-1 activations", &make_zb_h2, 50, ops})};
 }
 
 }  // namespace pipesim
