@@ -491,6 +491,11 @@ std::vector<Case> cases() {
       {"runs_file_is_a_fifo", "inputs", {}, "mkfifo r.csv && $P fit --measurements r.csv --hardware a100-80g --evaluate",
        {}, 2, "cannot read runs file 'r.csv': a FIFO (named pipe)"},
       // Config files: the checks and messages of flags, with file and key.
+      // Values checked after parsing are named where they were written, not as the flag.
+      {"config_duration_without_unit", "config", {{"c.json", "{\"fwd\": 5}"}}, "$P simulate --config c.json", {}, 2,
+       "c.json: /fwd: expected a duration with a unit such as 1ms, 250us, 2.5s; got '5' (missing unit)"},
+      {"config_size_not_a_size", "config", {{"c.json", "{\"max-memory\": \"lots\"}"}}, "$P simulate --config c.json",
+       {}, 2, "c.json: /max-memory: expected a size with a unit"},
       {"config_duplicate_key", "config", {{"c.json", "{\"tp\": 2, \"tp\": 4}"}}, "$P simulate --config c.json", {}, 2,
        "c.json: /tp: the key 'tp' is given twice in one object"},
       // A schedule file's header must agree with its ops: its word would scale the throughput.

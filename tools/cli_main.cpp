@@ -15,6 +15,7 @@
 #include "tools/cli_checks.hpp"
 #include "tools/command_files.hpp"
 #include "tools/commands.hpp"
+#include "tools/config_file.hpp"
 #include "tools/exit_codes.hpp"
 #include "tools/mpi_job.hpp"
 #include "tools/version.hpp"
@@ -98,7 +99,7 @@ std::pair<int, std::string> failure_of(std::exception_ptr error) {
   } catch (const CudaUnavailable& e) {
     return {exit_code::kNoCuda, std::string("error: ") + e.what()};
   } catch (const InputError& e) {
-    return {exit_code::kBadInput, std::string("error: ") + e.what()};
+    return {exit_code::kBadInput, "error: " + with_config_origin(e.what())};
   } catch (const Disagreement& e) {
     return {exit_code::kDisagrees, e.what()};
   } catch (const OutputError& e) {

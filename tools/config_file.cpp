@@ -1,6 +1,7 @@
 #include "tools/config_file.hpp"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -23,6 +24,12 @@ const std::vector<std::string> kNotSettings = {"help", "json", "breakdown", "con
 std::string long_name(const CLI::Option* opt) {
   const std::string name = opt->get_name();
   return name.rfind("--", 0) == 0 ? name.substr(2) : std::string();
+}
+
+// Where the value of each option set from a file came from: "--fwd" -> "c.json: /fwd".
+std::map<std::string, std::string>& origins() {
+  static std::map<std::string, std::string> where;
+  return where;
 }
 
 std::string joined_results(const CLI::Option* opt) {
@@ -91,6 +98,7 @@ void apply_config_object(CLI::App& app, const nlohmann::json& object, const std:
       throw InputError(where + text);
     }
     from_file.push_back(opt);
+    origins()["--" + key] = path + ": " + pointer + "/" + key;
   }
   // What CLI11 checks for the command line, for the options the file set.
   for (const CLI::Option* opt : from_file) {
@@ -102,6 +110,15 @@ void apply_config_object(CLI::App& app, const nlohmann::json& object, const std:
       if (needed->count() == 0)
         throw InputError(path + ": " + pointer + "/" + long_name(opt) + ": needs " + needed->get_name() + " too");
   }
+}
+
+std::string with_config_origin(const std::string& message) {
+  const std::size_t end = message.find_first_of(": ");
+  if (message.rfind("--", 0) != 0 || end == std::string::npos) return message;
+  const auto it = origins().find(message.substr(0, end));
+  if (it == origins().end()) return message;
+  // "--fwd: expected ..." -> "c.json: /fwd: expected ..."; "--fwd 5ns is ..." -> "c.json: /fwd 5ns is ..."
+  return it->second + message.substr(end);
 }
 
 std::string config_text(const CLI::App& app, const std::vector<std::string>& unused) {

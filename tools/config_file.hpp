@@ -34,6 +34,11 @@ void apply_config_object(CLI::App& app, const nlohmann::json& object, const std:
 // again would refuse) and of options that a given option excludes.
 std::string config_text(const CLI::App& app, const std::vector<std::string>& unused = {});
 
+// `message` of a check that names a flag first ("--fwd: expected a duration ...") with the file
+// and key instead where the value came from a file ("c.json: /fwd: expected ..."): bad values
+// found after parsing are named where the user wrote them.
+std::string with_config_origin(const std::string& message);
+
 // Whether the user gave `flag`, on the command line or in --config.
 bool given(const CLI::App& app, const std::string& flag);
 // InputError "<flag>: <why>" for the first of `flags` given: a flag the run would silently
