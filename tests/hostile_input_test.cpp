@@ -459,6 +459,9 @@ std::vector<Case> cases() {
        {}, 2, "--global-batch-size"},
       {"schedule_file_too_large", "memory", {{"s.csv", kValidCsv}}, "$P simulate --schedule-file s.csv --max-memory 1KiB",
        {}, 2, "the schedule of 's.csv' has ~2 ops and needs"},
+      // The budget holds the tracks too: 20000 devices' tracks alone are ~19 MB (a 1 MB budget wrote 187 MB).
+      {"trace_budget_under_the_tracks", "memory", {}, "$P simulate -p 20000 -m 1 --trace t.json --trace-budget 1MB",
+       {"t.json"}, 2, "--trace-budget 1.0 MB: the trace's tracks alone (20000 devices, before any op) take"},
       {"iterations_beyond_32_bits", "memory", {}, "$P simulate --iterations 100000000", {}, 2,
        "pipesim numbers ops with 32 bits"},
       // p x v overflowed an int in the interleaved family's op count: a crash past the guard.

@@ -114,6 +114,7 @@ SimResult simulate_with_trace(const Schedule& schedule, const CostModel& model, 
   if (stream_trace(total, limit))
     return run_streamed(schedule, model, options, file, limit.max_ops.value_or(0), progress, timeline, static_memory,
                         also, hardware);
+  if (limit.budgeted()) check_tracks_fit(schedule, limit.budget, options);
   TraceRecorder recorder(schedule, limit, timeline != nullptr);
   ObserverList observers;
   observers.add(&recorder);

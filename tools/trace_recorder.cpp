@@ -79,6 +79,13 @@ std::uint64_t chrome_trace_bytes(const Schedule& s, const Timeline& t, const Tra
   return counter.count;
 }
 
+void check_tracks_fit(const Schedule& schedule, std::uint64_t budget, const TraceOptions& options) {
+  if (const std::uint64_t tracks = chrome_trace_bytes(schedule, Timeline{}, options); tracks > budget)
+    throw InputError("--trace-budget " + format_trace_bytes(budget) + ": the trace's tracks alone (" +
+                     std::to_string(schedule.num_devices) + " devices, before any op) take " +
+                     format_trace_bytes(tracks) + "; raise --trace-budget, or give 0 for no limit");
+}
+
 TraceRecorder::TraceRecorder(const Schedule& schedule, const TraceLimit& limit, bool keep_all)
     : s_(schedule),
       budget_(limit.budgeted() ? limit.budget : 0),
@@ -269,6 +276,7 @@ TraceRecorder::Selection TraceRecorder::select(const TraceOptions& options) cons
     sel.metadata = {{"truncated", sel.note}};
     return sel;
   }
+  check_tracks_fit(s_, budget_, options);  // again, with the static memory counters now known
   const std::string over = "iteration 0 alone is larger than --trace-budget " + format_trace_bytes(budget_);
   const int last = iterations() - 1;
   const auto complete = [&](int i) { return recorded_[static_cast<std::size_t>(i)] == expected_[static_cast<std::size_t>(i)]; };

@@ -63,6 +63,11 @@ int op_iteration(const Schedule& s, OpRef ref);
 // Bytes write_chrome_trace writes for this timeline (written to a sink that keeps none).
 std::uint64_t chrome_trace_bytes(const Schedule& s, const Timeline& t, const TraceOptions& options);
 
+// InputError where a trace of `schedule` under --trace-budget `budget` could not hold even its
+// tracks (a process and its threads per device, before any op): checked before the run, and
+// by select() once the static memory counters are known.
+void check_tracks_fit(const Schedule& schedule, std::uint64_t budget, const TraceOptions& options);
+
 class TraceRecorder final : public SimObserver {
  public:
   // `keep_all`: record the whole run (an HTML report needs it) and select from it. A
