@@ -76,7 +76,7 @@ TEST(RunsFile, BadRowsNameFileLineAndColumn) {
   EXPECT_EQ(err("# only a comment\n"), "runs.csv: no header line (the column names) and no runs");
   EXPECT_EQ(err(h + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,false\n"), "runs.csv:2: 11 fields, but the header has 12");
   EXPECT_EQ(err(h + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,false,-1\n"),
-            "runs.csv:2: column 'seconds': expected a positive number of seconds, got '-1'");
+            "runs.csv:2: column 'seconds': expected the seconds of an iteration, from 0.000001 to 10000000, got '-1'");
   EXPECT_EQ(err(h + "x,gpt3-1.3b,a100-80g,1,0,1,8,1,1f1b,none,false,1\n"),
             "runs.csv:2: column 'pp': expected an integer >= 1, got '0'");
   EXPECT_EQ(err(h + "x,gpt3-1.3b,a100-80g,1,1,3,8,1,1f1b,none,false,1\n"),
@@ -221,7 +221,7 @@ TEST(FitCommand, FailuresAreOneLineAndLeaveTheOutputAlone) {
   const std::string out = write("fit_keep.json", "precious\n");
   const std::string bad = write("fit_bad.csv", std::string(kHeader) + "x,gpt3-1.3b,a100-80g,1,1,1,8,1,1f1b,none,false,oops\n");
   expect_one_line_error(run("fit --measurements " + bad + " --hardware a100-80g -o " + out),
-                        bad + ":2: column 'seconds': expected a positive number of seconds, got 'oops'");
+                        bad + ":2: column 'seconds': expected the seconds of an iteration, from 0.000001 to 10000000, got 'oops'");
   EXPECT_EQ(slurp(out), "precious\n");
   const std::string other = write("fit_other.csv", std::string(kHeader) + "x,gpt3-1.3b,h100-sxm,1,1,1,8,1,1f1b,none,false,1\n");
   expect_one_line_error(run("fit --measurements " + other + " --hardware a100-80g -o " + out),

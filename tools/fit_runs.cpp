@@ -196,8 +196,11 @@ std::vector<TrainingRun> parse_runs(std::string_view text, const std::string& so
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used != value.size() || !(*r.seconds > 0) || !std::isfinite(*r.seconds))
-          throw InputError(at + ": expected a positive number of seconds, got '" + value + "'");
+        // An iteration of a real run: at least a microsecond (the simulator counts in ns), at
+        // most 10^7 s; beyond either the fit divides by noise or overflows.
+        if (used != value.size() || !(*r.seconds >= 1e-6) || !(*r.seconds <= 1e7))
+          throw InputError(at + ": expected the seconds of an iteration, from 0.000001 to 10000000, got " +
+                           quote(value));
       } else if (col == "activation-memory" || col == "state-memory") {
         const std::int64_t bytes = parse_bytes(value, at);
         if (bytes <= 0) throw InputError(at + ": expected a positive size such as 59.25GiB, got " + quote(value));
