@@ -1,11 +1,21 @@
 #include "assess/assessment.hpp"
 
+#include <algorithm>
+
 #include "core/units.hpp"
 
 namespace pipesim {
 
 long long sequences_per_iteration(const Schedule& schedule, int micro_batch_size, int dp) {
   return static_cast<long long>(schedule.microbatches) / schedule.microbatch_split * micro_batch_size * dp;
+}
+
+int optimizer_steps_per_iteration(const Schedule& schedule) {
+  long long steps = 0;
+  for (const std::vector<Op>& ops : schedule.ops)
+    for (const Op& op : ops) steps += op.kind == OpKind::OptStep && op.stage == 0 && op.pipeline == 0;
+  const long long iterations = std::max(1, schedule.iterations);
+  return static_cast<int>(std::max(1LL, (steps + iterations - 1) / iterations));
 }
 
 Assessment assess(const AssessmentSource& source, const Schedule& schedule, const SimResult& result,
@@ -21,6 +31,7 @@ Assessment assess(const AssessmentSource& source, const Schedule& schedule, cons
   a.pp = schedule.num_devices;
   a.dp = d.dp;
   a.global_batch = static_cast<double>(sequences_per_iteration(schedule, d.micro_batch_size, d.dp));
+  a.optimizer_steps = optimizer_steps_per_iteration(schedule);
   a.tokens_per_iteration = a.global_batch * d.seq_len;
   a.price_per_hour = d.price_per_hour;
   a.price_source = d.price_source;

@@ -52,7 +52,13 @@ struct Assessment {
   int nodes = 0, gpus_per_node = 0;
   int gpus = 0;          // nodes x gpus_per_node = tp x pp x dp
   int tp = 0, pp = 0, dp = 0;
-  double global_batch = 0;  // sequences per optimizer step, all data-parallel replicas
+  // Sequences per iteration, all data-parallel replicas (m x b x dp): the global batch of a
+  // schedule that steps the optimizer once an iteration.
+  double global_batch = 0;
+  // Optimizer steps per iteration at each stage: 1, or m for a schedule that steps after every
+  // micro-batch (AMP, PipeDream, async 1F1B), which trains at global_batch / optimizer_steps
+  // sequences per step.
+  int optimizer_steps = 1;
   double tokens_per_iteration = 0;
   double tokens_per_s = 0;
   double mfu = 0;                        // model FLOPs (no recomputation) / (time x GPUs x peak)
@@ -68,9 +74,13 @@ struct Assessment {
   std::int64_t overshoot = 0;            // peak - capacity when it does not fit
 };
 
-// Sequences per optimizer step of `schedule` with `micro_batch_size` sequences per
-// micro-batch on `dp` data-parallel replicas of it (the global batch).
+// Sequences per iteration of `schedule` with `micro_batch_size` sequences per micro-batch on
+// `dp` data-parallel replicas of it: the global batch where it steps once an iteration.
 long long sequences_per_iteration(const Schedule& schedule, int micro_batch_size, int dp);
+
+// Optimizer steps per iteration at a stage: the OptSteps of stage 0 of pipeline 0 over the
+// run, per iteration, rounded up (every stage steps as often); 1 where the schedule has none.
+int optimizer_steps_per_iteration(const Schedule& schedule);
 
 Assessment assess(const AssessmentSource& source, const Schedule& schedule, const SimResult& result,
                   const Metrics& metrics);

@@ -1,6 +1,8 @@
 #include "sim/metrics.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "core/error.hpp"
 #include "schedules/op_text.hpp"
@@ -51,6 +53,19 @@ IterationWindow iteration_window(const SimResult& result, int warmup) {
   return {*last_end - per_iteration * counted, *last_end, per_iteration, counted};
 }
 
+double weight_share(const Metrics& m) {
+  std::int32_t copies = 0;
+  for (const DeviceMetrics& d : m.per_device) copies = std::max(copies, d.peak_weight_versions);
+  return static_cast<double>(copies) / m.chunks_per_device;
+}
+
+std::string weight_share_text(const Metrics& m) {
+  const double share = weight_share(m);
+  char text[32];
+  std::snprintf(text, sizeof text, share == std::floor(share) ? "%.0fx" : "%.1fx", share);
+  return text;
+}
+
 Metrics summarize(const Schedule& schedule, const SimResult& result, int warmup) {
   Metrics m;
   m.schedule = schedule.name;
@@ -59,6 +74,7 @@ Metrics summarize(const Schedule& schedule, const SimResult& result, int warmup)
   m.microbatches = schedule.microbatches;
   m.iterations = schedule.iterations;
   m.ops = schedule.total_ops();
+  m.chunks_per_device = std::max(1, schedule.chunks_per_device());
   m.makespan = result.makespan;
   for (int d = 0; d < schedule.num_devices; ++d) {
     const DeviceStats& s = result.devices[static_cast<std::size_t>(d)];

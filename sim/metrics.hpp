@@ -50,10 +50,18 @@ struct Metrics {
   // leaves out the first fill; with one iteration, the makespan.
   Tick time_per_iteration = 0;
   double throughput_mb_per_s = 0;  // full-size micro-batches per second in steady state
+  int chunks_per_device = 1;       // Schedule::chunks_per_device(): interleaved v, ZB-V 2, plain 1
   Staleness staleness;
   std::vector<DeviceMetrics> per_device;
   std::vector<std::string> critical_path;  // op text with device, first to last
 };
+
+// The most weights one device holds at once, in units of a plain pipeline's device share (1/p
+// of the model): its peak weight copies (replicas + stashed versions) over its chunks. 1 for
+// 1F1B, interleaved and ZB-V (v chunks of 1/v each); 2 for Chimera's two full stages; 1 + the
+// stashed versions for PipeDream. What the tables' "weights" column shows ("2x").
+double weight_share(const Metrics& m);
+std::string weight_share_text(const Metrics& m);  // "1x", "2x", "1.5x"
 
 // `warmup`: the first iterations run but not counted in time_per_iteration (see
 // iteration_window); the rest of the metrics cover the whole run.

@@ -153,6 +153,21 @@ TEST(Cli, OneIterationOfOverlappingIterationsIsNamed) {
   EXPECT_FALSE(nlohmann::json::parse(run("simulate --schedule 1f1b --json").out).contains("note"));
 }
 
+// "weights" counts a device's weights in shares of a plain pipeline device's: v chunks of 1/v
+// (interleaved, ZB-V) are 1x, Chimera's two full stages 2x, PipeDream's stashed versions 4x.
+// The bubble is not ranked: it covers the whole run, time/iter the steady state.
+TEST(Cli, WeightsAreSharesOfAPlainDevicesAndTheBubbleIsNotRanked) {
+  const std::string report = temp_path("weights.html");
+  const Result r = run("compare --schedules interleaved,chimera,pipedream,zb-v --report " + report);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, testing::ContainsRegex("interleaved .* 1x  "));
+  EXPECT_THAT(r.out, testing::ContainsRegex("chimera .* 2x  "));
+  EXPECT_THAT(r.out, testing::ContainsRegex("pipedream .* 4x  "));
+  EXPECT_THAT(r.out, testing::ContainsRegex("zb-v .* 1x  "));
+  const std::string html = slurp(report);
+  EXPECT_THAT(html, HasSubstr("<td class=\"best\">25.500 ms</td><td class=\"best\">313.7</td><td>5.88 %</td>"));
+}
+
 TEST(Cli, CatalogTablesCarryUnits) {
   const Result gpus = run("catalog gpus");
   ASSERT_EQ(gpus.code, 0) << gpus.out;

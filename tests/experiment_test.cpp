@@ -131,7 +131,11 @@ TEST(Experiment, TheReadmeReportIsHonestAboutMemory) {
   EXPECT_THAT(html, HasSubstr("<tr><td>model</td><td>gpt3-13b</td></tr>"));
   EXPECT_THAT(html, HasSubstr("<tr><td>GPU</td><td>h100-sxm: 80.0 GiB, $12.29 per GPU-hour (AWS EC2 p5.48xlarge"));
   EXPECT_THAT(html, HasSubstr("<tr><td>parallelism</td><td>tp=1 pp=8 dp=1</td></tr>"));
-  EXPECT_THAT(html, HasSubstr("32 sequences x 2,048 tokens = 65,536 tokens per optimizer step"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>batch per iteration</td><td>32 sequences x 2,048 tokens = 65,536 tokens per "
+                              "iteration</td></tr>"));
+  // AMP steps after every micro-batch: the page says at what batch, not only the iteration's.
+  EXPECT_THAT(html, HasSubstr("<tr><td>optimizer steps</td><td>amp: 32 an iteration at each stage, 1 sequence per "
+                              "step (a smaller batch than the others&#39;"));
   for (const char* unused : {"fwd=", "bwd=", "wgrad="}) EXPECT_THAT(html, testing::Not(HasSubstr(unused))) << unused;
   const std::size_t amdp = html.find("<tr class=\"nofit\"><td><a href=\"#run-6\">amdp</a></td>");
   ASSERT_NE(amdp, std::string::npos);
@@ -250,7 +254,7 @@ TEST(Experiment, BadSettingsAreOneLineErrors) {
                         "--partition: not with --decoder-first/last-pipeline-num-layers (it gives every stage)");
   expect_one_line_error(run(m + "--decoder-last-pipeline-num-layers -3"),
                         "--decoder-last-pipeline-num-layers must be a non-negative number of layers, got -3");
-  expect_one_line_error(run(m + "--grad-reduce-bytes 0"), "--grad-reduce-bytes must be positive, got 0");
+  expect_one_line_error(run(m + "--grad-reduce-bytes 0"), "--grad-reduce-bytes: 0 not in {2,4}");
   expect_one_line_error(run(m + "--vocab-multiple 0"), "--vocab-multiple must be positive, got 0");
   // Uneven pipelines and the knobs run.
   EXPECT_EQ(run(m + "--decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 3 --tp-overlap all "
@@ -265,7 +269,21 @@ TEST(Experiment, TheTableShowsTokensPerIteration) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, testing::ContainsRegex("schedule +tokens/iter +time/iter"));
   EXPECT_THAT(r.out, testing::ContainsRegex("a100-80g +1f1b +32768 "));
-  EXPECT_THAT(r.out, HasSubstr("tokens/iter = tokens per optimizer step"));
+  EXPECT_THAT(r.out, HasSubstr("tokens/iter = tokens per iteration (m x micro-batch size x dp sequences"));
+  EXPECT_THAT(r.out, testing::Not(HasSubstr("note: ")));
+}
+
+// A schedule that steps the optimizer after every micro-batch trains at a smaller batch than the
+// iteration's: the table's note says so and names it, and --json carries the steps.
+TEST(Experiment, SchedulesThatStepEveryMicroBatchAreNamed) {
+  const Result r = run("compare " + kSmall + " --schedules 1f1b,amp,pipedream");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("note: amp, pipedream step the optimizer 8 times an iteration at each stage: a batch of 2\n"
+                               "sequences per step, where the others step once an iteration, at 16 sequences."));
+  const Result j = run("compare " + kSmall + " --schedules 1f1b,amp --json");
+  ASSERT_EQ(j.code, 0) << j.out;
+  EXPECT_THAT(j.out, HasSubstr("\"global_batch\": 16.0,\n      \"optimizer_steps_per_iteration\": 1,"));
+  EXPECT_THAT(j.out, HasSubstr("\"global_batch\": 16.0,\n      \"optimizer_steps_per_iteration\": 8,"));
 }
 
 }  // namespace

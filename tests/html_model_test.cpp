@@ -101,8 +101,9 @@ TEST(HtmlModel, TheTopNamesModelGpuClusterParallelismAndGlobalBatch) {
   EXPECT_THAT(html, HasSubstr("<tr><td>GPU</td><td>gpu-1g: 1.0 GiB, $2.00 per GPU-hour (a test price)</td></tr>"));
   EXPECT_THAT(html, HasSubstr("<tr><td>cluster</td><td>1 node x 4 GPUs = 4 GPUs</td></tr>"));
   EXPECT_THAT(html, HasSubstr("<tr><td>parallelism</td><td>tp=1 pp=4 dp=1</td></tr>"));
-  EXPECT_THAT(html, HasSubstr("<td>global batch</td><td>8 sequences x 2,048 tokens = 16,384 tokens per optimizer "
-                              "step</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>batch per iteration</td><td>8 sequences x 2,048 tokens = 16,384 tokens per "
+                              "iteration</td>"));
+  EXPECT_THAT(html, Not(HasSubstr("<td>optimizer steps</td>")));  // every run steps once an iteration
   EXPECT_THAT(html, HasSubstr("m=8 &middot; iterations=1"));
   EXPECT_EQ(markup_error(html), "");
   expect_self_contained(html);

@@ -66,6 +66,28 @@ TEST(SweepBatch, EveryRowRunsTheGlobalBatchAndTheRankingIsCompares) {
   EXPECT_TRUE(std::is_sorted(compared.rbegin(), compared.rend()));
 }
 
+// With several global batches the page's plots draw one batch, the first: its fronts'
+// staircases are fronts only among the points of their batch (a batch-64 point above the
+// batch-32 staircase was drawn as if it broke the front).
+TEST(SweepBatch, ThePlotsDrawOneGlobalBatchAndSaySo) {
+  const std::string page = temp_path("batches.html");
+  const Result r = run(kBatchGrid + ",64 --report " + page);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string html = slurp(page);
+  const json j = run_json(kBatchGrid + ",64", "batches.json");
+  std::size_t at_32 = 0;
+  for (const auto& row : j["configurations"]) at_32 += row["global_batch"] == 32 ? 1 : 0;
+  ASSERT_LT(at_32, j["configurations"].size());
+  EXPECT_THAT(html, HasSubstr("The plots show the configurations and the fronts at global batch 32 (" +
+                              std::to_string(at_32) + " of " + std::to_string(j["configurations"].size()) +
+                              " configurations)"));
+  // A tooltip per point of batch 32 (m = 32 / (dp b)), none of batch 64 (m = 64 / (dp b)).
+  for (const auto& row : j["configurations"]) {
+    const std::string tip = "#" + row["index"].dump() + " ";
+    EXPECT_EQ(html.find("<title>" + tip) != std::string::npos, row["global_batch"] == 32) << tip;
+  }
+}
+
 TEST(SweepBatch, ABatchThatDpTimesBCannotReachIsSkippedWithTheReason) {
   // B = 2: dp 4 x b 1 and every b = 2 with dp > 1 cannot reach it.
   const Result r = run("sweep --model gpt3-1.3b --gpus 8 --schedules 1f1b --pp 2,4 --micro-batch-size 1,2 "

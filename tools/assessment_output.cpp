@@ -1,5 +1,8 @@
 #include "tools/assessment_output.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "tools/table.hpp"
@@ -9,6 +12,36 @@ namespace {
 
 std::string fits_text(const Assessment& a) {
   return a.fits ? "fits" : "over by " + format_bytes(static_cast<double>(a.overshoot));
+}
+
+// "1 sequence", "2 sequences", or "2.7 sequences on average" where the steps differ in size.
+std::string sequences_text(double sequences) {
+  if (sequences != std::floor(sequences)) return format_fixed(sequences, 1) + " sequences on average";
+  return format_fixed(sequences, 0) + (sequences == 1 ? " sequence" : " sequences");
+}
+
+// What the rows that step the optimizer more than once an iteration train at, or "".
+std::string optimizer_steps_note(const std::vector<std::pair<Assessment, Metrics>>& rows) {
+  std::vector<std::string> names;
+  const Assessment* first = nullptr;
+  double others = 0;  // sequences per step of a schedule that steps once an iteration
+  for (const auto& [a, m] : rows) {
+    if (a.optimizer_steps == 1) {
+      others = others > 0 ? others : a.global_batch;
+      continue;
+    }
+    first = first ? first : &a;
+    if (std::find(names.begin(), names.end(), m.schedule) == names.end()) names.push_back(m.schedule);
+  }
+  if (!first) return "";
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return wrap_note("note: " + list + (names.size() > 1 ? " step" : " steps") + " the optimizer " +
+                   std::to_string(first->optimizer_steps) + " times an iteration at each stage: a batch of " +
+                   sequences_text(first->global_batch / first->optimizer_steps) + " per step" +
+                   (others > 0 ? ", where the others step once an iteration, at " + sequences_text(others) : "") +
+                   ". Their tokens/s compare; their optimizer steps do not (a smaller batch, more steps: another "
+                   "training recipe).");
 }
 
 }  // namespace
@@ -27,6 +60,7 @@ nlohmann::ordered_json assessment_json(const Assessment& a, nlohmann::ordered_js
   j["pp"] = a.pp;
   j["dp"] = a.dp;
   j["global_batch"] = a.global_batch;
+  j["optimizer_steps_per_iteration"] = a.optimizer_steps;
   j["tokens_per_iteration"] = a.tokens_per_iteration;
   j["tokens_per_s"] = a.tokens_per_s;
   j["mfu"] = a.mfu;
@@ -57,6 +91,7 @@ ReportAssessment report_assessment(const Assessment& a) {
   r.pp = a.pp;
   r.dp = a.dp;
   r.global_batch = a.global_batch;
+  r.optimizer_steps = a.optimizer_steps;
   r.tokens_per_iteration = a.tokens_per_iteration;
   r.tokens_per_s = a.tokens_per_s;
   r.mfu = a.mfu;
@@ -99,13 +134,14 @@ std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& 
                    : "-"});
   }
   return t.render() +
-         "\ntokens/iter = tokens per optimizer step (global batch x sequence length); MFU = model FLOPs (forward +\n"
-         "backward, no recomputation) / (time x GPUs x dense peak); peak memory = the fullest GPU: weights (x copies\n"
-         "held), gradients, optimizer state, activations, buffers; mismatch / delay in optimizer steps (see\n"
-         "docs/schedules.md)." +
+         "\ntokens/iter = tokens per iteration (m x micro-batch size x dp sequences x sequence length; the global batch\n"
+         "of a schedule that steps the optimizer once an iteration); MFU = model FLOPs (forward + backward, no\n"
+         "recomputation) / (time x GPUs x dense peak); peak memory = the fullest GPU: weights (x copies held),\n"
+         "gradients, optimizer state, activations, buffers; mismatch / delay in optimizer steps (see docs/schedules.md)." +
          (assumed ? " $/M tokens (assumed): the GPU's catalog price is an assumption\n"
                     "(pipesim catalog gpus; --price-per-hour gives yours).\n"
-                  : "\n");
+                  : "\n") +
+         optimizer_steps_note(rows);
 }
 
 }  // namespace pipesim

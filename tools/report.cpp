@@ -43,15 +43,6 @@ nlohmann::ordered_json staleness_json(const Staleness& s) {
   return j;
 }
 
-namespace {
-
-std::int32_t max_weight_versions(const Metrics& m) {
-  std::int32_t out = 0;
-  for (const auto& d : m.per_device) out = std::max(out, d.peak_weight_versions);
-  return out;
-}
-
-}  // namespace
 
 std::string json_text(const nlohmann::ordered_json& j) {
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
@@ -160,13 +151,14 @@ std::string compare_table(const std::vector<Metrics>& all) {
     t.add_row({m.schedule, std::to_string(m.devices), format_duration(m.time_per_iteration),
                format_fixed(m.throughput_mb_per_s, 1), format_percent(m.bubble_ratio),
                std::to_string(peak.peak_activations) + " (dev " + std::to_string(peak.device) + ")",
-               format_bytes(static_cast<double>(peak_bytes)), std::to_string(max_weight_versions(m)) + "x",
+               format_bytes(static_cast<double>(peak_bytes)), weight_share_text(m),
                std::to_string(m.staleness.max_mismatch), format_percent(m.staleness.mismatched_fraction),
                std::to_string(m.staleness.max_delay)});
   }
   return t.render() +
-         "\nbubble = idle / (devices x makespan); weights = most weight copies one device holds (replicas +\n"
-         "stashed versions); mismatch = updates between a micro-batch's forward and backward at a stage;\n"
+         "\nbubble = idle / (devices x makespan), over the whole run; weights = the most weights one device holds, in\n"
+         "shares of a plain pipeline device's (1/p of the model: Chimera's two stages 2x, v chunks of 1/v 1x, each\n"
+         "stashed version one more); mismatch = updates between a micro-batch's forward and backward at a stage;\n"
          "delay = updates between the weights a gradient was computed on and the update that applies it.\n";
 }
 

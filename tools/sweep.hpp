@@ -42,7 +42,10 @@ struct SweepRow {
   std::size_t index = 0;  // the combination's number in grid order (tools/sweep_grid.hpp)
   GridPoint point;
   int tp = 0, pp = 0, dp = 0, microbatches = 0, micro_batch_size = 0, gpus = 0;
-  long long global_batch = 0;  // sequences per optimizer step: m x micro-batch size x dp
+  // Sequences per iteration, m x micro-batch size x dp: the global batch of a schedule that
+  // steps the optimizer once an iteration (Assessment::global_batch).
+  long long global_batch = 0;
+  int optimizer_steps = 1;  // per iteration at each stage (Assessment::optimizer_steps)
   Tick time_per_iteration = 0;
   // Where the time goes (sim/breakdown.hpp): each category's mean over the devices, in
   // seconds per iteration; they add up to the time per iteration.

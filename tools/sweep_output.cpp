@@ -3,6 +3,7 @@
 #include <map>
 #include <ostream>
 
+#include "core/error.hpp"
 #include "tools/table.hpp"
 
 namespace pipesim {
@@ -25,6 +26,7 @@ nlohmann::ordered_json sweep_row_json(const SweepGrid& g, const SweepRow& r) {
   j["microbatches"] = r.microbatches;
   j["micro_batch_size"] = r.micro_batch_size;
   j["global_batch"] = r.global_batch;
+  j["optimizer_steps_per_iteration"] = r.optimizer_steps;
   j["recompute"] = g.recompute[r.point.recompute];
   j["gpus"] = r.gpus;
   j["time_per_iteration_s"] = ticks_to_seconds(r.time_per_iteration);
@@ -190,6 +192,15 @@ std::vector<std::string> summary_lines(const SweepGrid& grid, const SweepResult&
   if (!grid.by_global_batch())
     lines.push_back("note: the rows differ in global batch (m x b x dp sequences per step), so the fastest are "
                     "the largest batches; pass --global-batch-size to rank configurations of equal batch");
+  std::string often;  // the schedules that step the optimizer more than once an iteration
+  for (const SweepRow& r : result.rows)
+    if (const std::string& name = grid.variants[r.point.variant].schedule;
+        r.optimizer_steps > 1 && (", " + often + ", ").find(", " + name + ", ") == std::string::npos)
+      often += (often.empty() ? "" : ", ") + name;
+  if (!often.empty())
+    lines.push_back("note: " + often + " step the optimizer more than once an iteration at each stage (by default after "
+                    "every micro-batch), at a smaller batch than the rows' global batch: their tokens/s compare, "
+                    "their steps do not");
   for (int r = 0; r < kNumSkipReasons; ++r) {
     const SkipCount& s = result.skipped[static_cast<std::size_t>(r)];
     if (s.count > 0)
@@ -363,7 +374,16 @@ SweepPage sweep_page(const SweepSettings& settings, const SweepGrid& grid, const
       "mismatch and delay in optimizer steps (docs/sweep.md).");
   std::map<std::int64_t, std::string> capacities;
   std::vector<bool> seen(grid.hardware.size(), false);
-  for (const SweepRow& r : result.rows) {
+  // The plots draw one global batch, the first, with its fronts: a staircase is the front of
+  // the points around it only when they are of its batch (#1540 at batch 512 stood above the
+  // front of batch 256). position[i]: row i's point, or npos where another batch's.
+  const long long plotted = selection.batches.size() > 1 ? selection.batches.front().global_batch : 0;
+  constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> position(result.rows.size(), npos);
+  for (std::size_t i = 0; i < result.rows.size(); ++i) {
+    const SweepRow& r = result.rows[i];
+    if (plotted > 0 && r.global_batch != plotted) continue;
+    position[i] = page.points.size();
     page.points.push_back({"#" + std::to_string(r.index) + " " + grid.variants[r.point.variant].label +
                                " tp=" + std::to_string(r.tp) + " pp=" + std::to_string(r.pp) +
                                " m=" + std::to_string(r.microbatches) + " b=" + std::to_string(r.micro_batch_size) +
@@ -389,12 +409,17 @@ SweepPage sweep_page(const SweepSettings& settings, const SweepGrid& grid, const
     staleness.insert(staleness.end(), b.staleness_front.begin(), b.staleness_front.end());
   }
   // A front's staircase joins its points: the plots draw the first global batch's only.
-  page.memory_front = selection.batches.front().memory_front;
-  page.staleness_front = selection.batches.front().staleness_front;
-  if (selection.batches.size() > 1)
-    page.summary.push_back("The plots show every configuration and the fronts at global batch " +
-                           std::to_string(selection.batches.front().global_batch) +
-                           "; the tables list the fronts of every global batch.");
+  for (const auto& [front, into] : {std::pair{&selection.batches.front().memory_front, &page.memory_front},
+                                    std::pair{&selection.batches.front().staleness_front, &page.staleness_front}})
+    for (std::size_t i : *front) {
+      PIPESIM_ASSERT(position[i] != npos);  // a front of the plotted batch holds rows of that batch
+      into->push_back(position[i]);
+    }
+  if (plotted > 0)
+    page.summary.push_back("The plots show the configurations and the fronts at global batch " +
+                           std::to_string(plotted) + " (" + std::to_string(page.points.size()) + " of " +
+                           std::to_string(result.rows.size()) +
+                           " configurations); the tables list the fronts of every global batch.");
   page.best_title = best_title(selection.batches.size() == 1 ? best.size() : 0) +
                     (selection.batches.size() > 1 ? ", for each global batch" : "");
   page.best = rows_table(grid, result, best, true, same);

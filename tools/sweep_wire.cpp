@@ -13,7 +13,7 @@ template <typename Row, typename F>
 void row_fields(Row& r, F&& f) {
   f(r.index);
   f(r.tp), f(r.pp), f(r.dp), f(r.microbatches), f(r.micro_batch_size), f(r.gpus);
-  f(r.global_batch), f(r.time_per_iteration);
+  f(r.global_batch), f(r.optimizer_steps), f(r.time_per_iteration);
   for (auto& part : r.time_parts) f(part);
   f(r.tokens_per_iteration), f(r.tokens_per_s), f(r.mfu), f(r.bubble_ratio);
   f(r.peak_memory), f(r.capacity), f(r.overshoot), f(r.fits);

@@ -109,6 +109,7 @@ SweepRow evaluate_one(Simulator& simulator, const Plan& plan, const AnalyticalCo
   row.dp = a.dp;
   row.microbatches = schedule.microbatches;
   row.global_batch = sequences_per_iteration(schedule, model.config().micro_batch_size, a.dp);
+  row.optimizer_steps = a.optimizer_steps;
   row.micro_batch_size = model.config().micro_batch_size;
   row.gpus = a.gpus;
   row.time_per_iteration = metrics.time_per_iteration;

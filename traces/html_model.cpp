@@ -111,11 +111,29 @@ std::string experiment_facts_html(const std::vector<ModelRow>& rows) {
   out += html_row("parallelism", distinct(rows, [](const ReportAssessment& a) {
                     return "tp=" + std::to_string(a.tp) + " pp=" + std::to_string(a.pp) + " dp=" + std::to_string(a.dp);
                   }));
-  out += html_row("global batch", distinct(rows, [](const ReportAssessment& a) {
+  out += html_row("batch per iteration", distinct(rows, [](const ReportAssessment& a) {
                     const double seq = a.global_batch > 0 ? a.tokens_per_iteration / a.global_batch : 0;
                     return grouped_number(a.global_batch) + " sequences x " + grouped_number(seq) +
-                           " tokens = " + grouped_number(a.tokens_per_iteration) + " tokens per optimizer step";
+                           " tokens = " + grouped_number(a.tokens_per_iteration) + " tokens per iteration";
                   }));
+  // Where some schedules step the optimizer after every micro-batch, the batch they train at.
+  std::vector<std::string> names;
+  for (const ModelRow& r : rows)
+    if (r.assessment->optimizer_steps > 1 && std::find(names.begin(), names.end(), r.metrics->schedule) == names.end())
+      names.push_back(r.metrics->schedule);
+  if (!names.empty()) {
+    std::string often;
+    for (const std::string& n : names) often += (often.empty() ? "" : ", ") + n;
+    const ReportAssessment& a = *std::find_if(rows.begin(), rows.end(), [](const ModelRow& r) {
+                                   return r.assessment->optimizer_steps > 1;
+                                 })->assessment;
+    out += html_row("optimizer steps",
+                    often + ": " + std::to_string(a.optimizer_steps) + " an iteration at each stage, " +
+                        grouped_number(a.global_batch / a.optimizer_steps) +
+                        (a.global_batch == a.optimizer_steps ? " sequence" : " sequences") +
+                        " per step (a smaller batch than the others', which step once an iteration: "
+                        "their tokens/s compare, their steps do not)");
+  }
   return out + "</table>\n";
 }
 
@@ -195,14 +213,11 @@ std::string model_compare_summary_html(const std::vector<ModelRow>& rows) {
         return r.assessment->cost_per_million_tokens.value_or(std::numeric_limits<double>::infinity());
       },
       true);
-  const auto b_bubble = best_of([](const ModelRow& r) { return r.metrics->bubble_ratio; }, true);
   const auto b_mem = best_of([](const ModelRow& r) { return static_cast<double>(r.assessment->peak_memory()); }, true);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ModelRow& r = rows[i];
     const ReportAssessment& a = *r.assessment;
     const Metrics& m = *r.metrics;
-    std::int32_t copies = 0;
-    for (const DeviceMetrics& d : m.per_device) copies = std::max(copies, d.peak_weight_versions);
     out += a.fits() ? "<tr>" : "<tr class=\"nofit\">";
     out += "<td>" + linked(r, m.schedule) + "</td>";
     if (gpus) out += html_cell(a.hardware);
@@ -210,10 +225,10 @@ std::string model_compare_summary_html(const std::vector<ModelRow>& rows) {
            html_cell(grouped_number(a.tokens_per_s), best_class(b_tput[i])) +
            html_cell(report_percent(a.mfu), best_class(b_mfu[i])) +
            html_cell(a.cost_per_million_tokens ? usd(*a.cost_per_million_tokens, 3) : "-", best_class(b_cost[i])) +
-           html_cell(report_percent(m.bubble_ratio), best_class(b_bubble[i])) +
+           html_cell(report_percent(m.bubble_ratio)) +
            html_cell(bytes(a.peak_memory()) + " (dev " + std::to_string(a.peak_device()) + ")", best_class(b_mem[i])) +
            html_cell(share(a.peak_memory(), a.capacity)) + html_cell(a.fits() ? "fits" : fit_text(a), "fit") +
-           html_cell(std::to_string(copies) + "x") + html_cell(std::to_string(m.staleness.max_mismatch)) +
+           html_cell(weight_share_text(m)) + html_cell(std::to_string(m.staleness.max_mismatch)) +
            html_cell(std::to_string(m.staleness.max_delay)) + "</tr>\n";
   }
   return out + "</table></div>\n";

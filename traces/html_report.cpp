@@ -184,8 +184,10 @@ void write_html_report(std::ostream& out, const std::vector<ReportRun>& runs, co
           "<p class=\"note\">Bold: best in its column among the configurations that fit. Red rows do not fit in "
           "the GPU's memory and are never marked best. tokens/s and $/M tokens in steady state; MFU = model FLOPs "
           "(forward + backward, no recomputation) / (time x GPUs x dense peak); peak memory = the fullest GPU: "
-          "weights (x copies held), gradients, optimizer state, activations, buffers; weights = most weight copies "
-          "one device holds; mismatch and delay in optimizer steps. All timelines share one time axis.</p>\n"
+          "weights (x copies held), gradients, optimizer state, activations, buffers; weights = the most weights "
+          "one device holds, in shares of a plain pipeline device's (1/p of the model); bubble = idle share of the "
+          "whole run, fill and drain included, not ranked (time/iter and tokens/s are); mismatch and delay in "
+          "optimizer steps. All timelines share one time axis.</p>\n"
           "</section>\n");
     } else {
       std::vector<const Metrics*> all;
@@ -198,7 +200,8 @@ void write_html_report(std::ostream& out, const std::vector<ReportRun>& runs, co
       put(out,
           std::string("<p class=\"note\">") + (options.rank_runs ? "Bold: best in its column. " : "") +
           "bubble = idle / (devices x makespan); Megatron's = idle / "
-          "ideal; weights = most weight copies one device holds (replicas + stashed versions); mismatch = updates "
+          "ideal, both over the whole run and not ranked; weights = the most weights one device holds, in shares of "
+          "a plain pipeline device's (1/p of the model; each stashed version one more); mismatch = updates "
           "between a micro-batch's forward and backward at a stage; delay = updates between the weights a gradient "
           "was computed on and the update that applies it. All timelines share one time axis.</p>\n</section>\n");
     }

@@ -22,11 +22,6 @@ const DeviceMetrics* peak_memory_device(const Metrics& m) {
   return it == m.per_device.end() ? nullptr : &*it;
 }
 
-std::int32_t max_weight_copies(const Metrics& m) {
-  std::int32_t out = 0;
-  for (const auto& d : m.per_device) out = std::max(out, d.peak_weight_versions);
-  return out;
-}
 
 }  // namespace
 
@@ -62,7 +57,7 @@ std::string metrics_summary_html(const Metrics& m, const std::string& more) {
   if (const DeviceMetrics* d = peak_memory_device(m))
     out += html_row("peak activation memory", format_bytes(static_cast<double>(d->peak_activation_bytes)) +
                                                   " (device " + std::to_string(d->device) + ")");
-  out += html_row("weight copies", std::to_string(max_weight_copies(m)) + " (most one device holds)");
+  out += html_row("weights", weight_share_text(m) + " (most one device holds, in units of a plain pipeline device's share)");
   const Staleness& s = m.staleness;
   out += html_row("weight mismatch", "max " + std::to_string(s.max_mismatch) + ", mean " +
                                          format_fixed_number(s.mean_mismatch, 3) + ", " +
@@ -97,7 +92,6 @@ std::string compare_summary_html(const std::vector<const Metrics*>& runs, const 
   };
   const auto best_time = best_of([](const Metrics& m) { return m.time_per_iteration; }, true);
   const auto best_tput = best_of([](const Metrics& m) { return m.throughput_mb_per_s; }, false);
-  const auto best_bubble = best_of([](const Metrics& m) { return m.bubble_ratio; }, true);
   const auto peak_bytes = [](const Metrics& m) {
     const DeviceMetrics* d = peak_memory_device(m);
     return d ? d->peak_activation_bytes : std::int64_t{0};
@@ -112,12 +106,12 @@ std::string compare_summary_html(const std::vector<const Metrics*>& runs, const 
     out += "</td>" + html_cell(std::to_string(m.devices)) + html_cell(std::to_string(m.microbatches));
     out += html_cell(format_duration(m.time_per_iteration), best_class(best_time[i]));
     out += html_cell(format_fixed_number(m.throughput_mb_per_s, 1), best_class(best_tput[i]));
-    out += html_cell(report_percent(m.bubble_ratio), best_class(best_bubble[i])) +
+    out += html_cell(report_percent(m.bubble_ratio)) +
            html_cell(report_percent(m.bubble_ratio_megatron));
     const DeviceMetrics* pa = peak_activation_device(m);
     out += html_cell(pa ? std::to_string(pa->peak_activations) + " (dev " + std::to_string(pa->device) + ")" : "-");
     out += html_cell(format_bytes(static_cast<double>(peak_bytes(m))), best_class(best_mem[i]));
-    out += html_cell(std::to_string(max_weight_copies(m)) + "x") + html_cell(std::to_string(m.staleness.max_mismatch));
+    out += html_cell(weight_share_text(m)) + html_cell(std::to_string(m.staleness.max_mismatch));
     out +=
         html_cell(report_percent(m.staleness.mismatched_fraction)) + html_cell(std::to_string(m.staleness.max_delay));
     out += "</tr>\n";

@@ -27,7 +27,8 @@ struct ReportAssessment {
   std::string hardware;
   int nodes = 1, gpus_per_node = 1;
   int tp = 1, pp = 1, dp = 1;
-  double global_batch = 0;  // sequences per optimizer step
+  double global_batch = 0;  // sequences per iteration (Assessment::global_batch)
+  int optimizer_steps = 1;  // per iteration at each stage (Assessment::optimizer_steps)
   double tokens_per_iteration = 0;
   double tokens_per_s = 0;
   double mfu = 0;
