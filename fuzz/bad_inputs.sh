@@ -54,6 +54,7 @@ row "huge number in an op" h.csv '0F99999999999' check --schedule-file h.csv
 row "huge number (JSON)" h.json '{"num_stages": 1e400, "ops": [["0F0"]]}' check --schedule-file h.json
 row "huge micro-batch id" id.csv '0F2000000000,0B2000000000' simulate --schedule-file id.csv
 row "huge iteration count" it.json '{"iterations": 2147483647, "ops": [["0F0", "0B0"]]}' simulate --schedule-file it.json
+row "header claims more micro-batches" mc.json '{"microbatches": 2000000000, "ops": [["0F0", "0B0"]]}' simulate --schedule-file mc.json
 row "duplicate op" d.csv '0F0,0F0,0B0' simulate --schedule-file d.csv
 row "missing backward" mb.csv '0F0,0F1,0B0' simulate --schedule-file mb.csv
 row "missing forward" mf.csv '0B0' simulate --schedule-file mf.csv
@@ -85,6 +86,11 @@ row "generator flag with a file" '' '' simulate --schedule-file ok.csv --pipelin
 row "BOM and CRLF (accepted)" bom.csv '\xef\xbb\xbf0F0,0B0\r\n' check --schedule-file bom.csv
 # Generator flags and sizes
 row "absurd size" '' '' simulate -p 1000000000 -m 8
+row "stages x chunks beyond 32 bits" '' '' simulate --schedule interleaved -p 4096 -v 1048576 -m 1
+row "trace tracks over the budget" '' '' simulate -p 20000 -m 1 --trace t.json --trace-budget 1MB
+row "global batch 0" '' '' simulate --model gpt3-1.3b --global-batch-size 0
+row "price beyond any GPU" '' '' simulate --model gpt3-1.3b --price-per-hour 1e300
+row_shell "output through a dangling link" 'ln -s /nonexistent/x.json d.json && $P simulate --trace d.json'
 row "too big for this machine" '' '' simulate -p 1024 -m 65536 --max-memory 8GiB
 row "zero micro-batches" '' '' simulate -m 0
 row "negative stages" '' '' simulate -p -4
@@ -127,6 +133,7 @@ row "catalog: deeply nested" cat5.json "{\"models\": [$(printf '[%.0s' {1..10000
 row "config: unknown key" cfg.json '{"stage": 4}' simulate --config cfg.json
 row "config: wrong type" cfg2.json '{"stages": [[4]]}' simulate --config cfg2.json
 row "config: bad value" cfg3.json '{"fwd": "fast"}' simulate --config cfg3.json
+row "config: value without unit" cfg8.json '{"fwd": 5}' simulate --config cfg8.json
 row "config: invalid JSON" cfg4.json '{"fwd": ' simulate --config cfg4.json
 row "config: duplicate key" cfg5.json '{"tp": 2, "tp": 4}' simulate --config cfg5.json
 row "config: hexadecimal" cfg6.json '{"stages": "0x10"}' simulate --config cfg6.json
@@ -136,6 +143,7 @@ row "config: too large" '' '' simulate --config big.json
 # Memory
 row "sweep: results too large" '' '' sweep --model gpt3-1.3b --gpus 8 --max-memory 1KiB
 row "sweep: iterations" '' '' sweep --model gpt3-1.3b --gpus 8 --iterations 1000000
+row "sweep: staleness filter, one iteration" '' '' sweep --model gpt3-1.3b --gpus 8 --iterations 1 --synchronous-only
 row "run: micro-batch size" '' '' run --micro-batch-size 100000 --max-memory 1GiB
 row "profile: link sizes" '' '' profile --model gpt-tiny --out p.json --link-sizes 1KiB,3GiB
 # Outputs

@@ -40,8 +40,8 @@ std::string optimizer_steps_note(const std::vector<std::pair<Assessment, Metrics
                    std::to_string(first->optimizer_steps) + " times an iteration at each stage: a batch of " +
                    sequences_text(first->global_batch / first->optimizer_steps) + " per step" +
                    (others > 0 ? ", where the others step once an iteration, at " + sequences_text(others) : "") +
-                   ". Their tokens/s compare; their optimizer steps do not (a smaller batch, more steps: another "
-                   "training recipe).");
+                   (names.size() > 1 ? ". Their tokens/s compare; their" : ". Its tokens/s compares; its") +
+                   " optimizer steps do not (a smaller batch, more steps: another training recipe).");
 }
 
 }  // namespace
