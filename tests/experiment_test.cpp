@@ -273,6 +273,26 @@ TEST(Experiment, TheTableShowsTokensPerIteration) {
   EXPECT_THAT(r.out, testing::Not(HasSubstr("note: ")));
 }
 
+// A fit with less than 5 % of the memory free is marked tight, with why, in the table, the
+// report's summary and verdict, and under sweep's best list: ZB-V and V-Half at 98.85 %.
+TEST(Experiment, TightFitsAreMarkedWithWhy) {
+  const std::string args = "--model gpt3-6.7b --nodes 4 --tp 1 -p 2 --micro-batch-size 2 --global-batch-size 256 "
+                           "--iterations 2";
+  const std::string report = temp_path("tight.html");
+  const Result r = run("compare " + args + " --schedules zb-v,1f1b --report " + report);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, testing::ContainsRegex("zb-v .* 79.1 GiB  80.0 GiB  fits, tight "));
+  EXPECT_THAT(r.out, testing::ContainsRegex("1f1b .*  fits  "));
+  EXPECT_THAT(r.out, HasSubstr("note: tight: zb-v fits with less than 5 % of the GPU's memory free; the memory"));
+  const std::string html = slurp(report);
+  EXPECT_THAT(html, HasSubstr("<td class=\"fit\">fits, tight</td>"));
+  EXPECT_THAT(html, HasSubstr("It fits with less than 5 % of the GPU&#39;s memory free"));
+  const Result s = run("sweep --model gpt3-6.7b --gpus 32 --schedules zb-v --pp 2 --tp 1 --micro-batch-size 2 "
+                       "--global-batch-size 256");
+  ASSERT_EQ(s.code, 0) << s.out;
+  EXPECT_THAT(s.out, HasSubstr("note: tight: #0 fits with less than 5 % of the GPU's memory free"));
+}
+
 // A schedule that steps the optimizer after every micro-batch trains at a smaller batch than the
 // iteration's: the table's note says so and names it, and --json carries the steps.
 TEST(Experiment, SchedulesThatStepEveryMicroBatchAreNamed) {

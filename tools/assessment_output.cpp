@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/memory_fit.hpp"
 #include "core/units.hpp"
 #include "tools/table.hpp"
 
@@ -11,7 +12,22 @@ namespace pipesim {
 namespace {
 
 std::string fits_text(const Assessment& a) {
-  return a.fits ? "fits" : "over by " + format_bytes(static_cast<double>(a.overshoot));
+  if (!a.fits) return "over by " + format_bytes(static_cast<double>(a.overshoot));
+  return tight_fit(a.peak_memory, a.capacity) ? "fits, tight" : "fits";
+}
+
+// The rows that fit with little room, or "".
+std::string tight_note(const std::vector<std::pair<Assessment, Metrics>>& rows) {
+  const bool gpus = std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r.first.hardware != rows[0].first.hardware; });
+  std::string names;
+  std::size_t count = 0;
+  for (const auto& [a, m] : rows)
+    if (tight_fit(a.peak_memory, a.capacity)) {
+      names += (names.empty() ? "" : ", ") + (gpus ? a.hardware + " " : "") + m.schedule;
+      ++count;
+    }
+  return names.empty() ? "" : wrap_note("note: tight: " + names + (count > 1 ? " fit with " : " fits with ") +
+                                        kTightFitNote + ".");
 }
 
 // "1 sequence", "2 sequences", or "2.7 sequences on average" where the steps differ in size.
@@ -141,7 +157,7 @@ std::string assessment_table(const std::vector<std::pair<Assessment, Metrics>>& 
          (assumed ? " $/M tokens (assumed): the GPU's catalog price is an assumption\n"
                     "(pipesim catalog gpus; --price-per-hour gives yours).\n"
                   : "\n") +
-         optimizer_steps_note(rows);
+         optimizer_steps_note(rows) + tight_note(rows);
 }
 
 }  // namespace pipesim

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "core/error.hpp"
+#include "core/memory_fit.hpp"
 #include "tools/table.hpp"
 
 namespace pipesim {
@@ -163,6 +164,18 @@ SweepTable rows_table(const SweepGrid& g, const SweepResult& result, const std::
     t.rows.push_back(std::move(cells));
   }
   return t;
+}
+
+// Of the rows at `which`, those that fit tightly (core/memory_fit.hpp) in one line, or "".
+static std::string tight_line(const SweepResult& result, const std::vector<std::size_t>& which) {
+  std::string configs;
+  std::size_t count = 0;
+  for (std::size_t i : which)
+    if (const SweepRow& r = result.rows[i]; tight_fit(r.peak_memory, r.capacity)) {
+      configs += (configs.empty() ? "" : ", ") + ("#" + std::to_string(r.index));
+      ++count;
+    }
+  return configs.empty() ? "" : "note: tight: " + configs + (count > 1 ? " fit with " : " fits with ") + kTightFitNote + ".";
 }
 
 // For each row that has equivalents: "#12 #13" (their indices).
@@ -340,6 +353,7 @@ std::string sweep_text(const SweepSettings& settings, const SweepGrid& grid, con
     const std::string at = b.global_batch > 0 ? " at global batch " + std::to_string(b.global_batch) : "";
     out += "\n" + best_title(b.best.size()) + at + "\n";
     out += b.best.empty() ? "(none fits)\n" : render_text(rows_table(grid, result, b.best, true, same));
+    if (const std::string tight = tight_line(result, b.best); !tight.empty()) out += wrap_note(tight);
     if (!b.closest.empty()) {
       out += "\nThe closest to fitting" + at + ":\n" + render_text(rows_table(grid, result, b.closest, false, same));
       for (std::size_t k = 0; k < b.closest.size(); ++k) {
@@ -423,6 +437,7 @@ SweepPage sweep_page(const SweepSettings& settings, const SweepGrid& grid, const
   page.best_title = best_title(selection.batches.size() == 1 ? best.size() : 0) +
                     (selection.batches.size() > 1 ? ", for each global batch" : "");
   page.best = rows_table(grid, result, best, true, same);
+  if (const std::string tight = tight_line(result, best); !tight.empty()) page.summary.push_back(tight);
   page.memory_table = rows_table(grid, result, memory, false, same);
   page.staleness_table = rows_table(grid, result, staleness, false, same);
   page.generator = "pipesim " PIPESIM_VERSION;

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/memory_fit.hpp"
 #include "traces/html_tables.hpp"
 #include "traces/svg.hpp"
 
@@ -87,7 +88,8 @@ std::optional<std::size_t> best_fitting(const std::vector<ModelRow>& rows, const
 
 std::string fit_text(const ReportAssessment& a) {
   const std::int64_t peak = a.peak_memory();
-  return peak <= a.capacity ? "fits (" + bytes(a.capacity - peak) + " free)" : "over by " + bytes(peak - a.capacity);
+  if (peak > a.capacity) return "over by " + bytes(peak - a.capacity);
+  return "fits (" + bytes(a.capacity - peak) + " free" + (tight_fit(peak, a.capacity) ? ": tight)" : ")");
 }
 
 std::string grouped_number(double value) {
@@ -167,6 +169,8 @@ std::string verdict_html(const std::vector<ModelRow>& rows) {
                     xml_escape(format_duration(f.metrics->time_per_iteration)) + " per iteration";
   if (f.assessment->cost_per_million_tokens) out += ", " + xml_escape(cost_text(*f.assessment)) + " per million tokens";
   out += ".";
+  if (tight_fit(f.assessment->peak_memory(), f.assessment->capacity))
+    out += " It fits with " + xml_escape(kTightFitNote) + ".";
   const auto cost = [](const ModelRow& r) {
     return r.assessment->cost_per_million_tokens.value_or(std::numeric_limits<double>::infinity());
   };
@@ -227,7 +231,7 @@ std::string model_compare_summary_html(const std::vector<ModelRow>& rows) {
            html_cell(a.cost_per_million_tokens ? usd(*a.cost_per_million_tokens, 3) : "-", best_class(b_cost[i])) +
            html_cell(report_percent(m.bubble_ratio)) +
            html_cell(bytes(a.peak_memory()) + " (dev " + std::to_string(a.peak_device()) + ")", best_class(b_mem[i])) +
-           html_cell(share(a.peak_memory(), a.capacity)) + html_cell(a.fits() ? "fits" : fit_text(a), "fit") +
+           html_cell(share(a.peak_memory(), a.capacity)) + html_cell(!a.fits() ? fit_text(a) : tight_fit(a.peak_memory(), a.capacity) ? "fits, tight" : "fits", "fit") +
            html_cell(weight_share_text(m)) + html_cell(std::to_string(m.staleness.max_mismatch)) +
            html_cell(std::to_string(m.staleness.max_delay)) + "</tr>\n";
   }
