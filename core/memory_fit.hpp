@@ -16,7 +16,7 @@ constexpr bool tight_fit(std::int64_t peak, std::int64_t capacity) {
 // Why a tight fit is marked, after "fits with " (under the tables, in the report's verdict).
 inline constexpr const char* kTightFitNote =
     "less than 5 % of the GPU's memory free; the memory model leaves out the CUDA context, NCCL's buffers and "
-    "the allocator's fragmentation (docs/cost-model.md), which may take that much: try it on the GPU first, or "
+    "the allocator's fragmentation (docs/cost-model.md), which may take that much: check on the GPU first, or "
     "pick a configuration with more room";
 
 }  // namespace pipesim
