@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/output_file.hpp"
+#include "core/suggest.hpp"
 #include "executor/cuda_plugin.hpp"
 #include "tools/activity.hpp"
 #include "tools/cli_checks.hpp"
@@ -77,6 +78,18 @@ int run_cli(int argc, const char* const* argv) {
     } catch (const CLI::Success& e) {  // --check-cuda, which printed its answer
       code = app.exit(e);
     } catch (const CLI::ParseError& e) {
+      // A first word that is no command: CLI11 says only "A subcommand is required".
+      if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+        std::vector<std::string> names;
+        std::string known;
+        for (const CLI::App* sub : app.get_subcommands({})) {
+          names.push_back(sub->get_name());
+          known += (known.empty() ? "" : ", ") + sub->get_name();
+        }
+        return fail("error: unknown command " + quote(argv[1]) + " (" + did_you_mean(argv[1], names) + "commands: " +
+                        known + "; see pipesim --help)",
+                    exit_code::kBadInput);
+      }
       // CLI11 quotes the arguments it rejects: escaped like InputError's, one line.
       std::string command;
       for (const CLI::App* sub : app.get_subcommands()) command = sub->get_name() + " ";

@@ -140,6 +140,10 @@ Prepared prepare(CLI::App& cmd, OutputFlags& o, const ScheduleOptions& so, const
                  const std::string* schedules = nullptr) {
   files.input("--config", o.config);
   if (!o.config.empty()) apply_config_file(cmd, o.config);
+  if (!given(cmd, "--trace") && !given(cmd, "--trace-dir"))
+    reject_given_flags(cmd, {"--trace-budget", "--max-trace-ops"},
+                       "used only with a Chrome trace (" +
+                           std::string(cmd.get_option_no_throw("--trace") ? "--trace" : "--trace-dir") + ")");
   o.show.trace.budget = parse_trace_budget(o.trace_budget);
   if (given(cmd, "--max-trace-ops")) o.show.trace.max_ops = o.max_trace_ops;
   o.show.progress = progress_options(o.progress_flag, o.progress_value);

@@ -32,6 +32,12 @@ std::map<std::string, std::string>& origins() {
   return where;
 }
 
+// A JSON value as the user wrote it, for a message: at most 60 characters.
+std::string bounded_json(const nlohmann::json& v) {
+  const std::string text = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+
 std::string joined_results(const CLI::Option* opt) {
   std::string value;
   for (const auto& r : opt->results()) value += (value.empty() ? "" : ",") + r;
@@ -78,7 +84,11 @@ void apply_config_object(CLI::App& app, const nlohmann::json& object, const std:
       if (v.is_number()) return v.dump();
       throw InputError(where + "expected a string, number or boolean, got " + v.type_name());
     };
-    if (value.is_array() && opt->get_expected_max() > 1) {  // a repeatable flag: one value per entry
+    if (opt->get_expected_max() == 0) {  // a switch (--json, --synchronous-only): true or false, as --save-config writes it
+      const bool on = value == true || value == "true", off = value == false || value == "false";
+      if (!on && !off) throw InputError(where + "expected true or false, got " + bounded_json(value));
+      values.push_back(on ? "true" : "false");
+    } else if (value.is_array() && opt->get_expected_max() > 1) {  // a repeatable flag: one value per entry
       for (const auto& v : value) values.push_back(scalar(v));
     } else if (value.is_array()) {  // a list flag like --schedules: comma-separated
       std::string joined;
