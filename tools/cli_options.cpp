@@ -7,8 +7,10 @@
 
 #include "core/decimal.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "tools/activity.hpp"
 #include "tools/config_file.hpp"
+#include "tools/table.hpp"
 #include "schedules/schedule_io.hpp"
 #include "schedules/validate.hpp"
 
@@ -180,6 +182,16 @@ UniformCostConfig make_cost_config(const CostOptions& o) {
   c.activation_bytes = o.activation_memory.empty() ? c.message_bytes : parse_bytes(o.activation_memory, "--activation-memory");
   c.input_grad_free_fraction = o.input_grad_free_fraction;
   c.grad_bytes = parse_bytes(o.grad_bytes, "--grad-bytes");
+  // The cost model's own checks, named by the flags (its messages say "cost model: ...").
+  if (c.stage.wgrad > c.stage.bwd)
+    throw InputError("--wgrad " + format_duration(c.stage.wgrad) + ": more than --bwd " + format_duration(c.stage.bwd) +
+                     " (the weight gradient is a part of the full backward)");
+  if (!(c.input_grad_free_fraction >= 0 && c.input_grad_free_fraction <= 1))
+    throw InputError("--input-grad-free-fraction: expected a share from 0 to 1, got " +
+                     format_fixed(c.input_grad_free_fraction, 3));
+  if (c.stage.fwd == 0 && c.stage.bwd == 0)
+    throw InputError("--fwd and --bwd: both 0 ns: every op would take no time and the run would have no throughput; "
+                     "give one of them a duration");
   for (const std::string& text : o.stage_overrides) {
     const std::string flag = "--stage-cost " + quote(text);
     std::vector<std::string> parts;
