@@ -9,12 +9,14 @@
 namespace pipesim {
 namespace {
 
-// Reads a non-negative decimal int at text[pos..]; advances pos. False if none or overflow.
-bool read_int(std::string_view text, std::size_t& pos, std::int32_t& out) {
+// Reads a non-negative decimal int at text[pos..]; advances pos. False if none or overflow
+// (then `too_large`, if given, says which).
+bool read_int(std::string_view text, std::size_t& pos, std::int32_t& out, bool* too_large = nullptr) {
   const char* first = text.data() + pos;
   const char* last = text.data() + text.size();
   if (first == last || *first < '0' || *first > '9') return false;
   auto [ptr, ec] = std::from_chars(first, last, out);
+  if (too_large) *too_large = ec == std::errc::result_out_of_range;
   if (ec != std::errc()) return false;
   pos += static_cast<std::size_t>(ptr - first);
   return true;
@@ -61,7 +63,8 @@ std::optional<Op> parse_op(std::string_view text, std::string* error) {
   std::size_t pos = 0;
   Op op;
   std::int32_t first = 0;
-  if (!read_int(text, pos, first)) return bad("no stage number");
+  bool too_large = false;
+  if (!read_int(text, pos, first, &too_large)) return bad(too_large ? "stage number above 2147483647" : "no stage number");
   if (pos < text.size() && text[pos] == ':') {
     op.pipeline = first;
     ++pos;
@@ -94,7 +97,8 @@ std::optional<Op> parse_op(std::string_view text, std::string* error) {
   if (!kind) return bad("unknown op kind");
   op.kind = kind->kind;
   pos += kind->text.size();
-  if (!read_int(text, pos, op.microbatch)) return bad("no micro-batch number");
+  if (!read_int(text, pos, op.microbatch, &too_large))
+    return bad(too_large ? "micro-batch number above 2147483647" : "no micro-batch number");
   if (pos != text.size()) return bad("trailing characters");
   return op;
 }
