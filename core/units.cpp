@@ -204,7 +204,7 @@ Tick parse_duration(std::string_view text, std::string_view what) {
 
 std::int64_t parse_bytes(std::string_view text, std::string_view what) {
   return parse_scaled(text, what, "a size with a unit such as 512B, 64MiB, 1.5GB", kSizeUnits,
-                      "at most 8 EiB", "1 B");
+                      "at most 8388608 TiB", "1 B");
 }
 
 double parse_bandwidth(std::string_view text, std::string_view what) {
@@ -239,7 +239,10 @@ double parse_flops(std::string_view text, std::string_view what) {
   }
   const Unit* u = find_unit(kFlopPrefixes, unit);
   if (!u) fail(what, kExpected, text, "unknown unit " + quote(n.unit));
-  return positive_rate(n, static_cast<double>(u->multiplier), text, what, kExpected);
+  const double rate = positive_rate(n, static_cast<double>(u->multiplier), text, what, kExpected);
+  // Far below any processor; below it a model's op would take years, past what a run counts.
+  if (rate < 1e6) throw InputError(prefix(what) + "at least 1 MFLOP/s; got " + quote(text));
+  return rate;
 }
 
 std::string format_duration_seconds(double s) { return format_duration(static_cast<Tick>(std::llround(s * 1e9))); }

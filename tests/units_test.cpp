@@ -109,9 +109,10 @@ TEST(ParseFlops, PrefixesAndSpellings) {
   EXPECT_DOUBLE_EQ(parse_flops("19.5TFLOPS", "--peak"), 19.5e12);
   EXPECT_DOUBLE_EQ(parse_flops("100GFLOP/s", "--peak"), 100e9);
   EXPECT_DOUBLE_EQ(parse_flops("3MFLOPS", "--peak"), 3e6);
-  EXPECT_DOUBLE_EQ(parse_flops("7KFLOP/s", "--peak"), 7e3);
+  EXPECT_DOUBLE_EQ(parse_flops("7MFLOP/s", "--peak"), 7e6);
+  EXPECT_THROW(parse_flops("7KFLOP/s", "--peak"), InputError);  // below 1 MFLOP/s: no processor
   EXPECT_DOUBLE_EQ(parse_flops("1.5EFLOP/s", "--peak"), 1.5e18);
-  EXPECT_DOUBLE_EQ(parse_flops("42FLOP/s", "--peak"), 42.0);
+  EXPECT_DOUBLE_EQ(parse_flops("4200000FLOP/s", "--peak"), 4.2e6);
 }
 
 TEST(ParseFlops, Rejects) {
