@@ -459,6 +459,9 @@ std::vector<Case> cases() {
        {"s.csv"}, 2, "pipesim: error: block 8: no valid configuration: all"},
       {"sweep_sharing_bad_curve", "flags", {}, "$P sweep --model gpt3-1.3b --gpus 8 --interference 2 --csv s.csv",
        {"s.csv"}, 2, "--interference: the first factor"},
+      // A failed write is the run's one line: the summary line comes after the outputs are in place.
+      {"sweep_json_to_a_full_device", "outputs", {}, "$P sweep --model gpt3-1.3b --gpus 8 --json /dev/full --csv s.csv",
+       {"s.csv"}, 4, "--json: cannot write '/dev/full': No space left on device"},
       // One iteration shows no staleness across steps: a staleness filter would pass PipeDream-2BW.
       {"sweep_staleness_filter_one_iteration", "flags", {},
        "$P sweep --model gpt3-1.3b --gpus 8 --iterations 1 --synchronous-only --csv s.csv", {"s.csv"}, 2,

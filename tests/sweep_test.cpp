@@ -204,8 +204,10 @@ TEST(Sweep, JsonWithoutAFileGoesToStdout) {
   ASSERT_EQ(r.code, 0) << r.out;
   const auto brace = r.out.find('{');
   ASSERT_NE(brace, std::string::npos) << r.out;
-  // stderr's count line is unbuffered, so it comes before the document.
-  const json j = json::parse(r.out.substr(brace));
+  // stderr's count line comes last, once every output is in place.
+  const std::size_t count = r.out.rfind("sweep: 1 combinations");
+  ASSERT_NE(count, std::string::npos) << r.out;
+  const json j = json::parse(r.out.substr(brace, count - brace));
   EXPECT_EQ(j["evaluated"], 1);
   EXPECT_EQ(j["settings"]["gpus_per_node"], 8);
   EXPECT_THAT(r.out, Not(HasSubstr("Pareto front")));

@@ -329,8 +329,6 @@ void add_sweep_command(CLI::App& app) {
                                            : std::to_string(job.size()) + " ranks x " + std::to_string(threads) +
                                                  (threads == 1 ? " thread" : " threads");
     const std::string in_blocks = blocks.size() == 1 ? "" : " in " + std::to_string(blocks.size()) + " blocks";
-    std::fprintf(stderr, "sweep: %zu combinations%s (%zu evaluated, %zu skipped) in %.3f s on %s\n", combinations,
-                 in_blocks.c_str(), evaluated, skipped, seconds, on.c_str());
 
     for (std::size_t k = 0; k < blocks.size(); ++k)
       results[k].selection =
@@ -342,11 +340,13 @@ void add_sweep_command(CLI::App& app) {
       else
         write_blocks_csv(csv->stream(), blocks, results);
     }
+    std::string json_document;  // --json without a file: printed with the tables, after the files
     if (json || json_to_stdout) {
       const nlohmann::ordered_json j =
           blocks.size() == 1 ? sweep_json(one.settings, one.grid, results.front().result, results.front().selection)
                              : blocks_json(blocks, results);
-      (json ? json->stream() : std::cout) << json_text(j) << "\n";
+      if (json) json->stream() << json_text(j) << "\n";
+      else json_document = json_text(j) + "\n";
     }
     if (report) {
       if (blocks.size() == 1)
@@ -355,15 +355,20 @@ void add_sweep_command(CLI::App& app) {
       else
         write_html_sweep_blocks(report->stream(), blocks_page(blocks, results));
     }
+    // The tables after the files are in place: a failed write is the run's only output.
+    std::string text = json_document;
     if (!json_to_stdout) {
-      std::cout << (blocks.size() == 1
-                        ? sweep_text(one.settings, one.grid, results.front().result, results.front().selection)
-                        : blocks_text(blocks, results));
-      if (csv) std::cout << "\ncsv: " << one_line(f->csv) << "\n";
-      if (json) std::cout << (csv ? "" : "\n") << "json: " << one_line(f->json) << "\n";
-      if (report) std::cout << (csv || json ? "" : "\n") << "report: " << one_line(f->report) << " (open in a browser)\n";
+      text = blocks.size() == 1 ? sweep_text(one.settings, one.grid, results.front().result, results.front().selection)
+                                : blocks_text(blocks, results);
+      if (csv) text += "\ncsv: " + one_line(f->csv) + "\n";
+      if (json) text += std::string(csv ? "" : "\n") + "json: " + one_line(f->json) + "\n";
+      if (report) text += std::string(csv || json ? "" : "\n") + "report: " + one_line(f->report) + " (open in a browser)\n";
     }
     files.commit();
+    std::cout << text;
+    // Last, once every output is in place: a failed write ends with its own line alone.
+    std::fprintf(stderr, "sweep: %zu combinations%s (%zu evaluated, %zu skipped) in %.3f s on %s\n", combinations,
+                 in_blocks.c_str(), evaluated, skipped, seconds, on.c_str());
   });
 }
 
