@@ -16,7 +16,8 @@
 namespace pipesim {
 
 // Length of the well-formed UTF-8 sequence at text[i] that is no C1 control (U+0080 to
-// U+009F, which some terminals obey like escape sequences), or 0.
+// U+009F, which some terminals obey like escape sequences) and no invisible format
+// character (below), or 0.
 inline std::size_t utf8_printable(std::string_view text, std::size_t i) {
   const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
   const unsigned char lead = at(i);
@@ -29,6 +30,11 @@ inline std::size_t utf8_printable(std::string_view text, std::size_t i) {
   }
   const bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
   if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp <= 0x9f) return 0;
+  // Invisible ones are escaped too: a stray byte-order mark, zero-width characters, and the
+  // bidirectional overrides that could reorder what the terminal shows.
+  if (cp == 0xfeff || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
+      (cp >= 0x2060 && cp <= 0x206f))
+    return 0;
   return n;
 }
 

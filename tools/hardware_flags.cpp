@@ -1,6 +1,8 @@
 #include "tools/hardware_flags.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -83,11 +85,18 @@ void add_price_flag(CLI::App& app, HardwareOptions& o) {
 }
 
 void apply_efficiency_overrides(Efficiency& e, const std::string& text, const std::string& what) {
-  for (const std::string& item : split_list(text)) {
+  const std::vector<std::string> items = split_list(text);
+  if (items.empty() && text.find_first_not_of(" ") != std::string::npos)
+    throw InputError(what + " " + quote(text) + ": expected KEY=VALUE, e.g. gemm=0.7");
+  std::vector<std::string> seen;
+  for (const std::string& item : items) {
     const std::size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
     const std::string at = what + " '" + item + "'";
     if (eq == std::string::npos || eq + 1 == item.size()) throw InputError(at + ": expected KEY=VALUE, e.g. gemm=0.7");
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      throw InputError(at + ": " + key + " is given twice (which value is meant?)");
+    seen.push_back(key);
     const std::string value = item.substr(eq + 1);
     double v = 0;
     std::size_t used = 0;
