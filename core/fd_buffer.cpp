@@ -34,6 +34,8 @@ std::streamsize FdBuffer::xsputn(const char* s, std::streamsize n) {
 
 int FdBuffer::sync() { return flush_all() ? 0 : -1; }
 
+void FdBuffer::discard() { setp(buffer_.data(), buffer_.data() + buffer_.size()); }
+
 bool FdBuffer::drain(const char* data, std::size_t n) {
   if (error_ != 0) return false;
   while (n > 0) {

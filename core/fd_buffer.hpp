@@ -12,6 +12,7 @@ class FdBuffer final : public std::streambuf {
   explicit FdBuffer(int fd, std::size_t capacity = 1 << 16);
   int error() const { return error_; }  // 0 until a write failed
   bool flush_all();                     // false once a write failed
+  void discard();                       // drops what is buffered and not yet written
 
  protected:
   int_type overflow(int_type c) override;

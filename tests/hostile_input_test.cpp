@@ -463,6 +463,9 @@ std::vector<Case> cases() {
        {"s.csv"}, 2, "pipesim: error: block 8: no valid configuration: all"},
       {"sweep_sharing_bad_curve", "flags", {}, "$P sweep --model gpt3-1.3b --gpus 8 --interference 2 --csv s.csv",
        {"s.csv"}, 2, "--interference: the first factor"},
+      // A failed write is the run's one line, not the tables and then the error.
+      {"save_config_to_a_full_device", "outputs", {}, "$P compare --save-config /dev/full --trace-dir t", {}, 4,
+       "--save-config: cannot write '/dev/full': No space left on device"},
       // A failed write is the run's one line: the summary line comes after the outputs are in place.
       {"sweep_json_to_a_full_device", "outputs", {}, "$P sweep --model gpt3-1.3b --gpus 8 --json /dev/full --csv s.csv",
        {"s.csv"}, 4, "--json: cannot write '/dev/full': No space left on device"},

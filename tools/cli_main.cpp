@@ -100,6 +100,10 @@ int run_cli(int argc, const char* const* argv) {
     return code;
   } catch (...) {
     const auto [code, line] = failure_of(std::current_exception());
+    // Bad input, a failed write or no memory: the run's one line, not tables printed before it
+    // (what was already written stays; validate's disagreement keeps its tables).
+    if (code == exit_code::kBadInput || code == exit_code::kOutputFailed || code == exit_code::kOutOfMemory)
+      discard_stdout();
     return fail(line, code);
   }
 }

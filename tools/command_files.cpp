@@ -59,6 +59,10 @@ void flush_stdout() {
   if (err != 0) throw OutputError(std::string("cannot write to standard output: ") + std::strerror(err));
 }
 
+void discard_stdout() {
+  if (g_stdout) g_stdout->discard();
+}
+
 std::string file_stem(const std::string& name) {
   std::string out = name.substr(0, 100);
   for (char& c : out)
@@ -101,8 +105,11 @@ OutputFile* CommandFiles::output(const std::string& flag, const std::string& pat
 }
 
 void CommandFiles::commit() {
+  // Every output complete before standard output is written and before the first one moves:
+  // a write that fails here (a full disk, /dev/full) leaves the tables unprinted
+  // (discard_stdout) and every file as it was; a closed standard output, the files unmoved.
+  for (auto& f : files_) f->close();
   flush_stdout();
-  for (auto& f : files_) f->close();  // every output complete before the first one moves
   for (auto& f : files_) f->commit();
 }
 

@@ -51,6 +51,8 @@ class CheckedStdout {
 
 // Flushes standard output: OutputError naming the reason when it cannot be written.
 void flush_stdout();
+// Drops what standard output holds and has not written yet (a run that fails says one line).
+void discard_stdout();
 
 // `name` as part of a file name inside an output folder: characters other than letters,
 // digits, '.', '-' and '_' become '_' ("my.json:gpu" -> "my.json_gpu"), so that a name can
