@@ -156,12 +156,11 @@ void create_output_folder(const std::string& flag, const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const std::string prefix = flag + ": cannot create " + quote(dir, 256) + ": ";
-  const fs::file_status st = fs::symlink_status(dir, ec);
-  if (fs::is_symlink(st) && !fs::exists(fs::status(dir, ec)))
+  const fs::file_status st = fs::status(dir, ec);  // through links
+  if (!fs::exists(st) && fs::is_symlink(fs::symlink_status(dir, ec)))
     throw InputError(prefix + "a symbolic link to " + quote(fs::read_symlink(dir, ec).string(), 256) +
                      ", which does not exist");
-  if (fs::exists(fs::status(dir, ec)) && !fs::is_directory(fs::status(dir, ec)))
-    throw InputError(prefix + "it exists and is not a folder");
+  if (fs::exists(st) && !fs::is_directory(st)) throw InputError(prefix + "it exists and is not a folder");
   fs::create_directories(dir, ec);
   if (ec) throw InputError(prefix + ec.message());
 }

@@ -13,7 +13,7 @@ namespace {
 
 std::string fits_text(const Assessment& a) {
   if (!a.fits) return "over by " + format_bytes(static_cast<double>(a.overshoot));
-  return tight_fit(a.peak_memory, a.capacity) ? "fits, tight" : "fits";
+  return fits_label(a.peak_memory, a.capacity);
 }
 
 // The rows that fit with little room, or "".
@@ -26,8 +26,7 @@ std::string tight_note(const std::vector<std::pair<Assessment, Metrics>>& rows) 
       names += (names.empty() ? "" : ", ") + (gpus ? a.hardware + " " : "") + m.schedule;
       ++count;
     }
-  return names.empty() ? "" : wrap_note("note: tight: " + names + (count > 1 ? " fit with " : " fits with ") +
-                                        kTightFitNote + ".");
+  return names.empty() ? "" : wrap_note(tight_fit_note(names, count));
 }
 
 // "1 sequence", "2 sequences", or "2.7 sequences on average" where the steps differ in size.

@@ -340,13 +340,15 @@ void add_sweep_command(CLI::App& app) {
       else
         write_blocks_csv(csv->stream(), blocks, results);
     }
-    std::string json_document;  // --json without a file: printed with the tables, after the files
+    std::string text;  // standard output, printed once the files are in place: the tables, or --json's document
     if (json || json_to_stdout) {
       const nlohmann::ordered_json j =
           blocks.size() == 1 ? sweep_json(one.settings, one.grid, results.front().result, results.front().selection)
                              : blocks_json(blocks, results);
-      if (json) json->stream() << json_text(j) << "\n";
-      else json_document = json_text(j) + "\n";
+      if (json)
+        json->stream() << json_text(j) << "\n";
+      else
+        text = json_text(j) + "\n";
     }
     if (report) {
       if (blocks.size() == 1)
@@ -356,7 +358,6 @@ void add_sweep_command(CLI::App& app) {
         write_html_sweep_blocks(report->stream(), blocks_page(blocks, results));
     }
     // The tables after the files are in place: a failed write is the run's only output.
-    std::string text = json_document;
     if (!json_to_stdout) {
       text = blocks.size() == 1 ? sweep_text(one.settings, one.grid, results.front().result, results.front().selection)
                                 : blocks_text(blocks, results);

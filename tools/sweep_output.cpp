@@ -175,7 +175,7 @@ static std::string tight_line(const SweepResult& result, const std::vector<std::
       configs += (configs.empty() ? "" : ", ") + ("#" + std::to_string(r.index));
       ++count;
     }
-  return configs.empty() ? "" : "note: tight: " + configs + (count > 1 ? " fit with " : " fits with ") + kTightFitNote + ".";
+  return configs.empty() ? "" : tight_fit_note(configs, count);
 }
 
 // For each row that has equivalents: "#12 #13" (their indices).

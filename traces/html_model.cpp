@@ -120,15 +120,17 @@ std::string experiment_facts_html(const std::vector<ModelRow>& rows) {
                   }));
   // Where some schedules step the optimizer after every micro-batch, the batch they train at.
   std::vector<std::string> names;
+  const ReportAssessment* first = nullptr;  // the first of them, whose numbers the row gives
   for (const ModelRow& r : rows)
-    if (r.assessment->optimizer_steps > 1 && std::find(names.begin(), names.end(), r.metrics->schedule) == names.end())
-      names.push_back(r.metrics->schedule);
-  if (!names.empty()) {
+    if (r.assessment->optimizer_steps > 1) {
+      first = first ? first : r.assessment;
+      if (std::find(names.begin(), names.end(), r.metrics->schedule) == names.end())
+        names.push_back(r.metrics->schedule);
+    }
+  if (first) {
+    const ReportAssessment& a = *first;
     std::string often;
     for (const std::string& n : names) often += (often.empty() ? "" : ", ") + n;
-    const ReportAssessment& a = *std::find_if(rows.begin(), rows.end(), [](const ModelRow& r) {
-                                   return r.assessment->optimizer_steps > 1;
-                                 })->assessment;
     out += html_row("optimizer steps",
                     often + ": " + std::to_string(a.optimizer_steps) + " an iteration at each stage, " +
                         grouped_number(a.global_batch / a.optimizer_steps) +
@@ -231,7 +233,8 @@ std::string model_compare_summary_html(const std::vector<ModelRow>& rows) {
            html_cell(a.cost_per_million_tokens ? usd(*a.cost_per_million_tokens, 3) : "-", best_class(b_cost[i])) +
            html_cell(report_percent(m.bubble_ratio)) +
            html_cell(bytes(a.peak_memory()) + " (dev " + std::to_string(a.peak_device()) + ")", best_class(b_mem[i])) +
-           html_cell(share(a.peak_memory(), a.capacity)) + html_cell(!a.fits() ? fit_text(a) : tight_fit(a.peak_memory(), a.capacity) ? "fits, tight" : "fits", "fit") +
+           html_cell(share(a.peak_memory(), a.capacity)) +
+           html_cell(a.fits() ? fits_label(a.peak_memory(), a.capacity) : fit_text(a), "fit") +
            html_cell(weight_share_text(m)) + html_cell(std::to_string(m.staleness.max_mismatch)) +
            html_cell(std::to_string(m.staleness.max_delay)) + "</tr>\n";
   }
