@@ -68,6 +68,22 @@ TEST(MemoryGuard, EstimateCoversChimeraHalving) {
     }
 }
 
+// Without the CLI's guard (the library, the Python module), a stage count beyond an int is
+// refused where the frame is built: p = v = 65536 overflowed into a broken invariant.
+TEST(MemoryGuard, StagesBeyondAnIntAreRefusedByTheGenerators) {
+  ScheduleParams p;
+  p.p = 65536;
+  p.v = 65536;
+  p.m = 1;
+  try {
+    generate("interleaved", p);
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("interleaved: p x chunks must be at most 2^31 - 1 stages (got p=65536 and 65536 "
+                                    "chunks)"));
+  }
+}
+
 TEST(MemoryGuard, RefusesWithTheEstimateAndTheLimit) {
   const MemoryUse use = simulate_memory_use(false, false, 0);
   const auto refusal = [&](const char* g, const ScheduleParams& p, std::optional<MemoryLimit> limit) {

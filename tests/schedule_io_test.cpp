@@ -123,6 +123,7 @@ TEST(CsvErrors, EachClassNamesLineAndCell) {
   EXPECT_THAT(csv_error("0F0\n1F0,1:1F0\n"), HasSubstr("pipeline 1 stage 0 appears on no device"));
   EXPECT_THAT(csv_error("0F0\n2147483647F0\n"), HasSubstr("appears on no device"));  // no giant allocation
   EXPECT_THAT(csv_error("0F0\n99999999999F0\n"), HasSubstr("stage number above 2147483647"));  // int overflow
+  EXPECT_THAT(csv_error("0F2147483648,0B0\n"), HasSubstr("'0F2147483648': micro-batch number above 2147483647"));
   EXPECT_THAT(csv_error("0F0,(0F1;1B0\n"), HasSubstr("cell 2: '(0F1;1B0': expected an overlapped pair like (0F7;7B3)OVERLAP_F_B"));
   EXPECT_THAT(csv_error("0F0,(0F1;0SEND_F0)OVERLAP_F_B\n"),
               HasSubstr("cell 2: '(0F1;0SEND_F0)OVERLAP_F_B': an OVERLAP_F_B cell holds compute ops only (F, B, I, W), got '0SEND_F0'"));
